@@ -1,0 +1,1 @@
+"""Flatbuffer schemas the project reads and writes, and the code generated from them."""
