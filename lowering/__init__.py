@@ -1,0 +1,1 @@
+"""nn -> tosa lowering and the MLIR and flatbuffer emitters."""

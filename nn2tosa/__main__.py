@@ -1,0 +1,3 @@
+from nn2tosa.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,230 @@
+"""The `nn2tosa` command line.
+
+Exit codes: 0 success; 2 invalid or corrupt input (or a bad command line); 3 valid input with
+constructs nn2tosa cannot convert (all listed); 1 anything else. Errors are one line,
+`nn2tosa: error: ...`, unless --debug asks for the traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, UsageError
+
+OUTPUT_KINDS = {".mlir": "mlir", ".mlirbc": "mlirbc", ".tosa": "tosa"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's default exit code is 2 as well
+        raise UsageError(message)
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--debug", action="store_true", help="show the Python traceback of an error")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="nn2tosa", description="Convert Arm NN and ExecuTorch MPS graphs to TOSA 1.0.")
+    from nn2tosa import __version__
+
+    parser.add_argument("--version", action="version", version=f"nn2tosa {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("convert", help="convert a model to TOSA MLIR (.mlir, .mlirbc) and/or a .tosa flatbuffer")
+    p.add_argument("input", help="model file: .armnn, MPS payload (.mpsgraph), .pte, or .tosa")
+    p.add_argument("-o", "--output", action="append", required=True, metavar="OUT",
+                   help="output file; the extension picks the kind (.mlir, .mlirbc, .tosa); '-' writes MLIR text "
+                        "to stdout; may be repeated")
+    p.add_argument("--partition", type=int, metavar="N", help="convert only partition N of a multi-partition .pte")
+    p.add_argument("--elide-constants", action="store_true", help="elide large constants in MLIR text output")
+    _add_common(p)
+
+    p = sub.add_parser("opt", help="run IR passes on IR text (for testing passes)")
+    p.add_argument("input", help="IR text file (MLIR generic syntax), or '-' for stdin")
+    p.add_argument("--passes", default="", help="comma-separated pass pipeline, e.g. dce,fold")
+    p.add_argument("-o", "--output", default="-", help="output IR text file (default stdout)")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
+    p.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
+                   help="print the IR to stderr after PASS (may be repeated)")
+    p.add_argument("--verify-each", action=argparse.BooleanOptionalAction, default=True,
+                   help="verify the IR after each pass (default on)")
+    p.add_argument("--timing", action="store_true", help="report the time each pass took on stderr")
+    p.add_argument("--elide-constants", action="store_true", help="elide large constants in the output")
+    p.add_argument("--list-passes", action="store_true", help="list the available passes and exit")
+    _add_common(p)
+
+    p = sub.add_parser("inspect", help="describe a model: format, version, op histogram, inputs and outputs")
+    p.add_argument("input", help="model file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--ir", action="store_true", help="print the source-level IR as MLIR text")
+    p.add_argument("--elide-constants", action="store_true", help="with --ir: elide large constants")
+    _add_common(p)
+    return parser
+
+
+# ------------------------------------------------------------------------------ commands
+def _load(path: str) -> list:
+    from nn2tosa.frontend import load
+
+    return load(path)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    kinds = []
+    for out in args.output:
+        kind = "mlir" if out == "-" else OUTPUT_KINDS.get(Path(out).suffix)
+        if kind is None:
+            raise UsageError(f"{out}: unknown output kind (use {', '.join(OUTPUT_KINDS)} or '-')")
+        kinds.append(kind)
+    graphs = _load(args.input)
+    if args.partition is not None:
+        if not 0 <= args.partition < len(graphs):
+            raise UsageError(f"--partition {args.partition}: {args.input} has {len(graphs)} partition(s)")
+        graphs = [graphs[args.partition]]
+    from nn2tosa.api import convert
+
+    results = [convert(g, source=args.input) for g in graphs]
+    for out, kind in zip(args.output, kinds):
+        for i, result in enumerate(results):
+            target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
+            result.write(target, kind, elide_constants=args.elide_constants)
+    return 0
+
+
+def _partition_path(out: str, index: int) -> str:
+    p = Path(out)
+    return str(p.with_name(f"{p.stem}.part{index}{p.suffix}"))
+
+
+def cmd_opt(args: argparse.Namespace) -> int:
+    from nn2tosa.passes import PassManager, available_passes
+
+    if args.list_passes:
+        for name, info in available_passes().items():
+            print(f"{name:24} {info.doc}")
+        return 0
+    from nn2tosa.fileio import write_atomic
+    from nn2tosa.ir.text import ParseError, parse_ir, print_ir
+
+    name = "<stdin>" if args.input == "-" else args.input
+    try:
+        text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
+    except OSError as e:
+        raise InvalidInputError(e.strerror or str(e), file=name) from None
+    except UnicodeDecodeError:
+        raise InvalidInputError("not UTF-8 text", file=name) from None
+    try:
+        graphs = parse_ir(text)
+    except ParseError as e:
+        raise InvalidInputError(str(e), file=name) from None
+    except ValueError as e:
+        raise InvalidInputError(f"not nn2tosa IR: {e}", file=name) from None
+    pm = PassManager.from_names(
+        args.passes,
+        verify_each=args.verify_each,
+        print_ir_after_all=args.print_ir_after_all,
+        print_ir_after=frozenset(args.print_ir_after),
+        timing=args.timing,
+    )
+    for g in graphs:
+        pm.run(g)
+    write_atomic(args.output, print_ir(graphs, elide_constants=args.elide_constants).encode())
+    return 0
+
+
+def describe(graphs: list) -> dict[str, Any]:
+    """What `inspect --json` prints: format, version, op histogram, inputs, outputs."""
+
+    def tensor(name: str, t: Any) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": name, "shape": list(t.shape), "dtype": t.dtype}
+        if t.quant is not None:
+            q = t.quant
+            d["quantization"] = {"scales": list(q.scales), "zero_points": list(q.zero_points), "axis": q.axis}
+        return d
+
+    def one(g: Any) -> dict[str, Any]:
+        return {
+            "name": g.name,
+            "ops": g.histogram(),
+            "inputs": [tensor(g.input_name(n), g.types(n)[0]) for n in g.inputs],
+            "outputs": [tensor(o.name, g.type_of(o.value)) for o in g.outputs],
+        }
+
+    first = graphs[0]
+    info: dict[str, Any] = {k: v for k, v in first.meta.items() if isinstance(v, (str, int, float, bool))}
+    if len(graphs) == 1:
+        info.update(one(first))
+        return info
+    parts = [one(g) for g in graphs]
+    total: dict[str, int] = {}
+    for p in parts:
+        for op, n in p["ops"].items():
+            total[op] = total.get(op, 0) + n
+    info.update(
+        ops=dict(sorted(total.items())),
+        inputs=[dict(t, partition=i) for i, p in enumerate(parts) for t in p["inputs"]],
+        outputs=[dict(t, partition=i) for i, p in enumerate(parts) for t in p["outputs"]],
+        partitions=parts,
+    )
+    return info
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    graphs = _load(args.input)
+    if args.ir:
+        from nn2tosa.ir.text import print_ir
+
+        sys.stdout.write(print_ir(graphs, elide_constants=args.elide_constants))
+        return 0
+    info = describe(graphs)
+    if args.json:
+        print(json.dumps(info, indent=1))
+        return 0
+    print(f"{args.input}: {info.get('format', '?')}" + (f" ({info['version']})" if "version" in info else ""))
+    for key in ("inputs", "outputs"):
+        print(f"{key}:")
+        for t in info[key]:
+            q = t.get("quantization")
+            qs = f" scale={q['scales'][0] if q['axis'] is None else q['scales']} zp={q['zero_points'][0] if q['axis'] is None else q['zero_points']}" if q else ""
+            print(f"  {t['name']}: {'x'.join(map(str, t['shape'])) or 'scalar'} {t['dtype']}{qs}")
+    print("ops:")
+    for op, n in info["ops"].items():
+        print(f"  {n:6d} {op}")
+    return 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+COMMANDS = {"convert": cmd_convert, "opt": cmd_opt, "inspect": cmd_inspect}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except Nn2TosaError as e:
+        if debug:
+            traceback.print_exc()
+        print(f"nn2tosa: error: {_one_line(str(e))}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("nn2tosa: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as e:  # a bug: say so in one line; --debug shows where
+        if debug:
+            traceback.print_exc()
+        print(f"nn2tosa: error: internal error: {type(e).__name__}: {_one_line(str(e))} "
+              "(rerun with --debug for the traceback)",
+              file=sys.stderr)
+        return 1

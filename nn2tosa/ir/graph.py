@@ -1,0 +1,239 @@
+"""The IR: a dataflow graph of operations over networkx.MultiDiGraph.
+
+A node is an operation: its data holds `op` (dialect-prefixed name such as "nn.conv2d"),
+`attrs` (dict of Python values, numpy arrays for tensors), `loc` (a Loc or None) and `types`
+(one Type per result). An edge u -> v with key k says that operand k of v is result
+`result` of u, so operands of an op are its in-edges ordered by key. Graph inputs are nodes
+whose op is INPUT_OP (one result, attribute `name`); graph outputs are an ordered list of
+(Value, name). There is no stored op order: printing and passes walk a topological order
+with ties broken by creation order, so "insert before" is simply "create and wire".
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import heapq
+
+import networkx as nx
+
+from .types import Type
+
+INPUT_OP = "graph.input"
+
+
+class Value(NamedTuple):
+    """Result `index` of operation `node`."""
+
+    node: int
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Source location: a name (layer or node name) and an optional detail (e.g. "layer 3")."""
+
+    name: str
+    detail: str | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.detail is None else f"{self.name} ({self.detail})"
+
+
+@dataclass
+class Output:
+    value: Value
+    name: str
+
+
+class Use(NamedTuple):
+    """Operand `operand` of operation `node`."""
+
+    node: int
+    operand: int
+
+
+@dataclass
+class Graph:
+    """One function: operations, ordered named inputs and outputs, and graph-level facts (`meta`)."""
+
+    name: str = "main"
+    meta: dict[str, Any] = field(default_factory=dict)  # graph-level facts: source format, version, ...
+    nx: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
+    inputs: list[int] = field(default_factory=list)
+    outputs: list[Output] = field(default_factory=list)
+    _next_id: int = 0
+
+    # ---- building -------------------------------------------------------------------
+    def add_op(
+        self,
+        op: str,
+        operands: Iterable[Value] = (),
+        types: Iterable[Type] = (),
+        attrs: dict[str, Any] | None = None,
+        loc: Loc | None = None,
+    ) -> int:
+        """Create an operation and wire its operands; returns its node id."""
+        node = self._next_id
+        self._next_id += 1
+        self.nx.add_node(node, op=op, attrs=dict(attrs or {}), loc=loc, types=list(types))
+        for k, v in enumerate(operands):
+            self._connect(v, node, k)
+        return node
+
+    def add_input(self, type_: Type, name: str, loc: Loc | None = None) -> Value:
+        node = self.add_op(INPUT_OP, (), [type_], {"name": name}, loc)
+        self.inputs.append(node)
+        return Value(node, 0)
+
+    def add_output(self, value: Value, name: str) -> None:
+        value = Value(*value)
+        self._check_value(value)
+        self.outputs.append(Output(value, name))
+
+    def _check_value(self, value: Value) -> None:
+        if value.node not in self.nx:
+            raise KeyError(f"no operation %{value.node}")
+        if not 0 <= value.index < len(self.nx.nodes[value.node]["types"]):
+            raise KeyError(f"%{value.node} has no result #{value.index}")
+
+    def _connect(self, value: Value, node: int, operand: int) -> None:
+        value = Value(*value)
+        self._check_value(value)
+        self.nx.add_edge(value.node, node, key=operand, result=value.index)
+
+    # ---- reading --------------------------------------------------------------------
+    def __contains__(self, node: int) -> bool:
+        return node in self.nx
+
+    def __len__(self) -> int:
+        return self.nx.number_of_nodes()
+
+    def op(self, node: int) -> str:
+        return self.nx.nodes[node]["op"]
+
+    def attrs(self, node: int) -> dict[str, Any]:
+        return self.nx.nodes[node]["attrs"]
+
+    def loc(self, node: int) -> Loc | None:
+        return self.nx.nodes[node]["loc"]
+
+    def types(self, node: int) -> list[Type]:
+        return self.nx.nodes[node]["types"]
+
+    def type_of(self, value: Value) -> Type:
+        return self.nx.nodes[value.node]["types"][value.index]
+
+    def results(self, node: int) -> list[Value]:
+        return [Value(node, i) for i in range(len(self.types(node)))]
+
+    def operands(self, node: int) -> list[Value]:
+        """Operand values in operand order."""
+        edges = sorted(self.nx.in_edges(node, keys=True, data="result"), key=lambda e: e[2])
+        return [Value(u, r) for u, _, _, r in edges]
+
+    def operand(self, node: int, k: int) -> Value:
+        for u, _, key, r in self.nx.in_edges(node, keys=True, data="result"):
+            if key == k:
+                return Value(u, r)
+        raise IndexError(f"{self.op(node)} %{node} has no operand #{k}")
+
+    def users(self, value: Value) -> list[Use]:
+        """Uses of a value by operations (graph outputs are not included)."""
+        return sorted(
+            Use(v, k)
+            for _, v, k, r in self.nx.out_edges(value.node, keys=True, data="result")
+            if r == value.index
+        )
+
+    def has_uses(self, value: Value) -> bool:
+        return bool(self.users(value)) or any(o.value == value for o in self.outputs)
+
+    def is_output(self, value: Value) -> bool:
+        return any(o.value == value for o in self.outputs)
+
+    def nodes(self) -> Iterator[int]:
+        """All operations in creation order."""
+        return iter(sorted(self.nx.nodes))
+
+    def topological(self) -> list[int]:
+        """Operations in dependency order, ties broken by creation order (deterministic)."""
+        indegree = {n: d for n, d in self.nx.in_degree()}
+        ready = [n for n, d in indegree.items() if d == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            n = heapq.heappop(ready)
+            order.append(n)
+            for _, v in self.nx.out_edges(n):
+                indegree[v] -= 1
+                if indegree[v] == 0:
+                    heapq.heappush(ready, v)
+        if len(order) != len(indegree):
+            raise ValueError("the graph has a cycle")
+        return order
+
+    def input_values(self) -> list[Value]:
+        return [Value(n, 0) for n in self.inputs]
+
+    def input_name(self, node: int) -> str:
+        return self.attrs(node)["name"]
+
+    # ---- editing --------------------------------------------------------------------
+    def set_operand(self, node: int, k: int, value: Value) -> None:
+        old = [(u, key) for u, _, key in self.nx.in_edges(node, keys=True) if key == k]
+        for u, key in old:
+            self.nx.remove_edge(u, node, key)
+        self._connect(value, node, k)
+
+    def set_operands(self, node: int, values: Iterable[Value]) -> None:
+        for u, _, key in list(self.nx.in_edges(node, keys=True)):
+            self.nx.remove_edge(u, node, key)
+        for k, v in enumerate(values):
+            self._connect(v, node, k)
+
+    def replace_all_uses(self, old: Value, new: Value) -> None:
+        """Every operand and graph output reading `old` reads `new` instead."""
+        old, new = Value(*old), Value(*new)
+        self._check_value(new)
+        for use in self.users(old):
+            self.nx.remove_edge(old.node, use.node, use.operand)
+            self._connect(new, use.node, use.operand)
+        for out in self.outputs:
+            if out.value == old:
+                out.value = Value(*new)
+
+    def replace_op(self, node: int, new_results: list[Value]) -> None:
+        """Redirect every use of `node`'s results to `new_results`, then erase `node`."""
+        for i, new in enumerate(new_results):
+            self.replace_all_uses(Value(node, i), new)
+        self.erase(node)
+
+    def erase(self, node: int) -> None:
+        """Remove an operation whose results are no longer used."""
+        if self.nx.out_degree(node) or any(o.value.node == node for o in self.outputs):
+            raise ValueError(f"cannot erase {self.op(node)} %{node}: its results are still used")
+        if node in self.inputs:
+            self.inputs.remove(node)
+        self.nx.remove_node(node)
+
+    def copy(self) -> Graph:
+        """A structural copy; attribute values (numpy arrays included) are shared, not copied."""
+        g = Graph(self.name, dict(self.meta))
+        g.nx = nx.MultiDiGraph()
+        for n, data in self.nx.nodes(data=True):
+            g.nx.add_node(n, op=data["op"], attrs=dict(data["attrs"]), loc=data["loc"], types=list(data["types"]))
+        g.nx.add_edges_from(self.nx.edges(keys=True, data=True))
+        g.inputs = list(self.inputs)
+        g.outputs = [Output(o.value, o.name) for o in self.outputs]
+        g._next_id = self._next_id
+        return g
+
+    def histogram(self) -> dict[str, int]:
+        """Op name -> count, graph inputs excluded, sorted by name."""
+        counts: dict[str, int] = {}
+        for _, op in self.nx.nodes(data="op"):
+            if op != INPUT_OP:
+                counts[op] = counts.get(op, 0) + 1
+        return dict(sorted(counts.items()))

@@ -1,0 +1,170 @@
+"""Op definitions, one registry for all dialects.
+
+Each dialect module registers its ops with `define(...)` when imported; `op_def(name)` imports
+the dialect on first use. An OpDef is the single place that knows an op's arity, attribute
+schema, verifier, folder and documentation: the verifier, the MLIR bridge (attribute types),
+the constant folder and the generated docs all read it.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .graph import Graph
+    from .types import Type
+
+# How an attribute value is stored in Python and spelled in MLIR:
+#   int / i32 / i8 ...   int             IntegerAttr of that width (int = i64)
+#   float / f32          float           FloatAttr (float = f64)
+#   bool                 bool            BoolAttr
+#   str                  str             StringAttr
+#   ints / i32s / i8s    list[int]       DenseI64ArrayAttr / DenseI32ArrayAttr / DenseI8ArrayAttr
+#   floats / f32s        list[float]     DenseF64ArrayAttr / DenseF32ArrayAttr
+#   bools                list[bool]      DenseBoolArrayAttr
+#   strs                 list[str]       ArrayAttr of StringAttr
+#   tensor               np.ndarray      dense<...> or dense_resource<...> (element type from the op)
+#   type                 Type            TypeAttr
+#   elemtype             str ("f32")     TypeAttr of an element type
+#   enum:<prefix>        str             #<prefix><VALUE>, e.g. enum:tosa.rounding_mode
+#   scalar_like:<k>      float|int       FloatAttr/IntegerAttr typed like operand k's element type
+#   dict                 dict            DictionaryAttr
+#   any                  any of these    inferred from the Python value
+ATTR_KINDS = frozenset(
+    "int i64 i32 i16 i8 i1 float f64 f32 bool str ints i64s i32s i16s i8s floats f64s f32s bools strs "
+    "tensor type elemtype dict any".split()
+)
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    kind: str = "any"
+    optional: bool = False
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        base = self.kind.split(":", 1)[0]
+        if self.kind not in ATTR_KINDS and base not in ("enum", "scalar_like"):
+            raise ValueError(f"unknown attribute kind {self.kind!r}")
+
+
+def attr(kind: str = "any", doc: str = "", optional: bool = False) -> AttrSpec:
+    return AttrSpec(kind, optional, doc)
+
+
+Arity = int | tuple[int, int | None]  # exactly n, or (min, max) with max None = unbounded
+Verifier = Callable[["Graph", int], Iterable[str]]
+# folder(attrs, operand values, result types) -> result values, or None when it cannot fold
+Folder = Callable[[dict[str, Any], list[np.ndarray], list["Type"]], list[np.ndarray] | None]
+
+
+@dataclass
+class OpDef:
+    name: str
+    operands: Arity = 0
+    results: Arity = 1
+    attrs: dict[str, AttrSpec] = field(default_factory=dict)
+    doc: str = ""
+    verify: Verifier | None = None
+    fold: Folder | None = None
+    traits: frozenset[str] = frozenset()
+    # ops mirroring a source format may carry fields a newer schema added
+    open_attrs: bool = False
+
+    @property
+    def dialect(self) -> str:
+        return self.name.split(".", 1)[0]
+
+
+@dataclass
+class Dialect:
+    name: str
+    doc: str = ""
+    constant_op: str | None = None  # the op that holds a constant, e.g. nn.constant
+    constant_attr: str | None = None  # its attribute holding the numpy value
+
+
+# Where each dialect's definitions live; imported the first time one of its ops is looked up.
+DIALECT_MODULES = {
+    "nn": "nn2tosa.dialects.nn",
+    "tosa": "nn2tosa.dialects.tosa",
+    "armnn": "nn2tosa.frontend.armnn.dialect",
+    "mps": "nn2tosa.frontend.mps.dialect",
+}
+
+_OPS: dict[str, OpDef] = {}
+_DIALECTS: dict[str, Dialect] = {}
+
+
+def register_dialect(dialect: Dialect) -> Dialect:
+    _DIALECTS[dialect.name] = dialect
+    return dialect
+
+
+def define(
+    name: str,
+    operands: Arity = 0,
+    results: Arity = 1,
+    attrs: dict[str, AttrSpec] | None = None,
+    doc: str = "",
+    verify: Verifier | None = None,
+    fold: Folder | None = None,
+    traits: Iterable[str] = (),
+    open_attrs: bool = False,
+) -> OpDef:
+    """Register an op; returns its definition."""
+    if name in _OPS:
+        raise ValueError(f"op {name} registered twice")
+    d = OpDef(name, operands, results, dict(attrs or {}), doc, verify, fold, frozenset(traits), open_attrs)
+    _OPS[name] = d
+    return d
+
+
+def _load(dialect: str) -> None:
+    module = DIALECT_MODULES.get(dialect)
+    if module is not None and dialect not in _DIALECTS:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name != module:  # a real import error inside the dialect module
+                raise
+
+
+def op_def(name: str) -> OpDef | None:
+    """The definition of an op, or None for an op no dialect defines."""
+    if name not in _OPS:
+        _load(name.split(".", 1)[0])
+    return _OPS.get(name)
+
+
+def dialect(name: str) -> Dialect | None:
+    _load(name)
+    return _DIALECTS.get(name)
+
+
+def is_known_dialect(name: str) -> bool:
+    return name in DIALECT_MODULES
+
+
+def ops_of(dialect_name: str) -> list[OpDef]:
+    """Every op a dialect defines, sorted by name (for docs and coverage reports)."""
+    _load(dialect_name)
+    return sorted((d for d in _OPS.values() if d.dialect == dialect_name), key=lambda d: d.name)
+
+
+def arity_ok(arity: Arity, n: int) -> bool:
+    if isinstance(arity, int):
+        return n == arity
+    lo, hi = arity
+    return n >= lo and (hi is None or n <= hi)
+
+
+def arity_str(arity: Arity) -> str:
+    if isinstance(arity, int):
+        return str(arity)
+    lo, hi = arity
+    return f"{lo}+" if hi is None else f"{lo}..{hi}"

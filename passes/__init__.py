@@ -1,0 +1,5 @@
+"""The pass manager and the passes over the IR. Importing this package registers every pass."""
+from . import dce, fold  # noqa: F401  (registration)
+from .manager import PassManager, available_passes, parse_pipeline, register_pass
+
+__all__ = ["PassManager", "available_passes", "parse_pipeline", "register_pass"]

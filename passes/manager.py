@@ -1,0 +1,100 @@
+"""Passes registered by name, and a manager that runs a pipeline of them.
+
+A pass is a function `(graph) -> None` that rewrites the graph in place. The manager can
+verify the IR after each pass, print it after some or all passes (MLIR's
+`// -----// IR Dump After NAME //----- //` banner) and time each pass.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from nn2tosa.diagnostics import UsageError
+from nn2tosa.ir import Graph, verify
+
+PassFn = Callable[[Graph], None]
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    name: str
+    run: PassFn
+    doc: str
+
+
+_PASSES: dict[str, PassInfo] = {}
+
+
+def register_pass(name: str) -> Callable[[PassFn], PassFn]:
+    """Decorator: make a pass available by `name` in pipelines (the docstring is its help)."""
+
+    def wrap(fn: PassFn) -> PassFn:
+        if name in _PASSES:
+            raise ValueError(f"pass {name} registered twice")
+        _PASSES[name] = PassInfo(name, fn, (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+
+    return wrap
+
+
+def available_passes() -> dict[str, PassInfo]:
+    return dict(sorted(_PASSES.items()))
+
+
+def parse_pipeline(pipeline: str | Iterable[str]) -> list[PassInfo]:
+    names = [p.strip() for p in pipeline.split(",")] if isinstance(pipeline, str) else list(pipeline)
+    names = [n for n in names if n]
+    unknown = [n for n in names if n not in _PASSES]
+    if unknown:
+        raise UsageError(f"unknown pass{'es' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                         f"available: {', '.join(sorted(_PASSES))}")
+    return [_PASSES[n] for n in names]
+
+
+@dataclass
+class PassManager:
+    pipeline: list[PassInfo]
+    verify_each: bool = True
+    print_ir_after_all: bool = False
+    print_ir_after: frozenset[str] = frozenset()
+    timing: bool = False
+    out: TextIO = field(default_factory=lambda: sys.stderr)
+    timings: list[tuple[str, float]] = field(default_factory=list)
+
+    @classmethod
+    def from_names(cls, pipeline: str | Iterable[str], **options) -> "PassManager":
+        return cls(parse_pipeline(pipeline), **options)
+
+    def run(self, graph: Graph) -> Graph:
+        """Run every pass in order on `graph` (in place) and return it."""
+        from nn2tosa.ir.text import print_ir
+
+        unknown = self.print_ir_after - {p.name for p in self.pipeline}
+        if unknown:
+            raise UsageError(f"--print-ir-after names passes not in the pipeline: {', '.join(sorted(unknown))}")
+        for p in self.pipeline:
+            start = time.perf_counter()
+            p.run(graph)
+            self.timings.append((p.name, time.perf_counter() - start))
+            if self.verify_each:
+                verify(graph)
+            if self.print_ir_after_all or p.name in self.print_ir_after:
+                self.out.write(f"// -----// IR Dump After {p.name} //----- //\n")
+                self.out.write(print_ir(graph, elide_constants=True))
+                self.out.write("\n")
+        if self.timing:
+            self.report_timing()
+        return graph
+
+    def report_timing(self) -> None:
+        total = sum(t for _, t in self.timings) or 1e-12
+        self.out.write("===-------------------------------------------------------------------------===\n")
+        self.out.write("                         ... Pass execution timing report ...\n")
+        self.out.write("===-------------------------------------------------------------------------===\n")
+        self.out.write(f"  Total Execution Time: {total:.4f} seconds\n\n  ----Wall Time----  ----Name----\n")
+        for name, t in self.timings:
+            self.out.write(f"  {t:.4f} ({100 * t / total:5.1f}%)  {name}\n")
+        self.out.write(f"  {total:.4f} (100.0%)  Total\n")
