@@ -1,1 +1,49 @@
-"""Flatbuffer schemas the project reads and writes, and the code generated from them."""
+"""Flatbuffer schemas the project reads and writes, and the code generated from them.
+
+- `armnn.fbs`, `mps.fbs`, `tosa.fbs`: the schemas (package data), each with a first line naming its source.
+- `*_generated.py`: what `flatc --python --gen-onefile` makes of them (committed; `regenerate.py` remakes
+  them and `--check` tells whether they are current).
+- `fbs`: a parser for the .fbs language subset these schemas use -> a `Schema` model.
+- `flatread`: a schema-driven, bounds-checked reader (`FlatBuffer`, `Table`); `verify`: a whole-buffer
+  verifier. Both raise `nn2tosa.diagnostics.InvalidInputError` on corrupt input and nothing else.
+
+Typical use:
+    from nn2tosa.schemas import load_schema
+    from nn2tosa.schemas.flatread import FlatBuffer
+    from nn2tosa.schemas.verify import verify_buffer
+    fb = FlatBuffer(data, load_schema("armnn"))
+    verify_buffer(fb)
+    for layer in fb.root()["layers"]: ...
+"""
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from .fbs import Schema, SchemaError, parse_schema
+
+__all__ = ["SCHEMA_NAMES", "Schema", "SchemaError", "load_schema", "schema_text"]
+
+SCHEMA_NAMES = ("armnn", "mps", "tosa")
+
+
+def schema_text(name: str) -> str:
+    """The text of the packaged schema `name` ("armnn", "mps" or "tosa")."""
+    if name not in SCHEMA_NAMES:
+        raise ValueError(f"unknown schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
+    return resources.files(__name__).joinpath(f"{name}.fbs").read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=None)
+def load_schema(name: str) -> Schema:
+    """The parsed packaged schema `name` ("armnn", "mps" or "tosa"); parsed once per process.
+
+    The returned model is shared: treat it as read-only.
+    """
+    text = schema_text(name)
+
+    def load_include(path: str) -> str:
+        # Includes resolve against the package folder, the way flatc resolves them beside the file.
+        return resources.files(__name__).joinpath(path).read_text(encoding="utf-8")
+
+    return parse_schema(text, filename=f"{name}.fbs", loader=load_include)
