@@ -86,13 +86,11 @@ class _Builder:
         )
 
     def _dense_from_text(self, array: np.ndarray, element_type: str, mlir_type: ir.Type) -> ir.Attribute:
-        if element_type == "bf16":
-            array = (array.astype(np.uint32) << 16).view(np.float32)
         flat = array.reshape(-1).tolist()
         if element_type == "i1":
             items = ", ".join("true" if v else "false" for v in flat)
-        elif element_type == "bf16":
-            items = ", ".join(_float_text(v) for v in flat)
+        elif element_type == "bf16":  # MLIR reads a hex literal as the bit pattern (NaN, inf included)
+            items = ", ".join(f"0x{v:04X}" for v in flat)
         else:
             items = ", ".join(str(int(v)) for v in flat)
         body = f"[{items}]" if array.ndim else items
@@ -173,13 +171,6 @@ class _Builder:
         if loc.detail is None:
             return ir.Location.name(loc.name)
         return ir.Location.name(loc.name, childLoc=ir.Location.name(loc.detail))
-
-
-def _float_text(v: float) -> str:
-    text = repr(float(v))
-    if text in ("inf", "-inf", "nan"):
-        raise ValueError("non-finite bf16 constants are not supported")
-    return text if ("." in text or "e" in text) else text + ".0"
 
 
 def _tensor_element_type(array: np.ndarray, graph: Graph, node: int) -> str:

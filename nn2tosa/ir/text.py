@@ -1,6 +1,7 @@
 """The IR's text form: MLIR generic syntax, printed and parsed by the real MLIR bindings."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from mlir import ir
@@ -9,6 +10,7 @@ from .graph import Graph
 from .mlir_bridge import from_module, new_context, resource_blobs, to_module
 
 ELIDE_LIMIT = 16
+_EMPTY_RESOURCES = re.compile(r"\n\{-#\s*#-\}\n")  # what MLIR leaves when it elides every blob
 
 
 def print_ir(graphs: Graph | Sequence[Graph], *, elide_constants: bool = False, debug_info: bool = True) -> str:
@@ -20,13 +22,14 @@ def print_ir(graphs: Graph | Sequence[Graph], *, elide_constants: bool = False, 
     """
     module = to_module(graphs)
     limit = ELIDE_LIMIT if elide_constants else None
-    return module.operation.get_asm(
+    text = module.operation.get_asm(
         print_generic_op_form=True,
         enable_debug_info=debug_info,
         large_elements_limit=limit,
         large_resource_limit=limit,
         assume_verified=True,
     )
+    return _EMPTY_RESOURCES.sub("", text) if elide_constants else text
 
 
 class ParseError(ValueError):

@@ -1,0 +1,35 @@
+"""Shared test fixtures: where the corpus is, and how to run the CLI as a user would."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+
+os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")
+
+
+def corpus_manifest() -> list[dict]:
+    """The corpus manifest's entries, or [] when the corpus is absent."""
+    path = CORPUS / "manifest.json"
+    if not path.exists():
+        return []
+    return json.loads(path.read_text())["entries"]
+
+
+requires_corpus = pytest.mark.skipif(
+    not (CORPUS / "manifest.json").exists(), reason=f"corpus not found at {CORPUS} (see DESIGN.md)"
+)
+
+
+def run_cli(*args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run `python -m nn2tosa ARGS` in a subprocess, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "nn2tosa", *args], capture_output=True, input=input, timeout=timeout
+    )

@@ -1,0 +1,31 @@
+"""A regular (non-editable) install puts nothing but the nn2tosa package into site-packages."""
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+
+def test_regular_install_has_only_nn2tosa(tmp_path):
+    target = tmp_path / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q",
+         "--target", str(target), str(REPO)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    top = sorted(p.name for p in target.iterdir() if p.name != "bin")
+    assert top[0] == "nn2tosa" and len(top) == 2 and top[1].startswith("nn2tosa-") and top[1].endswith(".dist-info"), top
+    pkg = target / "nn2tosa"
+    for sub in ("frontend", "passes", "lowering", "schemas", "ir"):
+        assert (pkg / sub / "__init__.py").exists(), sub
+    for schema in ("armnn.fbs", "mps.fbs", "tosa.fbs"):  # package data the readers load at run time
+        assert (pkg / "schemas" / schema).exists(), schema
+    # the installed copy imports on its own (without this checkout on sys.path)
+    check = subprocess.run(
+        [sys.executable, "-c", "import nn2tosa.frontend, nn2tosa.passes, nn2tosa.lowering, nn2tosa.schemas, "
+         "nn2tosa.cli; print(nn2tosa.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target)},
+    )
+    assert check.returncode == 0, check.stderr
+    assert Path(check.stdout.strip()).is_relative_to(target)

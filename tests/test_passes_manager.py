@@ -1,0 +1,70 @@
+"""The pass manager: pipelines by name, verification, IR dumps, timing; dce and fold."""
+import io
+
+import numpy as np
+import pytest
+
+from nn2tosa.diagnostics import UsageError
+from nn2tosa.ir import Graph, TensorType, Value, VerificationError
+from nn2tosa.passes import PassManager, available_passes, register_pass
+
+F = TensorType((2,), "f32")
+
+
+def graph_with_dead_code():
+    g = Graph()
+    x = g.add_input(F, "x")
+    a = g.add_op("nn.constant", [], [F], {"value": np.array([1, 2], np.float32)})
+    b = g.add_op("nn.constant", [], [F], {"value": np.array([3, 4], np.float32)})
+    s = g.add_op("nn.add", [Value(a), Value(b)], [F])
+    g.add_op("nn.neg", [x], [F])  # dead
+    m = g.add_op("nn.mul", [x, Value(s)], [F])
+    g.add_output(Value(m), "y")
+    return g
+
+
+def test_dce_then_fold():
+    g = graph_with_dead_code()
+    PassManager.from_names("dce,fold").run(g)
+    assert g.histogram() == {"nn.constant": 1, "nn.mul": 1}
+    const = next(n for n in g.nodes() if g.op(n) == "nn.constant")
+    np.testing.assert_array_equal(g.attrs(const)["value"], [4, 6])
+
+
+def test_fold_does_not_fold_ops_reading_inputs():
+    g = graph_with_dead_code()
+    PassManager.from_names("fold").run(g)
+    assert g.histogram()["nn.mul"] == 1 and g.histogram()["nn.neg"] == 1
+
+
+def test_unknown_pass_lists_the_available_ones():
+    with pytest.raises(UsageError, match="unknown pass nope; available: .*dce"):
+        PassManager.from_names("dce,nope")
+
+
+def test_verify_each_catches_a_broken_pass():
+    @register_pass("test-break-graph")
+    def break_graph(graph: Graph) -> None:
+        """Adds an op with a missing operand."""
+        graph.add_op("nn.add", [graph.input_values()[0]], [F])
+
+    g = graph_with_dead_code()
+    with pytest.raises(VerificationError, match="expects 2 operands"):
+        PassManager.from_names("test-break-graph").run(g)
+    PassManager.from_names("test-break-graph", verify_each=False).run(graph_with_dead_code())
+    del available_passes.__globals__["_PASSES"]["test-break-graph"]
+
+
+def test_print_ir_after_and_timing():
+    out = io.StringIO()
+    PassManager.from_names("dce,fold", print_ir_after=frozenset({"fold"}), timing=True, out=out).run(
+        graph_with_dead_code()
+    )
+    text = out.getvalue()
+    assert "IR Dump After fold" in text and "IR Dump After dce" not in text
+    assert "Pass execution timing report" in text and " dce\n" in text and " fold\n" in text
+
+
+def test_print_ir_after_a_pass_not_in_the_pipeline_is_an_error():
+    with pytest.raises(UsageError, match="not in the pipeline"):
+        PassManager.from_names("dce", print_ir_after=frozenset({"fold"})).run(graph_with_dead_code())
