@@ -265,7 +265,7 @@ _TOKEN_RE = re.compile(
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<punct>[{}\[\]():;,=.])
+  | (?P<punct>[{}\[\]():;,=.+-])
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -315,7 +315,8 @@ class _RawField:
     default: _Tok | None
     attributes: dict[str, object]
     doc: str
-    tok: _Tok
+    tok: _Tok  # the field name
+    type_tok: _Tok  # where its type starts (errors about the type point here)
 
 
 class _Parser:
@@ -492,6 +493,7 @@ class _Parser:
         while not self._accept("}"):
             ftok = self._ident()
             self._expect(":")
+            type_tok = self._peek()
             ftype = self._type()
             default = None
             if self._accept("="):
@@ -500,7 +502,7 @@ class _Parser:
             self._expect(";")
             if any(f.name == ftok.text for f in fields):
                 raise self._error(ftok, f"field {ftok.text!r} is declared twice in {name_tok.text}")
-            fields.append(_RawField(ftok.text, ftype, default, fattrs, ftok.doc, ftok))
+            fields.append(_RawField(ftok.text, ftype, default, fattrs, ftok.doc, ftok, type_tok))
         self.raw_tables[name_tok.text] = (kind_tok.text, fields, name_tok)
         doc = kind_tok.doc
         if kind_tok.text == "table":
@@ -679,7 +681,7 @@ def _resolve(schema: Schema, raw: dict[str, tuple[str, list[_RawField], _Tok]], 
         out: list[FieldDef] = []
         next_slot = 0
         for f in fields:
-            ftype = resolve_type(f.type, f.tok, in_struct=False)
+            ftype = resolve_type(f.type, f.type_tok, in_struct=False)
             is_union = ftype.kind == "union" or (ftype.kind == "vector" and ftype.element.kind == "union")
             if ids:
                 slot = f.attributes["id"]
@@ -748,7 +750,7 @@ def _resolve(schema: Schema, raw: dict[str, tuple[str, list[_RawField], _Tok]], 
         offset, align = 0, 1
         fields: list[StructField] = []
         for f in raw[sname][1]:
-            ftype = resolve_type(f.type, f.tok, in_struct=True)
+            ftype = resolve_type(f.type, f.type_tok, in_struct=True)
             if f.default is not None:
                 raise err(f.tok, "struct fields cannot have defaults")
             size, falign = _size_align(schema, ftype, layout)

@@ -44,7 +44,7 @@ def verify_buffer(fb: FlatBuffer, root_type: str | None = None, *, max_depth: in
     root = fb.root(root_type)
     # Tables are walked once per path that reaches them (no de-duplication): the budget is what
     # keeps that linear, and it is what makes later whole-tree walks safe.
-    strings: set[int] = set()  # decoded once each: a shared string costs one budget unit per use
+    strings: set[int] = set()  # positions of strings already decoded: each is decoded once
     stack: list[Table] = [root]
     visits = 0
 
@@ -58,13 +58,18 @@ def verify_buffer(fb: FlatBuffer, root_type: str | None = None, *, max_depth: in
                 t.offset,
             )
 
+    def check_string(t: Table, target: int, name: str) -> None:
+        if target not in strings:
+            strings.add(target)
+            t._string_at(target, name)
+
     while stack:
         t = stack.pop()
         spend(t, 1)
         if t._depth > max_depth:
             t._fail(f"tables nest deeper than {max_depth} levels (cyclic or hostile offsets?)", t.offset)
         for p in t._plans.values():
-            pos = t._pos(p)  # checks the field lies inside the table
+            pos = t._pos(p)  # checks that the field lies inside the table
             if pos == 0:
                 if p.fdef.required:
                     t._fail(f"required field {p.name!r} is missing", t.offset, p.name)
@@ -74,36 +79,31 @@ def verify_buffer(fb: FlatBuffer, root_type: str | None = None, *, max_depth: in
             if kind == _TABLE:
                 stack.append(t.get(name))
             elif kind == _UNION:
-                value = t.get(name)  # checks the tag
+                value = t.get(name)  # checks the tag; a NONE tag leaves any payload unread
                 if value is not None:
                     stack.append(value)
             elif kind == _STRING:
-                target = t._deref(pos, name)
-                if target not in strings:
-                    strings.add(target)
-                    t._string_at(target, name)
+                spend(t, 1)
+                check_string(t, t._deref(pos, name), name)
             elif kind in (_VEC_NUM, _VEC_BOOL, _VEC_STRUCT):
+                spend(t, 1)
                 t._vector(pos, p.esize, name)
-            elif kind == _STRUCT:
-                pass  # inline: `_pos` checked its bytes; every bit pattern is a valid value
             elif kind == _VEC_TABLE:
                 vec = t.get(name)
-                spend(t, len(vec))
-                # Reversed, so that the walk (a stack) visits elements in order: errors then name
+                spend(t, 1 + len(vec))  # before creating the elements
+                # Reversed, so that the walk (a stack) visits elements in order and an error names
                 # the first bad element.
                 stack.extend(reversed(list(vec)))
             elif kind == _VEC_STRING:
                 start, n = t._vector(pos, 4, name)
-                spend(t, n)
+                spend(t, 1 + n)
                 for i in range(n):
-                    target = t._deref(start + 4 * i, f"{name}[{i}]")
-                    if target not in strings:
-                        strings.add(target)
-                        t._string_at(target, f"{name}[{i}]")
+                    check_string(t, t._deref(start + 4 * i, f"{name}[{i}]"), f"{name}[{i}]")
             elif kind == _VEC_UNION:
+                spend(t, 1 + t.vector_span(name)[1])  # type: ignore[index]
                 values = t.get(name)
-                spend(t, len(values))
                 stack.extend(v for v in reversed(values) if v is not None)
-            # scalars: `_pos` checked them; any bit pattern is a value (enums are checked by
-            # `enum_name` when used, since files may legitimately carry newer enum values).
+            # Scalars and inline structs: `_pos` checked their bytes and any bit pattern is a value.
+            # Enum values are not checked here (`Table.enum_name` checks them when used): a file
+            # may carry values a newer writer added.
 
