@@ -11,13 +11,15 @@ from functools import lru_cache
 
 import numpy as np
 
-# MLIR element type -> numpy dtype holding its values. bf16 values are kept as their raw
-# 16 bits (numpy has no bfloat16); i4 values are kept unpacked, one per int8; i48 in int64.
+# MLIR element type -> numpy dtype holding its values. bf16 and fp8 values are kept as their raw
+# bits (numpy has no such floats); i4 values are kept unpacked, one per int8; i48 in int64.
 _NUMPY_DTYPES: dict[str, np.dtype] = {
     "f64": np.dtype("<f8"),
     "f32": np.dtype("<f4"),
     "f16": np.dtype("<f2"),
     "bf16": np.dtype("<u2"),
+    "f8E4M3FN": np.dtype("u1"),
+    "f8E5M2": np.dtype("u1"),
     "i1": np.dtype("bool"),
     "i4": np.dtype("i1"),
     "i8": np.dtype("i1"),
@@ -32,7 +34,7 @@ _NUMPY_DTYPES: dict[str, np.dtype] = {
     "index": np.dtype("<i8"),
 }
 ELEMENT_TYPES = frozenset(_NUMPY_DTYPES)
-FLOAT_TYPES = frozenset({"f64", "f32", "f16", "bf16"})
+FLOAT_TYPES = frozenset({"f64", "f32", "f16", "bf16", "f8E4M3FN", "f8E5M2"})
 _FROM_NUMPY = {
     np.dtype("<f8"): "f64", np.dtype("<f4"): "f32", np.dtype("<f2"): "f16", np.dtype("bool"): "i1",
     np.dtype("i1"): "i8", np.dtype("<i2"): "i16", np.dtype("<i4"): "i32", np.dtype("<i8"): "i64",
@@ -62,6 +64,8 @@ def bit_width(element_type: str) -> int:
         return 64
     if element_type == "i1":
         return 1
+    if element_type.startswith("f8"):
+        return 8
     return int(re.sub(r"^[a-z]+", "", element_type))
 
 
