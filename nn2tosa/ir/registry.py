@@ -60,6 +60,9 @@ Arity = int | tuple[int, int | None]  # exactly n, or (min, max) with max None =
 Verifier = Callable[["Graph", int], Iterable[str]]
 # folder(attrs, operand values, result types) -> result values, or None when it cannot fold
 Folder = Callable[[dict[str, Any], list[np.ndarray], list["Type"]], list[np.ndarray] | None]
+# infer(attrs, operand types) -> result types (shape and storage dtype; quantization is the
+# builder's to choose). The verifier checks declared result shapes and dtypes against it.
+Inferrer = Callable[[dict[str, Any], list["Type"]], list["Type"]]
 
 
 @dataclass
@@ -74,6 +77,7 @@ class OpDef:
     traits: frozenset[str] = frozenset()
     # ops mirroring a source format may carry fields a newer schema added
     open_attrs: bool = False
+    infer: Inferrer | None = None
 
     @property
     def dialect(self) -> str:
@@ -115,11 +119,12 @@ def define(
     fold: Folder | None = None,
     traits: Iterable[str] = (),
     open_attrs: bool = False,
+    infer: Inferrer | None = None,
 ) -> OpDef:
     """Register an op; returns its definition."""
     if name in _OPS:
         raise ValueError(f"op {name} registered twice")
-    d = OpDef(name, operands, results, dict(attrs or {}), doc, verify, fold, frozenset(traits), open_attrs)
+    d = OpDef(name, operands, results, dict(attrs or {}), doc, verify, fold, frozenset(traits), open_attrs, infer)
     _OPS[name] = d
     return d
 

@@ -94,8 +94,26 @@ def op_problems(graph: Graph, node: int) -> list[str]:
         extra = sorted(set(attrs) - set(d.attrs))
         if extra:
             problems.append(f"{where}: unknown attributes {extra}")
+    if d.infer is not None and not problems:
+        problems.extend(f"{where}: {p}" for p in _inferred_type_problems(graph, node, d))
     if d.verify is not None and not problems:
         problems.extend(f"{where}: {p}" for p in d.verify(graph, node))
+    return problems
+
+
+def _inferred_type_problems(graph: Graph, node: int, d) -> list[str]:
+    """Declared result types against what the op's `infer` computes (shape and storage dtype)."""
+    try:
+        expected = d.infer(graph.attrs(node), [graph.type_of(v) for v in graph.operands(node)])
+    except Exception as e:  # an inconsistent op makes inference itself fail
+        return [f"operands and attributes are inconsistent: {e}"]
+    problems = []
+    for i, (got, want) in enumerate(zip(graph.types(node), expected)):
+        if isinstance(want, TensorType) and isinstance(got, TensorType):
+            if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
+                problems.append(f"result #{i} is {got}, expected {want.dtype} of shape {list(want.shape)}")
+        elif type(got) is not type(want) or got != want:
+            problems.append(f"result #{i} is {got}, expected {want}")
     return problems
 
 
