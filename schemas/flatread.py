@@ -199,7 +199,7 @@ class FlatBuffer:
                 where=f"offset 0x{self.base:x} ({name})",
             )
         off = _U32(self.buf, self.base)[0]
-        if off == 0 or self.base + off + 4 > self.end:
+        if off < 4 or self.base + off + 4 > self.end:
             raise InvalidInputError(
                 f"root table offset {off} points outside the buffer ({self.end - self.base} bytes)",
                 where=f"offset 0x{self.base:x} ({name})",
@@ -291,8 +291,10 @@ class Table:
         """Follow the uoffset stored at `pos`; the target must leave room for a 4-byte header."""
         off = _U32(self._fb.buf, pos)[0]
         target = pos + off
-        if off == 0 or target + 4 > self._fb.end:
-            self._fail(f"offset {off} points outside the buffer", pos, name)
+        if target + 4 > self._fb.end:
+            self._fail(f"offset {off} points outside the buffer (to 0x{target:x}, end 0x{self._fb.end:x})", pos, name)
+        if off == 0:  # offsets are unsigned and never 0, so the data can only lie further on
+            self._fail("offset 0 points at itself", pos, name)
         return target
 
     def _vector(self, pos: int, esize: int, name: str) -> tuple[int, int]:

@@ -1,0 +1,790 @@
+"""The schema-driven reader (nn2tosa.schemas.flatread) and verifier (nn2tosa.schemas.verify).
+
+1. Oracle: every .armnn file and MPS payload in the corpus is walked completely with our reader and
+   with flatc's generated accessors; every field value of every reachable table must agree.
+2. Corruption: truncations, byte flips (hypothesis), offsets rewritten to point outside the buffer or
+   at themselves, vtable damage, huge vector lengths, deep and shared (DAG) nesting: every access
+   returns a value or raises InvalidInputError, nothing else, and quickly.
+3. The API: zero-copy vectors, unaligned data, error locations, defaults, helpers.
+"""
+from __future__ import annotations
+
+import json
+import mmap
+import random
+import struct
+import time
+from collections import Counter
+from pathlib import Path
+
+import flatbuffers
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nn2tosa.diagnostics import InvalidInputError
+from nn2tosa.schemas import load_schema
+from nn2tosa.schemas import armnn_generated, mps_generated
+from nn2tosa.schemas.fbs import parse_schema
+from nn2tosa.schemas.flatread import FlatBuffer, Table, TableVector
+from nn2tosa.schemas.verify import verify_buffer
+
+CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus"
+needs_corpus = pytest.mark.skipif(not (CORPUS / "manifest.json").is_file(), reason=f"the corpus is not at {CORPUS}")
+
+MPS_BASE = 24  # [u32 0]["MP00"][u64 constant offset][u64 constant size], then the flatbuffer
+
+
+def corpus_files(pattern: str) -> list[Path]:
+    return sorted(CORPUS.glob(pattern)) if CORPUS.is_dir() else []
+
+
+ARMNN_FILES = corpus_files("armnn/**/*.armnn")
+MPS_FILES = corpus_files("mps/**/*.mpsgraph")
+
+
+def open_corpus(path: Path) -> FlatBuffer:
+    data = path.read_bytes()
+    if path.suffix == ".mpsgraph":
+        return FlatBuffer(data, load_schema("mps"), MPS_BASE)
+    return FlatBuffer(data, load_schema("armnn"))
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The oracle: flatc's generated accessors
+
+
+def norm(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+_METHODS: dict[type, dict[str, str]] = {}
+
+
+def method(obj: object, field: str) -> str:
+    """The generated accessor for `field` (flatc spells layerName/input1_id/_major as
+    LayerName/Input1Id/_Major)."""
+    cls = type(obj)
+    if cls not in _METHODS:
+        _METHODS[cls] = {norm(n): n for n in vars(cls) if callable(getattr(cls, n)) and not n.startswith("__")}
+    return _METHODS[cls][norm(field)]
+
+
+def same_scalar(ours: object, theirs: object) -> bool:
+    if isinstance(ours, float) and isinstance(theirs, float) and ours != ours:
+        return theirs != theirs  # NaN
+    return ours == theirs and type(ours) is type(theirs)
+
+
+class Oracle:
+    """Walks one of our Tables and the generated object for the same table side by side."""
+
+    def __init__(self, gen, buf):
+        self.gen = gen
+        self.buf_bytes = np.frombuffer(buf, np.uint8)
+        self.stats: Counter = Counter()
+
+    def table(self, t: Table, obj) -> None:
+        self.stats["tables"] += 1
+        assert t.offset == obj._tab.Pos, t.path
+        schema = t.flatbuffer.schema
+        for f in t.definition.fields:
+            where = f"{t.path}.{f.name}"
+            acc = method(obj, f.name)
+            kind = f.type.kind
+            ours = t.get(f.name)
+            self.stats["fields"] += 1
+            if kind in ("scalar", "enum", "union_type"):
+                assert same_scalar(ours, getattr(obj, acc)()), where
+            elif kind == "string":
+                theirs = getattr(obj, acc)()
+                assert ours == (None if theirs is None else theirs.decode("utf-8")), where
+            elif kind == "table":
+                theirs = getattr(obj, acc)()
+                assert (ours is None) == (theirs is None), where
+                if ours is not None:
+                    self.table(ours, theirs)
+            elif kind == "struct":
+                theirs = getattr(obj, acc)()
+                assert (ours is None) == (theirs is None), where
+                if ours is not None:
+                    self.struct(ours, theirs, schema.structs[f.type.name], where)
+            elif kind == "union":
+                self.union(t, f, obj, acc, where)
+            elif kind == "vector":
+                self.vector(t, f, obj, acc, ours, where)
+            else:  # pragma: no cover
+                raise AssertionError(kind)
+
+    def union(self, t: Table, f, obj, acc: str, where: str) -> None:
+        schema = t.flatbuffer.schema
+        union = schema.unions[f.type.name]
+        tag = getattr(obj, method(obj, f.name + "_type"))()
+        payload = getattr(obj, acc)()  # flatc returns the payload whatever the tag
+        ours = t.get(f.name)
+        if tag == 0:
+            assert ours is None and t.union_type(f.name) is None, where
+            if payload is not None:
+                # A NONE tag with a payload (Arm NN 20.08 int8 constants): get_as reads it.
+                self.stats["none_tag_with_payload"] += 1
+                member = union.members[0]
+                gen_obj = getattr(self.gen, member.table)()
+                gen_obj.Init(payload.Bytes, payload.Pos)
+                self.table(t.get_as(f.name, member.name), gen_obj)
+            return
+        member = union.by_value[tag]
+        assert t.union_type(f.name) == member.name, where
+        assert (ours is None) == (payload is None), where
+        if ours is not None:
+            gen_obj = getattr(self.gen, member.table)()
+            gen_obj.Init(payload.Bytes, payload.Pos)
+            self.table(ours, gen_obj)
+
+    def struct(self, ours: dict, theirs, sdef, where: str) -> None:
+        for f in sdef.fields:
+            assert f.type.kind in ("scalar", "enum"), "no nested structs in our schemas"
+            assert same_scalar(ours[f.name], getattr(theirs, method(theirs, f.name))()), f"{where}.{f.name}"
+
+    def vector(self, t: Table, f, obj, acc: str, ours, where: str) -> None:
+        schema = t.flatbuffer.schema
+        if getattr(obj, acc + "IsNone")():
+            assert ours is None, where
+            return
+        n = getattr(obj, acc + "Length")()
+        assert len(ours) == n, where
+        e = f.type.element
+        self.stats["vectors"] += 1
+        if e.kind in ("scalar", "enum"):
+            theirs = getattr(obj, acc + "AsNumpy")()
+            assert isinstance(ours, np.ndarray) and ours.shape == (n,), where
+            assert np.array_equal(ours, theirs, equal_nan=ours.dtype.kind == "f"), where
+            if n:
+                for j in {0, n - 1}:  # the element accessor is a separate code path in flatc
+                    assert same_scalar(ours[j].item(), getattr(obj, acc)(j)), f"{where}[{j}]"
+            if e.scalar != "bool" and n:
+                assert np.shares_memory(ours, self.buf_bytes), where
+                start = t.vector_span(f.name)[0]
+                if start % ours.dtype.itemsize:
+                    self.stats["unaligned_vectors"] += 1
+        elif e.kind == "string":
+            assert ours == [getattr(obj, acc)(j).decode("utf-8") for j in range(n)], where
+        elif e.kind == "table":
+            assert isinstance(ours, TableVector), where
+            for j, (mine, theirs) in enumerate(zip(ours, (getattr(obj, acc)(j) for j in range(n)))):
+                self.table(mine, theirs)
+        elif e.kind == "struct":
+            for j in range(n):
+                self.struct(ours[j], getattr(obj, acc)(j), schema.structs[e.name], f"{where}[{j}]")
+        else:  # pragma: no cover
+            raise AssertionError(e.kind)
+
+
+@needs_corpus
+def test_oracle_armnn_corpus():
+    """Every field of every table of every .armnn file, against flatc's generated code."""
+    assert len(ARMNN_FILES) > 1000
+    total: Counter = Counter()
+    t0 = time.perf_counter()
+    for path in ARMNN_FILES:
+        fb = open_corpus(path)
+        verify_buffer(fb)
+        oracle = Oracle(armnn_generated, fb.buf)
+        oracle.table(fb.root(), armnn_generated.SerializedGraph.GetRootAs(fb.buf, 0))
+        total += oracle.stats
+    assert total["tables"] > 30_000 and total["none_tag_with_payload"] > 0, total
+    assert time.perf_counter() - t0 < 60
+
+
+@needs_corpus
+def test_oracle_mps_corpus():
+    """Every field of every table of every MPS payload, against flatc's generated code."""
+    assert len(MPS_FILES) > 400
+    total: Counter = Counter()
+    for path in MPS_FILES:
+        fb = open_corpus(path)
+        assert fb.identifier == "MP00"
+        verify_buffer(fb)
+        oracle = Oracle(mps_generated, fb.buf)
+        oracle.table(fb.root(), mps_generated.MPSGraph.GetRootAs(fb.buf, MPS_BASE))
+        total += oracle.stats
+    assert total["tables"] > 5_000, total
+
+
+@needs_corpus
+def test_corpus_manifest_agrees():
+    """manifest.json was computed with flatc-generated readers: counts and histograms must match."""
+    manifest = json.loads((CORPUS / "manifest.json").read_text())["entries"]
+    for entry in manifest:
+        fb = open_corpus(CORPUS / entry["file"])
+        root = fb.root()
+        if entry["format"] == "armnn":
+            layers = root["layers"]
+            assert len(layers) == entry["layers"], entry["file"]
+            hist = Counter(layer.union_type("layer").removesuffix("Layer") for layer in layers)
+            assert hist == Counter(entry["histogram"]), entry["file"]
+            assert (fb.identifier == "ARMN") == entry["has_ARMN_identifier"], entry["file"]
+        else:
+            nodes, values = root["mps_nodes"], root["mps_values"]
+            assert (len(nodes), len(values)) == (entry["nodes"], entry["values"]), entry["file"]
+            assert Counter(n.union_type("mpsnode_union") for n in nodes) == Counter(entry["histogram"]), entry["file"]
+            for io in entry["inputs"] + entry["outputs"]:
+                value = values[io["value_id"]]
+                assert value["dims"].tolist() == io["shape"] and value.enum_name("datatype") == io["dtype"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Corruption
+
+
+def small_samples() -> list[tuple[str, bytes, str, int]]:
+    """A few real files with varied content (weights inline and as Constant layers, LSTM, MPS)."""
+    picks = [
+        ("armnn", "armnn/perlayer_20.08/conv2d_nchw_k2x3_s1x2_pad1120_bias_f32.armnn"),
+        ("armnn", "armnn/perlayer_23.08/conv2d_nchw_k2x3_s1x2_pad1120_bias_f32.armnn"),
+        ("armnn", "armnn/perlayer_20.08/splitter_axis1_2views_unequal_qu8.armnn"),
+        ("mps", "mps/models/cnn_fp16.mpsgraph"),
+    ]
+    out = []
+    for schema, rel in picks:
+        path = CORPUS / rel
+        if path.is_file():
+            out.append((rel, path.read_bytes(), schema, MPS_BASE if schema == "mps" else 0))
+    return out
+
+
+SAMPLES = small_samples() if CORPUS.is_dir() else []
+
+
+def walk_everything(root: Table, limit: int = 3000) -> None:
+    """Use every reader entry point on everything reachable (up to `limit` tables), carrying on
+    past InvalidInputError so that later fields get exercised too."""
+    stack, seen = [root], 0
+    while stack and seen < limit:
+        t = stack.pop()
+        seen += 1
+        _ = t.path, t.type_name, t.fields()
+        for f in t.definition.fields:
+            try:
+                t.has(f.name)
+                v = t.get(f.name)
+                kind = f.type.kind
+                if kind in ("enum", "union_type"):
+                    t.enum_name(f.name)
+                elif kind == "union":
+                    t.union_type(f.name)
+                    if t.has(f.name):
+                        stack.append(t.get_as(f.name, t.flatbuffer.schema.unions[f.type.name].members[0].name))
+                elif kind == "vector" and f.type.element.kind in ("scalar", "enum", "struct"):
+                    t.raw_vector(f.name)
+                if isinstance(v, Table):
+                    stack.append(v)
+                elif isinstance(v, TableVector):
+                    for i in range(len(v)):
+                        try:
+                            stack.append(v[i])
+                        except InvalidInputError:
+                            pass
+                    v[-1] if len(v) else None
+                elif isinstance(v, list):
+                    stack.extend(x for x in v if isinstance(x, Table))
+            except InvalidInputError:
+                pass
+    try:
+        root.to_dict()
+        root.to_dict(defaults=False, max_depth=2)
+    except InvalidInputError:
+        pass
+
+
+def exercise(data: bytes, schema: str, base: int) -> str:
+    """Verify and read `data` every way we can; return "ok" or "invalid". Any exception other
+    than InvalidInputError fails the test, and so does taking too long."""
+    t0 = time.perf_counter()
+    outcome = "ok"
+    try:
+        fb = FlatBuffer(data, load_schema(schema), base)
+        _ = fb.identifier
+        try:
+            verify_buffer(fb)
+        except InvalidInputError as e:
+            assert e.where and e.where.startswith("offset 0x"), e.where
+            outcome = "invalid"
+        walk_everything(fb.root())
+    except InvalidInputError as e:
+        assert e.where and e.where.startswith("offset 0x"), e.where
+        outcome = "invalid"
+    assert time.perf_counter() - t0 < 5, "reading a corrupt buffer took too long"
+    return outcome
+
+
+@needs_corpus
+@pytest.mark.parametrize("sample", range(4))
+def test_truncation(sample):
+    rel, data, schema, base = SAMPLES[sample]
+    cuts = sorted(set(range(0, min(len(data), 300))) | set(range(0, len(data), max(1, len(data) // 200))))
+    outcomes = Counter(exercise(data[:cut], schema, base) for cut in cuts)
+    assert outcomes["invalid"] > len(cuts) // 2, outcomes
+    assert exercise(data, schema, base) == "ok"
+
+
+@needs_corpus
+def test_random_mutations():
+    """Deterministic bulk: 400 mutants per sample with 1 to 8 random bytes changed."""
+    rng = random.Random(1234)
+    outcomes: Counter = Counter()
+    for rel, data, schema, base in SAMPLES:
+        for _ in range(400):
+            buf = bytearray(data)
+            for _ in range(rng.randint(1, 8)):
+                buf[rng.randrange(base, len(buf))] = rng.randrange(256)
+            outcomes[exercise(bytes(buf), schema, base)] += 1
+    assert outcomes["invalid"] > 100, outcomes
+
+
+@needs_corpus
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sample=st.integers(0, 3),
+    edits=st.lists(st.tuples(st.integers(0, 1 << 30), st.sampled_from([0, 1, 0x7F, 0x80, 0xFF]), st.integers(1, 4)), min_size=1, max_size=6),
+)
+def test_hypothesis_mutations(sample, edits):
+    """Overwrite 1-4 bytes at a time with boundary values (where offsets and lengths go wrong)."""
+    rel, data, schema, base = SAMPLES[sample]
+    buf = bytearray(data)
+    for pos, byte, width in edits:
+        pos = base + pos % (len(buf) - base)
+        buf[pos : pos + width] = bytes([byte]) * len(buf[pos : pos + width])
+    exercise(bytes(buf), schema, base)
+
+
+def offset_sites(fb: FlatBuffer) -> dict[str, list[int]]:
+    """Where the structural words of a valid buffer are: uoffsets, table soffsets, vtable
+    headers and entries, vector/string lengths."""
+    sites: dict[str, set[int]] = {k: set() for k in ("uoffset", "soffset", "vtable", "vt_entry", "length", "nul")}
+    stack = [fb.root()]
+    while stack:
+        t = stack.pop()
+        sites["soffset"].add(t.offset)
+        sites["vtable"].add(t._vt)
+        for p in t._plans.values():
+            pos = t._pos(p)
+            if p.voffset < t._vtsize:
+                sites["vt_entry"].add(t._vt + p.voffset)
+            if pos == 0 or p.fdef.type.kind in ("scalar", "enum", "union_type", "struct"):
+                continue  # absent, or stored inline: no offset to break
+            sites["uoffset"].add(pos)
+            target = t._deref(pos, p.name)
+            sites["length"].add(target)
+            v = t.get(p.name)
+            if isinstance(v, str):
+                sites["nul"].add(target + 4 + len(v.encode()))
+            elif isinstance(v, Table):
+                stack.append(v)
+            elif isinstance(v, TableVector):
+                start, n = t.vector_span(p.name)
+                sites["uoffset"].update(start + 4 * i for i in range(n))
+                stack.extend(v)
+            elif isinstance(v, list) and v and isinstance(v[0], str):
+                start, n = t.vector_span(p.name)
+                sites["uoffset"].update(start + 4 * i for i in range(n))
+    return {k: sorted(v) for k, v in sites.items()}
+
+
+@needs_corpus
+@pytest.mark.parametrize("sample", range(4))
+def test_structural_rewrites(sample):
+    """Each offset pointed outside, at itself, just past the end, backwards; each soffset and vtable
+    header and entry broken; each length made huge; each string's NUL removed."""
+    rel, data, schema, base = SAMPLES[sample]
+    sites = offset_sites(FlatBuffer(data, load_schema(schema), base))
+    size = len(data)
+
+    def mutate(pos: int, fmt: str, value: int) -> str:
+        buf = bytearray(data)
+        struct.pack_into(fmt, buf, pos, value)
+        return exercise(bytes(buf), schema, base)
+
+    outcomes: Counter = Counter()
+    for pos in sites["uoffset"]:
+        for value in (0, 0xFFFFFFFF, 0x7FFFFFFF, size - pos, size - pos - 2, (size - pos) & ~3, (-4) & 0xFFFFFFFF):
+            outcomes[mutate(pos, "<I", value & 0xFFFFFFFF)] += 1
+    for pos in sites["soffset"]:
+        for value in (0, pos + 1, pos - size, -(size - pos), 0x7FFFFFFF, -0x80000000, 2, -2):
+            outcomes[mutate(pos, "<i", max(-0x80000000, min(0x7FFFFFFF, value)))] += 1
+    for pos in sites["vtable"]:
+        for value in (0, 1, 2, 3, 5, 0xFFFF):
+            outcomes[mutate(pos, "<H", value)] += 1  # vtable size
+            outcomes[mutate(pos + 2, "<H", value)] += 1  # table size
+    for pos in sites["vt_entry"]:
+        for value in (1, 2, 3, 0xFFFF, 0xFFFE):
+            outcomes[mutate(pos, "<H", value)] += 1
+    for pos in sites["length"]:
+        for value in (0xFFFFFFFF, 0x40000000, (size - pos) // 4 + 1, size - pos):
+            outcomes[mutate(pos, "<I", value & 0xFFFFFFFF)] += 1
+    for pos in sites["nul"]:
+        outcomes[mutate(pos, "<B", 0x41)] += 1
+    assert outcomes["invalid"] > sum(outcomes.values()) // 2, outcomes
+
+
+@needs_corpus
+def test_bad_utf8_and_unknown_union_tag():
+    rel, data, schema, base = SAMPLES[0]
+    fb = FlatBuffer(data, load_schema(schema))
+    layer = fb.root()["layers"][1]
+    name = layer["layer"]["base"]["layerName"]
+    buf = bytearray(data)
+    at = bytes(buf).index(name.encode() + b"\0")
+    buf[at] = 0xFF
+    fb2 = FlatBuffer(bytes(buf), load_schema(schema))
+    with pytest.raises(InvalidInputError, match="not valid UTF-8") as e:
+        fb2.root()["layers"][1]["layer"]["base"]["layerName"]
+    assert e.value.where == f"offset 0x{at:x} (SerializedGraph.layers[1].layer<{layer.union_type('layer')}>.base.layerName)"
+    with pytest.raises(InvalidInputError, match="not valid UTF-8"):
+        verify_buffer(fb2)
+    # An unknown union tag: 200 is past the 73 Layer members.
+    tag_pos = layer._pos(layer._plans["layer_type"])
+    buf = bytearray(data)
+    buf[tag_pos] = 200
+    fb3 = FlatBuffer(bytes(buf), load_schema(schema))
+    bad = fb3.root()["layers"][1]
+    for read in (lambda: bad["layer"], lambda: bad.union_type("layer"), lambda: bad.enum_name("layer_type"), lambda: verify_buffer(fb3)):
+        with pytest.raises(InvalidInputError, match="200"):
+            read()
+    assert bad["layer_type"] == 200  # the raw tag is still readable
+
+
+@needs_corpus
+def test_error_location_names_the_path():
+    """The brief's example: a descriptor field of a convolution layer, located by offset and path."""
+    path = CORPUS / "armnn/perlayer_20.08/conv2d_nchw_k2x3_s1x2_pad1120_bias_f32.armnn"
+    data = path.read_bytes()
+    fb = FlatBuffer(data, load_schema("armnn"))
+    layers = fb.root()["layers"]
+    index = next(i for i, layer in enumerate(layers) if layer.union_type("layer") == "Convolution2dLayer")
+    desc = layers[index]["layer"]["descriptor"]
+    entry = desc._vt + desc._plans["strideX"].voffset
+    buf = bytearray(data)
+    struct.pack_into("<H", buf, entry, 0xFFF0)  # the field now lies far outside the table
+    bad = FlatBuffer(bytes(buf), load_schema("armnn")).root()["layers"][index]["layer"]["descriptor"]
+    with pytest.raises(InvalidInputError) as e:
+        bad["strideX"]
+    assert e.value.where == f"offset 0x{entry:x} (SerializedGraph.layers[{index}].layer<Convolution2dLayer>.descriptor.strideX)"
+    assert "outside the table" in e.value.message
+    assert bad["strideY"] == desc["strideY"]  # other fields still read
+
+
+# Synthetic recursive schema: real schemas are not recursive, so depth and sharing are built here.
+NODE = parse_schema("table Node { next: Node; kids: [Node]; name: string; } root_type Node;")
+
+
+def chain(n: int) -> bytes:
+    b = flatbuffers.Builder(0)
+    prev = None
+    for i in range(n):
+        name = b.CreateString(f"n{i}")
+        b.StartObject(3)
+        if prev is not None:
+            b.PrependUOffsetTRelativeSlot(0, prev, 0)
+        b.PrependUOffsetTRelativeSlot(2, name, 0)
+        prev = b.EndObject()
+    b.Finish(prev)
+    return bytes(b.Output())
+
+
+def dag(levels: int, fanout: int = 2) -> bytes:
+    """Each level's `kids` vector holds the same child `fanout` times: fanout**levels paths."""
+    b = flatbuffers.Builder(0)
+    child = None
+    for _ in range(levels):
+        vec = None
+        if child is not None:
+            b.StartVector(4, fanout, 4)
+            for _ in range(fanout):
+                b.PrependUOffsetTRelative(child)
+            vec = b.EndVector()
+        b.StartObject(3)
+        if vec is not None:
+            b.PrependUOffsetTRelativeSlot(1, vec, 0)
+        child = b.EndObject()
+    b.Finish(child)
+    return bytes(b.Output())
+
+
+def test_depth_is_bounded():
+    fb = FlatBuffer(chain(100), NODE)
+    with pytest.raises(InvalidInputError, match="deeper than 64"):
+        verify_buffer(fb)
+    t = fb.root()
+    with pytest.raises(InvalidInputError, match="deeper than 64") as e:
+        for _ in range(100):
+            t = t["next"]
+    assert e.value.where.endswith(".next" * 65 + ")")
+    verify_buffer(FlatBuffer(chain(60), NODE))
+    assert FlatBuffer(chain(60), NODE).root()["name"] == "n59"
+    with pytest.raises(InvalidInputError, match="deeper than 10"):
+        verify_buffer(FlatBuffer(chain(60), NODE), max_depth=10)
+    with pytest.raises(InvalidInputError, match="deeper than"):
+        FlatBuffer(chain(100), NODE).root().to_dict()
+
+
+def test_shared_subtrees_are_bounded():
+    """2**40 paths through a few hundred bytes: the verifier and to_dict stop early, with an error."""
+    data = dag(40)
+    assert len(data) < 2000
+    t0 = time.perf_counter()
+    with pytest.raises(InvalidInputError, match="more than .* offsets"):
+        verify_buffer(FlatBuffer(data, NODE))
+    with pytest.raises(InvalidInputError, match="too many tables"):
+        FlatBuffer(data, NODE).root().to_dict()
+    assert time.perf_counter() - t0 < 1
+    verify_buffer(FlatBuffer(dag(3), NODE))  # a little sharing is fine
+    with pytest.raises(InvalidInputError, match="more than 5 offsets"):
+        verify_buffer(FlatBuffer(dag(3), NODE), max_tables=5)
+
+
+def test_self_pointing_offset():
+    data = bytearray(chain(3))
+    fb = FlatBuffer(bytes(data), NODE)
+    pos = fb.root()._pos(fb.root()._plans["next"])
+    struct.pack_into("<I", data, pos, 0)
+    bad = FlatBuffer(bytes(data), NODE).root()
+    with pytest.raises(InvalidInputError, match="points at itself"):
+        bad["next"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. The API
+
+
+@needs_corpus
+def test_constant_vectors_are_zero_copy_views(tmp_path):
+    path = CORPUS / "armnn/perlayer_20.08/conv2d_nchw_k2x3_s1x2_pad1120_bias_f32.armnn"
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        view = memoryview(mm)
+        fb = FlatBuffer(view, load_schema("armnn"))
+        layer = next(layer["layer"] for layer in fb.root()["layers"] if layer.union_type("layer") == "Convolution2dLayer")
+        weights = layer["weights"]
+        data = weights["data"]["data"]
+        assert weights.union_type("data") in ("IntData", "ByteData") and data.size > 0
+        assert np.shares_memory(data, np.frombuffer(view, np.uint8))
+        assert not data.flags.writeable and not data.flags.owndata
+        start, n = weights["data"].vector_span("data")
+        assert data.__array_interface__["data"][0] == np.frombuffer(view, np.uint8)[start:].__array_interface__["data"][0]
+        raw = weights["data"].raw_vector("data")
+        assert np.shares_memory(raw, data)
+        del data, raw, layer, weights, fb, view  # release the exports before the mmap closes
+    # bytes and bytearray buffers too
+    buf = bytearray(path.read_bytes())
+    fb = FlatBuffer(buf, load_schema("armnn"))
+    layer = next(layer["layer"] for layer in fb.root()["layers"] if layer.union_type("layer") == "Convolution2dLayer")
+    arr = layer["weights"]["data"]["data"]
+    assert np.shares_memory(arr, np.frombuffer(buf, np.uint8))
+
+
+@needs_corpus
+def test_unaligned_base_reads_the_same():
+    """The same flatbuffer placed at an odd offset: every vector is unaligned, values unchanged."""
+    for rel, data, schema, base in SAMPLES:
+        shifted = b"\x55" * 3 + data[base:]
+        a = FlatBuffer(data, load_schema(schema), base).root().to_dict()
+        b = FlatBuffer(shifted, load_schema(schema), 3).root().to_dict()
+        assert repr(a) == repr(b)
+        verify_buffer(FlatBuffer(shifted, load_schema(schema), 3))
+
+
+@needs_corpus
+def test_mps_end_bound():
+    """`end` bounds reads: an MPS flatbuffer ends where its constant data begins."""
+    data = (CORPUS / "mps/models/cnn_fp16.mpsgraph").read_bytes()
+    const_offset = struct.unpack_from("<Q", data, 8)[0]
+    verify_buffer(FlatBuffer(data, load_schema("mps"), MPS_BASE, end=const_offset))
+    with pytest.raises(InvalidInputError):
+        verify_buffer(FlatBuffer(data, load_schema("mps"), MPS_BASE, end=MPS_BASE + 64))
+
+
+@needs_corpus
+def test_table_api():
+    rel, data, schema, base = SAMPLES[0]
+    fb = FlatBuffer(data, load_schema("armnn"))
+    assert fb.identifier is None  # Arm NN writes no "ARMN"
+    root = fb.root()
+    assert root.type_name == "SerializedGraph" and root.path == "SerializedGraph"
+    assert root.fields() == ["layers", "inputIds", "outputIds", "featureVersions"]
+    layers = root["layers"]
+    assert isinstance(layers, TableVector) and len(layers) >= 3
+    assert layers[-1].offset == layers[len(layers) - 1].offset
+    assert [t.offset for t in layers[1:3]] == [layers[1].offset, layers[2].offset]
+    with pytest.raises(IndexError):
+        layers[len(layers)]
+    with pytest.raises(InvalidInputError, match="out of range"):
+        layers[-len(layers) - 1]
+    any_layer = layers[0]
+    assert any_layer.fields() == ["layer"] and any_layer.has("layer_type") and "layer" in any_layer
+    layer = any_layer["layer"]
+    assert layer.path == f"SerializedGraph.layers[0].layer<{any_layer.union_type('layer')}>"
+    base_layer = layer["base"]["base"] if layer.type_name in ("InputLayer", "OutputLayer") else layer["base"]
+    assert base_layer.enum_name("layerType") == any_layer.union_type("layer").removesuffix("Layer")
+    slot = base_layer["outputSlots"][0]
+    info = slot["tensorInfo"]
+    assert info["dimensions"].dtype == np.dtype("<u4")
+    assert info.enum_name("dataType") == "Float32"
+    assert not info.has("dimensionSpecificity") and info["dimensionSpecificity"] is None
+    assert info["dimensionality"] == 1 and not info.has("dimensionality")  # the schema default
+    with pytest.raises(KeyError):
+        info["nope"]
+    with pytest.raises(TypeError):
+        info.enum_name("dimensions")
+    full, sparse = info.to_dict(), info.to_dict(defaults=False)
+    assert set(sparse) < set(full) and full["dimensionality"] == 1 and "dimensionality" not in sparse
+    shallow = root.to_dict(max_depth=1)
+    assert isinstance(shallow["layers"][0]["layer"]["value"], Table)
+    deep = root.to_dict()
+    assert deep["layers"][0]["layer"]["type"] == any_layer.union_type("layer")
+    assert deep["featureVersions"] == root["featureVersions"].to_dict()
+    # input slots carry the struct `connection`
+    conn_layer = layers[1]["layer"]["base"]
+    conn = conn_layer["inputSlots"][0]["connection"]
+    assert set(conn) == {"sourceLayerIndex", "outputSlotIndex"}
+    # forcing another root type reads the same bytes differently, still checked
+    assert fb.root("FeatureCompatibilityVersions").type_name == "FeatureCompatibilityVersions"
+    with pytest.raises(ValueError):
+        fb.root("NoSuchTable")
+
+
+@needs_corpus
+def test_none_tagged_constant_is_reachable_with_get_as():
+    """Arm NN 20.08 writes QAsymmS8 constants with the ConstTensorData tag NONE: get() says None,
+    get_as() reads the payload."""
+    found = 0
+    for path in ARMNN_FILES:
+        if "20.08" not in str(path) or "qs8" not in path.name:
+            continue
+        fb = open_corpus(path)
+        for any_layer in fb.root()["layers"]:
+            layer = any_layer["layer"]
+            if any_layer.union_type("layer") != "ConstantLayer":
+                continue
+            tensor = layer["input"]
+            if tensor.has("data") and tensor.union_type("data") is None:
+                assert tensor["data"] is None
+                payload = tensor.get_as("data", "ByteData")
+                assert payload.path.endswith(".input.data<ByteData>") and payload["data"].dtype == np.int8
+                found += 1
+        if found >= 3:
+            break
+    assert found >= 1
+
+
+def test_buffer_bounds():
+    schema = NODE
+    for bad in (b"", b"\x00\x00", b"\x00\x00\x00\x00", b"\xff\xff\xff\xff\x00\x00\x00\x00"):
+        with pytest.raises(InvalidInputError):
+            FlatBuffer(bad, schema).root()
+    with pytest.raises(InvalidInputError, match="should start at byte 10"):
+        FlatBuffer(b"\x00" * 4, schema, 10)
+    with pytest.raises(InvalidInputError):
+        FlatBuffer(b"\x00" * 4, schema, 0, end=8)
+    data = chain(2)
+    assert FlatBuffer(data, schema).identifier is None  # no identifier written
+    assert FlatBuffer(memoryview(data).cast("I"), schema).root()["name"] == "n1"  # any memoryview format
+
+
+def test_vector_of_unions_and_fixed_arrays():
+    """Constructs our three schemas do not use, built by hand."""
+    schema = parse_schema(
+        """
+        struct P { a: byte; b: [short:3]; }
+        table A { x: int = 5; }
+        table B { s: string; }
+        union U { A, Other: B }
+        table R { us: [U]; ps: [P]; flags: [bool]; p: P; }
+        root_type R;
+        """
+    )
+    b = flatbuffers.Builder(0)
+    s = b.CreateString("hi")
+    b.StartObject(1)
+    b.PrependUOffsetTRelativeSlot(0, s, 0)
+    tb = b.EndObject()
+    b.StartObject(1)
+    b.PrependInt32Slot(0, 9, 5)
+    ta = b.EndObject()
+    b.StartVector(4, 2, 4)
+    b.PrependUOffsetTRelative(tb)
+    b.PrependUOffsetTRelative(ta)
+    values = b.EndVector()
+    types = b.CreateByteVector(bytes([1, 2]))
+    flags = b.CreateByteVector(bytes([0, 1, 2]))
+    b.StartVector(8, 2, 2)
+    for a, arr in ((2, (4, 5, 6)), (1, (1, 2, 3))):
+        b.Prep(2, 8)
+        for v in reversed(arr):
+            b.PrependInt16(v)
+        b.Pad(1)
+        b.PrependInt8(a)
+    ps = b.EndVector()
+    b.StartObject(5)
+    b.PrependUOffsetTRelativeSlot(0, types, 0)
+    b.PrependUOffsetTRelativeSlot(1, values, 0)
+    b.PrependUOffsetTRelativeSlot(2, ps, 0)
+    b.PrependUOffsetTRelativeSlot(3, flags, 0)
+    b.Prep(2, 8)
+    for v in (9, 8, 7):
+        b.PrependInt16(v)
+    b.Pad(1)
+    b.PrependInt8(-1)
+    b.Slot(4)
+    b.Finish(b.EndObject())
+    fb = FlatBuffer(bytes(b.Output()), schema)
+    verify_buffer(fb)
+    r = fb.root()
+    us = r["us"]
+    assert [u.type_name for u in us] == ["A", "B"] and us[0]["x"] == 9 and us[1]["s"] == "hi"
+    assert us[1].path == "R.us[1]<Other>"
+    assert r.to_dict()["us"][1] == {"type": "Other", "value": {"s": "hi"}}
+    assert r["ps"] == [{"a": 1, "b": [1, 2, 3]}, {"a": 2, "b": [4, 5, 6]}]
+    assert r["p"] == {"a": -1, "b": [7, 8, 9]}
+    structured = r.raw_vector("ps")
+    assert structured["b"].tolist() == [[1, 2, 3], [4, 5, 6]] and structured.dtype.itemsize == 8
+    assert r["flags"].tolist() == [False, True, True] and r.raw_vector("flags").tolist() == [0, 1, 2]
+
+
+@needs_corpus
+def test_each_check_has_its_error():
+    """One structural break of each kind, with the message that names it."""
+    rel, data, schema, base = SAMPLES[0]
+    fb = FlatBuffer(data, load_schema(schema))
+    layer = fb.root()["layers"][1]["layer"]
+    base_layer = layer["base"]
+    name_plan = base_layer._plans["layerName"]
+    name_pos = base_layer._pos(name_plan)
+    name_target = base_layer._deref(name_pos, "layerName")
+    name_len = struct.unpack_from("<I", data, name_target)[0]
+    dims_holder = base_layer["outputSlots"][0]["tensorInfo"]
+    dims_target = dims_holder._deref(dims_holder._pos(dims_holder._plans["dimensions"]), "dimensions")
+
+    def broken(pos: int, fmt: str, value: int):
+        buf = bytearray(data)
+        struct.pack_into(fmt, buf, pos, value)
+        fb = FlatBuffer(bytes(buf), load_schema(schema))
+        return fb, lambda: fb.root()["layers"][1]["layer"]["base"]
+
+    cases = [
+        (name_target + 4 + name_len, "<B", 0x41, lambda b: b["layerName"], "not NUL-terminated"),
+        (name_target, "<I", len(data), lambda b: b["layerName"], "runs past the end"),
+        (name_pos, "<I", len(data), lambda b: b["layerName"], "points outside the buffer"),
+        (dims_target, "<I", 0x40000000, lambda b: b["outputSlots"][0]["tensorInfo"]["dimensions"], "runs past the end"),
+        (base_layer._vt, "<H", 7, lambda b: b, "bad size 7"),
+        (base_layer._vt, "<H", 2, lambda b: b, "bad size 2"),
+        (base_layer._vt + 2, "<H", 0xFFFF, lambda b: b, "table size 65535 runs past"),
+        (base_layer.offset, "<i", -len(data), lambda b: b, "vtable offset"),
+        (base_layer.offset, "<i", base_layer.offset + 1, lambda b: b, "vtable offset"),
+    ]
+    for pos, fmt, value, read, message in cases:
+        fb2, get_base = broken(pos, fmt, value)
+        with pytest.raises(InvalidInputError, match=message) as e:
+            read(get_base())
+        assert "SerializedGraph.layers[1].layer<" in e.value.where, e.value.where
+        with pytest.raises(InvalidInputError, match=message):
+            verify_buffer(fb2)
