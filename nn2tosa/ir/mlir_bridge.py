@@ -79,8 +79,10 @@ class _Builder:
         name = f"cst{self.resource_count}"
         self.resource_count += 1
         data = np.ascontiguousarray(array)
-        if element_type in ("i4", "i48"):
+        if element_type == "i48":
             raise ValueError(f"large {element_type} constants are not supported in MLIR")
+        # i4 blobs hold one element per byte (the int8 array's bytes), as MLIR stores sub-byte
+        # elements of dense attributes; the parser reads them back the same way.
         return ir.DenseResourceElementsAttr.get_from_buffer(
             memoryview(data.reshape(-1).view(np.uint8)), name, mlir_type, alignment=max(data.dtype.itemsize, 1)
         )
