@@ -22,7 +22,8 @@ What `Table.get(name)` returns (the schema default when the field is absent):
     vector of unions -> list[Table | None].
 
 Checks: the root offset, each table's vtable (inside the buffer, size even and >= 4, the table's
-declared size inside the buffer), each field inside its table's declared size, every offset non-zero and
+declared size inside the buffer), each field inside its table's declared size (or only inside the
+buffer, with `strict_table_size=False`: see FlatBuffer), every offset non-zero and
 pointing inside the buffer, each vector's/string's length times element size inside the buffer, strings
 NUL-terminated and UTF-8, union tags known, nesting depth bounded (default 64). Alignment is NOT required:
 real MPS payloads hold unaligned data. Offsets are relative to `base` only for the root; every other
@@ -158,11 +159,26 @@ class FlatBuffer:
 
     `end` (default: the end of `buf`) bounds every read; pass it when the flatbuffer is followed by
     other data whose extent you know. `max_depth` bounds table nesting (cyclic or hostile offsets).
+
+    `strict_table_size` (default True) requires every field to lie inside its table's declared size
+    (the vtable's second word). Pass False for buffers written by the Python `flatbuffers` Builder
+    (e.g. a Python TOSA serializer): its vtable de-duplication ignores the table size, so a table can
+    share the vtable of a smaller table of another type and understate its own size. Fields must
+    then still lie inside the buffer, which is what flatbuffers' own C++ verifier checks.
     """
 
-    __slots__ = ("buf", "schema", "base", "end", "max_depth")
+    __slots__ = ("buf", "schema", "base", "end", "max_depth", "strict_table_size")
 
-    def __init__(self, buf: Buffer, schema: Schema, base: int = 0, *, end: int | None = None, max_depth: int = DEFAULT_MAX_DEPTH):
+    def __init__(
+        self,
+        buf: Buffer,
+        schema: Schema,
+        base: int = 0,
+        *,
+        end: int | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        strict_table_size: bool = True,
+    ):
         if isinstance(buf, memoryview) and (buf.format != "B" or buf.ndim != 1):
             buf = buf.cast("B")  # byte-addressed, so that offsets are byte offsets
         size = len(buf)
@@ -171,6 +187,7 @@ class FlatBuffer:
         self.base = base
         self.end = size if end is None else end
         self.max_depth = max_depth
+        self.strict_table_size = strict_table_size
         if not 0 <= base <= self.end <= size:
             raise InvalidInputError(
                 f"the flatbuffer should start at byte {base} and end by byte {self.end}, but the data has {size} bytes",
@@ -284,7 +301,15 @@ class Table:
         if fo == 0:
             return 0
         if fo < 4 or fo + p.size > self._tsize:
-            self._fail(f"field at table offset {fo} (+{p.size} bytes) lies outside the table's {self._tsize} bytes", self._vt + vo, p.name)
+            if fo < 4 or self.offset + fo + p.size > self._fb.end:
+                self._fail(f"field at table offset {fo} (+{p.size} bytes) lies outside the table and the buffer", self._vt + vo, p.name)
+            if self._fb.strict_table_size:
+                self._fail(
+                    f"field at table offset {fo} (+{p.size} bytes) lies outside the table's {self._tsize} bytes "
+                    "(if the Python flatbuffers Builder wrote this buffer, read it with strict_table_size=False)",
+                    self._vt + vo,
+                    p.name,
+                )
         return self.offset + fo
 
     def _deref(self, pos: int, name: str) -> int:

@@ -788,3 +788,49 @@ def test_each_check_has_its_error():
         assert "SerializedGraph.layers[1].layer<" in e.value.where, e.value.where
         with pytest.raises(InvalidInputError, match=message):
             verify_buffer(fb2)
+
+
+def test_python_builder_understated_table_size():
+    """flatbuffers' Python Builder de-duplicates vtables without comparing the table size: here the
+    InputSlot (a struct at offset 4, 12 bytes) reuses the OutputSlot's vtable (8 bytes). Strict mode
+    rejects it with a hint; strict_table_size=False reads what flatc's code reads."""
+    from nn2tosa.schemas import armnn_generated as G
+
+    b = flatbuffers.Builder(0)
+    info_dims = b.CreateNumpyVector(np.array([1, 2], np.uint32))
+    G.TensorInfoStart(b)
+    G.TensorInfoAddDimensions(b, info_dims)
+    info = G.TensorInfoEnd(b)
+    G.OutputSlotStart(b)
+    G.OutputSlotAddTensorInfo(b, info)
+    out_slot = G.OutputSlotEnd(b)
+    G.InputSlotStart(b)
+    G.InputSlotAddConnection(b, G.CreateConnection(b, 7, 9))
+    in_slot = G.InputSlotEnd(b)
+    G.LayerBaseStartInputSlotsVector(b, 1)
+    b.PrependUOffsetTRelative(in_slot)
+    ins = b.EndVector()
+    G.LayerBaseStartOutputSlotsVector(b, 1)
+    b.PrependUOffsetTRelative(out_slot)
+    outs = b.EndVector()
+    G.LayerBaseStart(b)
+    G.LayerBaseAddInputSlots(b, ins)
+    G.LayerBaseAddOutputSlots(b, outs)
+    b.Finish(G.LayerBaseEnd(b))
+    data = bytes(b.Output())
+
+    strict = FlatBuffer(data, load_schema("armnn")).root("LayerBase")
+    with pytest.raises(InvalidInputError, match="strict_table_size=False"):
+        strict["inputSlots"][0]["connection"]
+    lenient = FlatBuffer(data, load_schema("armnn"), strict_table_size=False)
+    verify_buffer(lenient, "LayerBase")
+    slot = lenient.root("LayerBase")["inputSlots"][0]
+    assert slot._tsize < 4 + 8 and slot["connection"] == {"sourceLayerIndex": 7, "outputSlotIndex": 9}
+    theirs = G.LayerBase.GetRootAs(data, 0).InputSlots(0).Connection()
+    assert (theirs.SourceLayerIndex(), theirs.OutputSlotIndex()) == (7, 9)
+    # Lenient mode still refuses a field past the end of the buffer.
+    buf = bytearray(data)
+    struct.pack_into("<H", buf, slot._vt + slot._plans["connection"].voffset, len(data))
+    bad = FlatBuffer(bytes(buf), load_schema("armnn"), strict_table_size=False)
+    with pytest.raises(InvalidInputError, match="outside the table and the buffer"):
+        bad.root("LayerBase")["inputSlots"][0]["connection"]
