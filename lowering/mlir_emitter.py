@@ -1,0 +1,184 @@
+"""TOSA-level graphs -> an `mlir.ir.Module` of the real MLIR tosa dialect, verified in-process.
+
+    module = to_mlir(graph)                       # tosa.target_env attached, verified
+    text = module_text(module)                    # generic form (portable), or pretty=True
+    data = module_bytecode(module)                # MLIR bytecode
+    write_mlir(module, "out.mlir")                # or .mlirbc; atomic
+    problems = validate(module, target)           # real tosa-attach-target + tosa-validate (strict)
+
+The module carries `tosa.target_env`. MLIR 22 (and tosa-tools' tosa-opt) print an empty profile or
+extension list as `[]` but cannot read it back, from text or bytecode; so the written forms leave
+such an attribute out (text output says so in a leading comment), and the in-process module keeps it.
+
+Graph inputs and outputs carry their names as the `tosa.tensor_name` argument/result attribute:
+that is what `tosa-opt --tosa-serialize="... retain-graph-input-output-names"` reads, so a .tosa
+made by tosa-opt from our MLIR keeps the same tensor names as our own .tosa. Constants of more than
+`RESOURCE_THRESHOLD` elements become `dense_resource` blobs built from the numpy buffer (no Python
+lists, no text formatting of weights).
+"""
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from mlir import ir
+
+from nn2tosa.diagnostics import Nn2TosaError, UnsupportedError
+from nn2tosa.dialects.tosa import unsupported_for_emission
+from nn2tosa.fileio import write_atomic
+from nn2tosa.ir import Graph
+from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, NAME_ATTR, RESOURCE_THRESHOLD, new_context, to_module
+
+from .target import Target, required_target
+
+TENSOR_NAME_ATTR = "tosa.tensor_name"
+TARGET_ENV_ATTR = "tosa.target_env"
+
+
+class MlirVerificationError(Nn2TosaError):
+    """The emitted module does not verify: a bug of nn2tosa (exit code 1), never of the input.
+    `problems` holds one line per MLIR diagnostic, naming the op and its location."""
+
+    exit_code = 1
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("internal error: the emitted TOSA MLIR does not verify: " + "; ".join(problems))
+
+
+def to_mlir(
+    graphs: Graph | Sequence[Graph],
+    context: ir.Context | None = None,
+    *,
+    target: Target | None = None,
+    verify: bool = True,
+    resource_threshold: int = RESOURCE_THRESHOLD,
+) -> ir.Module:
+    """Build the TOSA MLIR module of TOSA-level graph(s): one func.func per graph, names as
+    `tosa.tensor_name`, `tosa.target_env` set to `target` (default: what the graphs need).
+    With `verify`, a module MLIR rejects raises MlirVerificationError."""
+    graphs = [graphs] if isinstance(graphs, Graph) else list(graphs)
+    items = unsupported_for_emission(graphs)
+    if items:
+        raise UnsupportedError(items)
+    target = target or required_target(graphs)
+    ctx = context or new_context()
+    module = to_module(graphs, ctx, resource_threshold=resource_threshold)
+    with ctx:
+        for fn in module.body.operations:
+            _name_arguments_for_tosa(fn)
+        module.operation.attributes[TARGET_ENV_ATTR] = target.mlir_attr()
+    if verify:
+        verify_module(module)
+    return module
+
+
+def _name_arguments_for_tosa(fn: Any) -> None:
+    """Move the IR's input/output names to `tosa.tensor_name` and drop nn2tosa's graph metadata."""
+    for attr_name in ("arg_attrs", "res_attrs"):
+        if attr_name not in fn.attributes:
+            continue
+        renamed = []
+        for entry in fn.attributes[attr_name]:
+            d = ir.DictAttr(entry)
+            renamed.append(ir.DictAttr.get({TENSOR_NAME_ATTR: d[NAME_ATTR]} if NAME_ATTR in d else {}))
+        fn.attributes[attr_name] = ir.ArrayAttr.get(renamed)
+    if GRAPH_ATTRS in fn.attributes:
+        del fn.attributes[GRAPH_ATTRS]
+
+
+def _diagnostic_lines(error: ir.MLIRError) -> list[str]:
+    lines = []
+    for d in error.error_diagnostics:
+        lines.append(f"{d.message} at {d.location}")
+    return lines or [" ".join(str(error).split())]
+
+
+def verify_module(module: ir.Module) -> None:
+    """Run MLIR's verifier; raise MlirVerificationError with every diagnostic."""
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        raise MlirVerificationError(_diagnostic_lines(e)) from None
+
+
+@contextmanager
+def _readable_target_env(module: ir.Module) -> Iterator[str]:
+    """Within the block, the module has no tosa.target_env if MLIR could not parse its printed form;
+    yields a comment line for text output ("" when nothing was taken out)."""
+    attributes = module.operation.attributes
+    env = attributes[TARGET_ENV_ATTR] if TARGET_ENV_ATTR in attributes else None
+    if env is None or "[]" not in str(env):
+        yield ""
+        return
+    del attributes[TARGET_ENV_ATTR]
+    try:
+        yield f"// {env} (left out below: MLIR cannot parse an empty list in it)\n"
+    finally:
+        attributes[TARGET_ENV_ATTR] = env
+
+
+def _write(module: ir.Module, f: Any, *, bytecode: bool, pretty: bool, debug_info: bool, elide_constants: bool) -> None:
+    limit = 16 if elide_constants else None
+    with _readable_target_env(module) as comment:
+        if bytecode:
+            module.operation.write_bytecode(f)
+            return
+        f.write(comment.encode())
+        module.operation.print(file=f, binary=True, print_generic_op_form=not pretty, enable_debug_info=debug_info,
+                               large_elements_limit=limit, large_resource_limit=limit, assume_verified=True)
+
+
+def module_text(module: ir.Module, *, pretty: bool = False, debug_info: bool = True,
+                elide_constants: bool = False) -> str:
+    """MLIR text: the generic op form by default (it parses in every MLIR version), or the pretty form."""
+    buffer = io.BytesIO()
+    _write(module, buffer, bytecode=False, pretty=pretty, debug_info=debug_info, elide_constants=elide_constants)
+    return buffer.getvalue().decode()
+
+
+def module_bytecode(module: ir.Module) -> bytes:
+    """MLIR bytecode, written by the bindings."""
+    buffer = io.BytesIO()
+    _write(module, buffer, bytecode=True, pretty=False, debug_info=True, elide_constants=False)
+    return buffer.getvalue()
+
+
+def write_mlir(module: ir.Module, path: str | os.PathLike, *, bytecode: bool | None = None, pretty: bool = False,
+               debug_info: bool = True, elide_constants: bool = False) -> None:
+    """Write text (.mlir) or bytecode (.mlirbc, or `bytecode=True`) atomically; "-" is stdout (text).
+    MLIR streams straight into the file: no second copy of the constants in Python."""
+    if bytecode is None:
+        bytecode = str(path).endswith(".mlirbc")
+    write_atomic(path, lambda f: _write(module, f, bytecode=bool(bytecode), pretty=pretty, debug_info=debug_info,
+                                        elide_constants=elide_constants))
+
+
+def validate(module: ir.Module, target: Target | None = None) -> list[str]:
+    """Run MLIR's `tosa-attach-target` (with `target`; without one, the module's own
+    tosa.target_env is kept) and `tosa-validate{strict-op-spec-alignment}` on a copy of `module`.
+    Returns the validator's diagnostics, one line each (empty: the module is valid for the target).
+
+    The pipeline string is built here from a validated Target, never from user text: a malformed
+    string would abort the whole process with LLVM ERROR."""
+    from mlir.passmanager import PassManager
+
+    passes = []
+    if target is not None:
+        passes.append(f"tosa-attach-target{{{target.pipeline_options()}}}")
+    passes.append("tosa-validate{strict-op-spec-alignment}")
+    with module.context:
+        copy = module.operation.clone()
+        pm = PassManager.parse(f"builtin.module({','.join(passes)})")
+        try:
+            pm.run(copy.operation)
+        except ir.MLIRError as e:
+            return _diagnostic_lines(e)
+    return []
+
+
+__all__ = ["MlirVerificationError", "to_mlir", "verify_module", "module_text", "module_bytecode", "write_mlir",
+           "validate", "TENSOR_NAME_ATTR"]

@@ -1,0 +1,340 @@
+"""The `tosa` dialect: every TOSA 1.0 operator, as the lowering produces and the emitters consume it.
+
+Operand order, attribute names and attribute kinds follow MLIR's tosa dialect (LLVM 22), so that
+`nn2tosa.ir.mlir_bridge.to_module` builds ops MLIR's verifier accepts, and the flatbuffer emitter
+maps each op to its TOSA 1.0 operator and attribute table. Conventions of TOSA-level graphs:
+
+- Operand forms are TOSA 1.0's exactly: zero points, RESCALE multiplier/shift, MUL shift, TABLE
+  contents and PAD pad_const are `tosa.const` operands (attribute `values`); shape parameters
+  (RESHAPE, SLICE, TILE, PAD padding, RESIZE scale/offset/border) are `tosa.const_shape` values of
+  type `ShapeType(rank)` (`!tosa.shape<rank>`) whose `values` is a 1-D int64 array.
+- Element types are TOSA's: i1, i4, i8, i16, i32, i48, f16, bf16, f32, f8E4M3FN, f8E5M2. Tensor
+  types carry no quantization (it has been lowered into zero points and RESCALE) and are signless:
+  unsigned 8/16-bit data exists only at a RESCALE with input_unsigned/output_unsigned.
+- Constants hold their storage: bf16 and fp8 as raw bits, i4 unpacked one per int8, i48 in int64.
+- COND_IF and WHILE_LOOP name their branch graphs (other graphs of the same module) in string
+  attributes, since the IR has no regions; VARIABLE ops mirror MLIR's attributes. The IR can hold
+  them, but neither emitter writes them yet (they raise UnsupportedError).
+
+Each op's `doc` gives its semantics in one line followed by its operand list; `docs/` and the
+supported-ops report are generated from it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from nn2tosa.diagnostics import Unsupported
+from nn2tosa.ir import INPUT_OP, Dialect, Graph, ShapeType, TensorType, Type, attr, define, op_def, register_dialect
+from nn2tosa.ir.registry import AttrSpec
+
+register_dialect(Dialect("tosa", "TOSA 1.0 operators", constant_op="tosa.const", constant_attr="values"))
+
+# Element types a TOSA 1.0 tensor may have (MLIR spellings).
+TOSA_ELEMENT_TYPES = frozenset({"i1", "i4", "i8", "i16", "i32", "i48", "f16", "bf16", "f32", "f8E4M3FN", "f8E5M2"})
+
+# ---------------------------------------------------------------- attribute specs used by many ops
+ACC_TYPE = attr("elemtype", "accumulator element type: i32 (int8), i48 (int16), f16 or f32")
+NAN_MODE = attr("enum:tosa.nan_mode", "PROPAGATE (the default when absent) or IGNORE: whether a NaN operand "
+                "gives NaN or is skipped", optional=True)
+LOCAL_BOUND = attr("bool", "true allows an implementation-defined local error bound (default false)", optional=True)
+AXIS = attr("i32", "the axis the op works along")
+PAD4 = attr("ints", "[top, bottom, left, right] padding")
+STRIDE2 = attr("ints", "[y, x] stride")
+DILATION2 = attr("ints", "[y, x] dilation")
+KERNEL2 = attr("ints", "[y, x] kernel size")
+
+
+def _operand_kinds_verifier(shapes: Sequence[int], constants: Sequence[int]) -> Callable[[Graph, int], list[str]]:
+    """A verifier checking what every TOSA op shares: operands at `shapes` are shape values,
+    operands at `constants` come from tosa.const, all other operands and results are tensors of
+    TOSA element types without quantization."""
+
+    def verify(graph: Graph, node: int) -> list[str]:
+        problems = []
+        for k, value in enumerate(graph.operands(node)):
+            t = graph.type_of(value)
+            if k in shapes:
+                if not isinstance(t, ShapeType):
+                    problems.append(f"operand #{k} must be a !tosa.shape value, is {t}")
+                continue
+            problems.extend(f"operand #{k}: {p}" for p in _tensor_type_problems(t))
+            if k in constants and graph.op(value.node) != "tosa.const":
+                problems.append(f"operand #{k} must be produced by tosa.const, not {graph.op(value.node)}")
+        for i, t in enumerate(graph.types(node)):
+            problems.extend(f"result #{i}: {p}" for p in _tensor_type_problems(t))
+        return problems
+
+    return verify
+
+
+def _tensor_type_problems(t: Type) -> list[str]:
+    if not isinstance(t, TensorType):
+        return [f"must be a tensor, is {t}"]
+    if t.quant is not None:
+        return [f"{t} is quantized; TOSA-level types carry no quantization (use zero points and RESCALE)"]
+    if t.dtype not in TOSA_ELEMENT_TYPES:
+        return [f"element type {t.dtype} is not a TOSA 1.0 type"]
+    return []
+
+
+def _verify_const(graph: Graph, node: int) -> list[str]:
+    value = graph.attrs(node)["values"]
+    t = graph.types(node)[0]
+    problems = _tensor_type_problems(t)
+    if problems:
+        return problems
+    if tuple(value.shape) != t.shape:
+        return [f"values shape {list(value.shape)} differs from result shape {list(t.shape)}"]
+    if value.dtype != t.numpy_dtype:
+        return [f"values dtype {value.dtype} does not hold {t.dtype} (expected {t.numpy_dtype})"]
+    return []
+
+
+def _verify_const_shape(graph: Graph, node: int) -> list[str]:
+    value = graph.attrs(node)["values"]
+    t = graph.types(node)[0]
+    if not isinstance(t, ShapeType):
+        return [f"result must be a !tosa.shape, is {t}"]
+    if value.ndim != 1 or value.shape[0] != t.rank or value.dtype != np.int64:
+        return [f"values must be a 1-D int64 array of {t.rank} elements, is {value.dtype}{list(value.shape)}"]
+    return []
+
+
+# ---------------------------------------------------------------- folders
+def _fold_transpose(attrs: dict[str, Any], values: list[np.ndarray], types: list[Type]) -> list[np.ndarray]:
+    return [np.ascontiguousarray(values[0].transpose(attrs["perms"]))]
+
+
+def _fold_identity(attrs: dict[str, Any], values: list[np.ndarray], types: list[Type]) -> list[np.ndarray]:
+    return [values[0]]
+
+
+# ---------------------------------------------------------------- the op table
+def _op(
+    name: str,
+    operands: Sequence[str] | tuple[int, int | None],
+    doc: str,
+    *,
+    results: int | tuple[int, int | None] = 1,
+    attrs: dict[str, AttrSpec] | None = None,
+    shapes: Iterable[int] = (),
+    constants: Iterable[int] = (),
+    verify: Callable[[Graph, int], list[str]] | None = None,
+    fold: Any = None,
+    traits: Iterable[str] = (),
+) -> None:
+    """Define tosa.<name>. `operands` names the operands (or gives a variadic arity); `shapes` and
+    `constants` are the positions of shape operands and of operands that must be tosa.const."""
+    if isinstance(operands, tuple) and operands and isinstance(operands[0], int):
+        arity: Any = operands
+        operand_doc = "variadic tensors"
+    else:
+        arity = len(operands)
+        operand_doc = ", ".join(operands) if operands else "none"
+    define(
+        f"tosa.{name}",
+        operands=arity,
+        results=results,
+        attrs=attrs,
+        doc=f"{doc} Operands: {operand_doc}.",
+        verify=verify or _operand_kinds_verifier(tuple(shapes), tuple(constants)),
+        fold=fold,
+        traits=traits,
+    )
+
+
+# Tensor operators
+_op("argmax", ("input",), "Index (i32) of the largest value along `axis`, which is removed from the shape.",
+    attrs={"axis": AXIS, "nan_mode": NAN_MODE})
+_op("avg_pool2d", ("input", "input_zp", "output_zp"),
+    "NHWC average pooling; padding is excluded from the divisor; integer results are rounded.",
+    attrs={"kernel": KERNEL2, "stride": STRIDE2, "pad": PAD4, "acc_type": ACC_TYPE}, constants=(1, 2))
+_CONV_ATTRS = {"pad": PAD4, "stride": STRIDE2, "dilation": DILATION2, "acc_type": ACC_TYPE, "local_bound": LOCAL_BOUND}
+_op("conv2d", ("input", "weight", "bias", "input_zp", "weight_zp"),
+    "NHWC 2-D convolution with OHWI weights and per-output-channel bias.", attrs=_CONV_ATTRS, constants=(3, 4))
+_op("conv3d", ("input", "weight", "bias", "input_zp", "weight_zp"),
+    "NDHWC 3-D convolution with ODHWI weights and per-output-channel bias.",
+    attrs={"pad": attr("ints", "[front, back, top, bottom, left, right] padding"),
+           "stride": attr("ints", "[d, y, x] stride"), "dilation": attr("ints", "[d, y, x] dilation"),
+           "acc_type": ACC_TYPE, "local_bound": LOCAL_BOUND}, constants=(3, 4))
+_op("depthwise_conv2d", ("input", "weight", "bias", "input_zp", "weight_zp"),
+    "NHWC depthwise convolution with [KH, KW, C, M] weights: output channel c*M+m.",
+    attrs=_CONV_ATTRS, constants=(3, 4))
+_op("fft2d", ("input_real", "input_imag"), "2-D discrete Fourier transform over H and W of [N, H, W] inputs.",
+    results=2, attrs={"inverse": attr("bool", "true computes the inverse transform"), "local_bound": LOCAL_BOUND})
+_op("matmul", ("a", "b", "a_zp", "b_zp"), "Batched matrix product [N, H, C] x [N, C, W] -> [N, H, W].",
+    constants=(2, 3))
+_op("max_pool2d", ("input",), "NHWC max pooling; padding never wins.",
+    attrs={"kernel": KERNEL2, "stride": STRIDE2, "pad": PAD4, "nan_mode": NAN_MODE})
+_op("rfft2d", ("input_real",), "2-D real-input Fourier transform of [N, H, W] -> two [N, H, W/2+1] outputs.",
+    results=2, attrs={"local_bound": LOCAL_BOUND})
+_op("transpose_conv2d", ("input", "weight", "bias", "input_zp", "weight_zp"),
+    "NHWC transposed (fractionally strided) 2-D convolution with OHWI weights.",
+    attrs={"out_pad": attr("ints", "[top, bottom, left, right] output padding (may be negative)"),
+           "stride": STRIDE2, "acc_type": ACC_TYPE, "local_bound": LOCAL_BOUND}, constants=(3, 4))
+
+# Activation functions
+_op("clamp", ("input",), "min(max(x, min_val), max_val); bounds are in the input's element type (no zero point).",
+    attrs={"min_val": attr("scalar_like:0", "lower bound"), "max_val": attr("scalar_like:0", "upper bound"),
+           "nan_mode": NAN_MODE})
+_op("erf", ("input",), "Gauss error function, elementwise.")
+_op("sigmoid", ("input",), "1 / (1 + exp(-x)), elementwise.")
+_op("tanh", ("input",), "Hyperbolic tangent, elementwise.")
+
+# Elementwise binary operators (numpy-style broadcasting of equal-rank operands)
+_BINARY = {
+    "add": "x + y (integer addition wraps).",
+    "bitwise_and": "x & y.",
+    "bitwise_or": "x | y.",
+    "bitwise_xor": "x ^ y.",
+    "intdiv": "Integer x / y rounded toward zero.",
+    "logical_and": "Boolean x and y.",
+    "logical_left_shift": "x << y.",
+    "logical_right_shift": "x >> y with zeros shifted in.",
+    "logical_or": "Boolean x or y.",
+    "logical_xor": "Boolean x xor y.",
+    "pow": "x ** y (floating point).",
+    "sub": "x - y (integer subtraction wraps).",
+}
+for _name, _doc in _BINARY.items():
+    _op(_name, ("input1", "input2"), _doc, traits={"elementwise"})
+_op("arithmetic_right_shift", ("input1", "input2"), "x >> y with sign extension; `round` adds the last bit shifted out.",
+    attrs={"round": attr("bool", "round to nearest instead of toward minus infinity")}, traits={"elementwise"})
+_op("maximum", ("input1", "input2"), "Elementwise maximum.", attrs={"nan_mode": NAN_MODE}, traits={"elementwise"})
+_op("minimum", ("input1", "input2"), "Elementwise minimum.", attrs={"nan_mode": NAN_MODE}, traits={"elementwise"})
+_op("mul", ("input1", "input2", "shift"),
+    "x * y; for i32 results of integer inputs, rounded right shift by `shift` (a tensor<1xi8> constant).",
+    constants=(2,), traits={"elementwise"})
+_op("table", ("input1", "table"),
+    "Table lookup: i8 input indexes a 256-entry i8 table; i16 input interpolates a 513-entry i16 table to i32.",
+    constants=(1,))
+
+# Elementwise unary operators
+_UNARY = {
+    "abs": "|x|.",
+    "bitwise_not": "~x.",
+    "ceil": "Smallest integer value >= x.",
+    "clz": "Number of leading zero bits of an i32.",
+    "cos": "cos(x).",
+    "exp": "e ** x.",
+    "floor": "Largest integer value <= x.",
+    "log": "Natural logarithm.",
+    "logical_not": "Boolean not.",
+    "reciprocal": "1 / x.",
+    "rsqrt": "1 / sqrt(x).",
+    "sin": "sin(x).",
+}
+for _name, _doc in _UNARY.items():
+    _op(_name, ("input1",), _doc, traits={"elementwise"})
+_op("negate", ("input1", "input1_zp", "output_zp"), "-(x - input1_zp) + output_zp, saturating for integers.",
+    constants=(1, 2), traits={"elementwise"})
+
+# Elementwise ternary and comparison operators
+_op("select", ("input1", "input2", "input3"), "input1 ? input2 : input3 (input1 is i1).", traits={"elementwise"})
+_op("equal", ("input1", "input2"), "x == y, i1 result.", traits={"elementwise"})
+_op("greater", ("input1", "input2"), "x > y, i1 result.", traits={"elementwise"})
+_op("greater_equal", ("input1", "input2"), "x >= y, i1 result.", traits={"elementwise"})
+
+# Reductions (the reduced axis is kept with size 1)
+_REDUCE = {
+    "reduce_all": "Logical and along `axis`.",
+    "reduce_any": "Logical or along `axis`.",
+    "reduce_product": "Product along `axis`.",
+    "reduce_sum": "Sum along `axis`.",
+}
+for _name, _doc in _REDUCE.items():
+    _op(_name, ("input",), _doc + " The axis is kept with size 1.", attrs={"axis": AXIS})
+_op("reduce_max", ("input",), "Maximum along `axis`. The axis is kept with size 1.", attrs={"axis": AXIS, "nan_mode": NAN_MODE})
+_op("reduce_min", ("input",), "Minimum along `axis`. The axis is kept with size 1.", attrs={"axis": AXIS, "nan_mode": NAN_MODE})
+
+# Data layout
+_op("concat", (1, None), "Concatenation of the inputs along `axis`.", attrs={"axis": AXIS})
+_op("pad", ("input1", "padding", "pad_const"),
+    "Pads each dimension by padding[2i] before and padding[2i+1] after with pad_const (a 1-element constant).",
+    shapes=(1,), constants=(2,))
+_op("reshape", ("input1", "shape"), "The same elements in row-major order with shape `shape`.", shapes=(1,))
+_op("reverse", ("input1",), "Reverses the order of elements along `axis`.", attrs={"axis": AXIS})
+_op("slice", ("input1", "start", "size"), "The sub-tensor of `size` elements starting at `start`.", shapes=(1, 2))
+_op("tile", ("input1", "multiples"), "Repeats the input `multiples[i]` times along dimension i.", shapes=(1,))
+_op("transpose", ("input1",), "Permutes dimensions: result.shape[i] = input.shape[perms[i]].",
+    attrs={"perms": attr("i32s", "result dimension i is input dimension perms[i]")}, fold=_fold_transpose)
+
+# Scatter and gather
+_op("gather", ("values", "indices"), "output[n, w, c] = values[n, indices[n, w], c].")
+_op("scatter", ("values_in", "indices", "input"), "values_in with values_out[n, indices[n, w], c] = input[n, w, c].")
+
+# Image
+_op("resize", ("input", "scale", "offset", "border"),
+    "NHWC resize by scale [y_n, y_d, x_n, x_d] with offset [y, x] and border [y, x]; NEAREST or BILINEAR.",
+    attrs={"mode": attr("enum:tosa.resize_mode", "NEAREST or BILINEAR")}, shapes=(1, 2, 3))
+
+# Type conversion
+_op("cast", ("input",), "Converts element types: float to int rounds to nearest even and saturates; "
+    "to i1 is x != 0.")
+_op("rescale", ("input", "multiplier", "shift", "input_zp", "output_zp"),
+    "Integer rescale: ((x - input_zp) * multiplier >> shift) + output_zp, saturated to the output type; "
+    "per channel along the last axis when per_channel.",
+    attrs={"scale32": attr("bool", "multiplier is i32 (true) or i16 (false)"),
+           "rounding_mode": attr("enum:tosa.rounding_mode", "SINGLE_ROUND, INEXACT_ROUND or DOUBLE_ROUND"),
+           "per_channel": attr("bool", "one multiplier/shift per channel of the last axis"),
+           "input_unsigned": attr("bool", "the i8/i16 input holds unsigned values"),
+           "output_unsigned": attr("bool", "the i8/i16 output holds unsigned values")},
+    constants=(1, 2, 3, 4))
+
+# Data nodes
+define("tosa.const", operands=0,
+       attrs={"values": attr("tensor", "the tensor, in the storage dtype of the result element type")},
+       doc="A constant tensor. Operands: none.", verify=_verify_const, traits={"constant"})
+_op("identity", ("input1",), "Returns its input unchanged.", fold=_fold_identity)
+
+# Custom operators
+_op("custom", (0, None), "An implementation-defined operator named by domain and operator name.",
+    results=(0, None),
+    attrs={"operator_name": attr("str", "the operator's name"), "domain_name": attr("str", "its domain"),
+           "implementation_attrs": attr("str", "implementation-defined attributes")})
+
+# Control flow (branches are other graphs of the module, named: the IR has no regions)
+_op("cond_if", (1, None), "Runs then_graph if the i1 condition (first operand) is true, else else_graph, "
+    "on the remaining operands.", results=(0, None),
+    attrs={"then_graph": attr("str", "name of the graph run when true"),
+           "else_graph": attr("str", "name of the graph run when false")}, traits={"control_flow"})
+_op("while_loop", (0, None), "Runs body_graph while cond_graph returns true, threading the operands.",
+    results=(0, None),
+    attrs={"cond_graph": attr("str", "name of the condition graph"), "body_graph": attr("str", "name of the body graph")},
+    traits={"control_flow"})
+
+# Variables
+_op("variable", (), "Declares a persistent variable tensor.", results=0,
+    attrs={"sym_name": attr("str", "the variable's name"), "var_shape": attr("ints", "its shape"),
+           "type": attr("elemtype", "its element type"),
+           "initial_value": attr("tensor", "its initial value", optional=True)}, traits={"variable"})
+_op("variable_write", ("input1",), "Writes a variable.", results=0, attrs={"name": attr("str", "the variable")},
+    traits={"variable"})
+_op("variable_read", (), "Reads a variable.", attrs={"name": attr("str", "the variable")}, traits={"variable"})
+
+# Shapes
+define("tosa.const_shape", operands=0,
+       attrs={"values": attr("tensor", "the shape's values: a 1-D int64 array of `rank` elements")},
+       doc="A constant shape value (!tosa.shape<rank>), the operand form of static shape parameters. Operands: none.",
+       verify=_verify_const_shape, traits={"constant"})
+
+
+def unsupported_for_emission(graphs: Iterable[Graph]) -> list[Unsupported]:
+    """What the emitters cannot write, all of it: ops of other dialects (not lowered), and the TOSA
+    ops that need regions or module-level symbols (control flow, variables)."""
+    items = []
+    for g in graphs:
+        for node in g.nodes():
+            op = g.op(node)
+            if op == INPUT_OP:
+                continue
+            d = op_def(op)
+            where = f"{g.name}: {g.loc(node) or f'%{node}'}"
+            if d is None or d.dialect != "tosa":
+                items.append(Unsupported(op, where, "not lowered to TOSA"))
+            elif d.traits & {"control_flow", "variable"}:
+                items.append(Unsupported(op, where, "control flow and variables are not emitted yet"))
+    return items
