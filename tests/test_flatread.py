@@ -834,3 +834,60 @@ def test_python_builder_understated_table_size():
     bad = FlatBuffer(bytes(buf), load_schema("armnn"), strict_table_size=False)
     with pytest.raises(InvalidInputError, match="outside the table and the buffer"):
         bad.root("LayerBase")["inputSlots"][0]["connection"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=st.sampled_from(["armnn", "mps", "tosa"]), data=st.binary(max_size=400))
+def test_hypothesis_random_bytes(schema, data):
+    """Arbitrary bytes as any of the three formats."""
+    exercise(data, schema, 0)
+
+
+TOSA_MLIR = """
+module {
+  func.func @main(%arg0: tensor<1x8x8x3xf32>) -> tensor<1x8x8x4xf32> {
+    %w = "tosa.const"() <{values = dense<0.5> : tensor<4x3x3x3xf32>}> : () -> tensor<4x3x3x3xf32>
+    %b = "tosa.const"() <{values = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+    %0 = tosa.conv2d %arg0, %w, %b, %zp, %zp {acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x8x8x4xf32>
+    %1 = tosa.clamp %0 {min_val = 0.0 : f32, max_val = 6.0 : f32} : (tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
+    %s = tosa.const_shape {values = dense<[1, 256]> : tensor<2xindex>} : () -> !tosa.shape<2>
+    %2 = tosa.reshape %1, %s : (tensor<1x8x8x4xf32>, !tosa.shape<2>) -> tensor<1x256xf32>
+    %s2 = tosa.const_shape {values = dense<[1, 8, 8, 4]> : tensor<4xindex>} : () -> !tosa.shape<4>
+    %3 = tosa.reshape %2, %s2 : (tensor<1x256xf32>, !tosa.shape<4>) -> tensor<1x8x8x4xf32>
+    return %3 : tensor<1x8x8x4xf32>
+  }
+}
+"""
+
+
+def _tosa_tool(name: str) -> Path | None:
+    import sysconfig
+
+    path = Path(sysconfig.get_paths()["purelib"]) / "bin" / name
+    return path if path.exists() else None
+
+
+@pytest.mark.skipif(_tosa_tool("tosa-opt") is None, reason="tosa-opt (from tosa-tools) is not installed")
+def test_oracle_tosa_file_from_tosa_opt(tmp_path):
+    """A .tosa written by tosa-opt, read by us and by flatc's generated code."""
+    import subprocess
+
+    from nn2tosa.schemas import tosa_generated
+
+    (tmp_path / "g.mlir").write_text(TOSA_MLIR)
+    out = tmp_path / "g.tosa"
+    subprocess.run(
+        [str(_tosa_tool("tosa-opt")), f"--tosa-serialize=tosa-flatbuffer-filename={out}", str(tmp_path / "g.mlir"), "-o", "/dev/null"],
+        check=True,
+        capture_output=True,
+    )
+    fb = FlatBuffer(out.read_bytes(), load_schema("tosa"))
+    assert fb.identifier == "TOSA"
+    verify_buffer(fb)
+    oracle = Oracle(tosa_generated, fb.buf)
+    oracle.table(fb.root(), tosa_generated.TosaGraph.GetRootAs(fb.buf, 0))
+    ops = [op.enum_name("op") for op in fb.root()["regions"][0]["blocks"][0]["operators"]]
+    assert ops.count("CONV2D") == 1 and ops.count("CONST_SHAPE") == 2
+    assert oracle.stats["tables"] > 20
+

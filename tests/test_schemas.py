@@ -401,3 +401,13 @@ def test_generated_modules_import_under_the_package():
         assert mod.__name__ == f"nn2tosa.schemas.{name}_generated"
         root = load_schema(name).root_type
         assert hasattr(getattr(mod, root), "GetRootAs")
+
+
+def test_tosa_schema_is_the_installed_one():
+    """schemas/tosa.fbs (after its provenance line) is the schema the installed tosa-tools wheel ships."""
+    import sysconfig
+
+    installed = Path(sysconfig.get_paths()["purelib"]) / "bin" / "tosa.fbs"
+    if not installed.is_file():
+        pytest.skip("tosa-tools is not installed (it ships site-packages/bin/tosa.fbs)")
+    assert schema_text("tosa").split("\n", 1)[1] == installed.read_text()
