@@ -10,7 +10,7 @@ with ties broken by creation order, so "insert before" is simply "create and wir
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -64,6 +64,13 @@ class Graph:
     inputs: list[int] = field(default_factory=list)
     outputs: list[Output] = field(default_factory=list)
     _next_id: int = 0
+    # Called with a node id whenever that op is created, gains or loses an operand or a use, so a
+    # rewrite driver can revisit exactly what an edit touched (MLIR's rewriter listener). Not copied.
+    listener: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
+
+    def _touched(self, node: int) -> None:
+        if self.listener is not None:
+            self.listener(node)
 
     # ---- building -------------------------------------------------------------------
     def add_op(
@@ -80,6 +87,7 @@ class Graph:
         self.nx.add_node(node, op=op, attrs=dict(attrs or {}), loc=loc, types=list(types))
         for k, v in enumerate(operands):
             self._connect(v, node, k)
+        self._touched(node)
         return node
 
     def add_input(self, type_: Type, name: str, loc: Loc | None = None) -> Value:
@@ -102,6 +110,8 @@ class Graph:
         value = Value(*value)
         self._check_value(value)
         self.nx.add_edge(value.node, node, key=operand, result=value.index)
+        self._touched(value.node)
+        self._touched(node)
 
     # ---- reading --------------------------------------------------------------------
     def __contains__(self, node: int) -> bool:
@@ -185,11 +195,14 @@ class Graph:
         old = [(u, key) for u, _, key in self.nx.in_edges(node, keys=True) if key == k]
         for u, key in old:
             self.nx.remove_edge(u, node, key)
+            self._touched(u)
         self._connect(value, node, k)
 
     def set_operands(self, node: int, values: Iterable[Value]) -> None:
         for u, _, key in list(self.nx.in_edges(node, keys=True)):
             self.nx.remove_edge(u, node, key)
+            self._touched(u)
+        self._touched(node)
         for k, v in enumerate(values):
             self._connect(v, node, k)
 
@@ -203,6 +216,8 @@ class Graph:
         for out in self.outputs:
             if out.value == old:
                 out.value = Value(*new)
+                self._touched(new.node)
+        self._touched(old.node)
 
     def replace_op(self, node: int, new_results: list[Value]) -> None:
         """Redirect every use of `node`'s results to `new_results`, then erase `node`."""
@@ -216,7 +231,10 @@ class Graph:
             raise ValueError(f"cannot erase {self.op(node)} %{node}: its results are still used")
         if node in self.inputs:
             self.inputs.remove(node)
+        producers = {u for u, _ in self.nx.in_edges(node)}
         self.nx.remove_node(node)
+        for u in sorted(producers):
+            self._touched(u)
 
     def copy(self) -> Graph:
         """A structural copy; attribute values (numpy arrays included) are shared, not copied."""
