@@ -26,7 +26,7 @@ declared size inside the buffer), each field inside its table's declared size (o
 buffer, with `strict_table_size=False`: see FlatBuffer), every offset non-zero and
 pointing inside the buffer, each vector's/string's length times element size inside the buffer, strings
 NUL-terminated and UTF-8, union tags known, nesting depth bounded (default 64). Alignment is NOT required:
-real MPS payloads hold unaligned data. Offsets are relative to `base` only for the root; every other
+a flatbuffer may sit at any offset inside a larger file (MPS payloads inside a .pte). Offsets are relative to `base` only for the root; every other
 offset is relative to where it is stored, so positions reported are absolute positions in `buf`.
 """
 from __future__ import annotations
