@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.ir import Graph
+from nn2tosa.ir.graph import INPUT_OP
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer
 
 from .reader import read_graph
 
-__all__ = ["sniff", "read"]
+__all__ = ["sniff", "read", "layer_histogram"]
 
 # SerializedGraph has 4 fields (layers, inputIds, outputIds, featureVersions); leave room for
 # fields later versions may add, but not for any table at all.
@@ -65,3 +66,25 @@ def read(data: memoryview, name: str) -> list[Graph]:
     """The graph of an Arm NN serialized network (`name` is for messages; errors raise
     InvalidInputError / UnsupportedError, which the caller locates at the file)."""
     return [read_graph(data)]
+
+
+def layer_histogram(graph: Graph) -> dict[str, int]:
+    """LayerType name -> count of the file's layers this graph holds (Input and Output included),
+    as Arm NN counts them: Constant ops synthesized for a layer's weights share that layer's
+    location and are not layers of their own."""
+    op_at: dict[str, str] = {}
+    for node in graph.nodes():
+        if graph.op(node) == INPUT_OP:
+            continue
+        loc = graph.loc(node)
+        key = loc.detail if loc is not None else f"%{node}"
+        if op_at.get(key, "armnn.Constant") == "armnn.Constant":  # the owning layer's op wins
+            op_at[key] = graph.op(node)
+    counts: dict[str, int] = {}
+    for op in op_at.values():
+        name = op.split(".", 1)[1]
+        counts[name] = counts.get(name, 0) + 1
+    for name, n in (("Input", len(graph.inputs)), ("Output", len(graph.outputs))):
+        if n:
+            counts[name] = n
+    return dict(sorted(counts.items()))
