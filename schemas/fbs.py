@@ -246,7 +246,7 @@ class Schema:
     includes: list[str] = field(default_factory=list)
 
     def kind_of(self, name: str) -> str | None:
-        """"enum", "union", "struct", "table" or None for a declared type name."""
+        """The kind of declared type `name`: "enum", "union", "struct", "table", or None."""
         for kind, table in (("enum", self.enums), ("union", self.unions), ("struct", self.structs), ("table", self.tables)):
             if name in table:
                 return kind

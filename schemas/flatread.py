@@ -252,7 +252,9 @@ class Table:
         if vtsize < 4 or vtsize & 1 or vt + vtsize > end:
             self._fail(f"vtable at 0x{vt:x} has a bad size {vtsize}", vt)
         if tsize < 4 or pos + tsize > end:
-            self._fail(f"table size {tsize} runs past the end of the buffer", vt + 2)
+            if tsize < 4 or fb.strict_table_size:
+                self._fail(f"table size {tsize} runs past the end of the buffer", vt + 2)
+            tsize = end - pos  # a shared vtable may overstate it too; fields are checked against the buffer
         self._vt = vt
         self._vtsize = vtsize
         self._tsize = tsize

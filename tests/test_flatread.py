@@ -891,3 +891,15 @@ def test_oracle_tosa_file_from_tosa_opt(tmp_path):
     assert ops.count("CONV2D") == 1 and ops.count("CONST_SHAPE") == 2
     assert oracle.stats["tables"] > 20
 
+
+
+def test_lenient_table_size_overstated():
+    """With strict_table_size=False a declared size past the end of the buffer is not trusted either."""
+    data = bytearray(chain(2))
+    root = FlatBuffer(bytes(data), NODE).root()
+    struct.pack_into("<H", data, root._vt + 2, 0xFFFF)
+    with pytest.raises(InvalidInputError, match="table size 65535"):
+        FlatBuffer(bytes(data), NODE).root()
+    lenient = FlatBuffer(bytes(data), NODE, strict_table_size=False)
+    verify_buffer(lenient)
+    assert lenient.root()["next"]["name"] == "n0"
