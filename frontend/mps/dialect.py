@@ -13,8 +13,11 @@ becomes the op `mps.<Name>`. Its table's fields split three ways by name:
 
 Absent value ids (-1) leave their operand or result out. Ops whose table has two or more operand fields
 carry `operandSegmentSizes` (MLIR's convention): one entry per operand field in schema order, 0 when
-absent, 1 when present, n for a list of n. Ops with two or more result fields carry `resultSegmentSizes`
-the same way (in result order). `node_operands` / `node_results` give them back by field name.
+absent, 1 when present, n for a list with n present ids. Ops with two or more result fields carry
+`resultSegmentSizes` the same way (in result order). In a list field a -1 entry is positional (IndexTensor's
+`indices_id = [-1, 7]` is `x[:, idx]`): the list's positions that were -1 are the attribute
+`absent_<field>` (e.g. `absent_indices_id = [0]`), present only when there are some.
+`node_operands` / `node_results` give all of it back by field name, with None where an id was absent.
 
 The node's `min_max` (only clamp uses it) becomes attributes `min_value` and `max_value` on mps.Clamp,
 and `min_max = [min, max]` on any other op that has one.
@@ -34,6 +37,11 @@ NODE_UNION = SCHEMA.unions["MPSNodeUnion"]
 
 OPERAND_SEGMENTS = "operandSegmentSizes"
 RESULT_SEGMENTS = "resultSegmentSizes"
+
+
+def absent_attr(field_name: str) -> str:
+    """The attribute listing the positions of a list field that held -1."""
+    return f"absent_{field_name}"
 
 # Value-id fields a member's table declares but the backend never writes for that member (its Python
 # class lacks them) and the runtime never reads. Flatbuffers reads an unwritten int as 0, which would
@@ -169,6 +177,9 @@ def _define(layout: NodeLayout) -> None:
         attrs[OPERAND_SEGMENTS] = attr("i32s", "operands per field: " + ", ".join(f.name for f in layout.operands))
     if layout.has_result_segments:
         attrs[RESULT_SEGMENTS] = attr("i32s", "results per field: " + ", ".join(f.name for f in layout.results))
+    for f in layout.operands + layout.results:
+        if f.variadic:
+            attrs[absent_attr(f.name)] = attr("i32s", f"positions of {f.name} that held -1", optional=True)
     alias = "" if layout.table == layout.member else f" (table {layout.table})"
     define(
         layout.op,
@@ -209,27 +220,36 @@ define(
 
 
 # ------------------------------------------------------------------------------------------- accessors
-def _by_field(fields: tuple[IdField, ...], values: list[Value], sizes: list[int] | None) -> dict[str, object]:
+def _by_field(fields: tuple[IdField, ...], values: list[Value], sizes: list[int] | None,
+              attrs: dict[str, object]) -> dict[str, object]:
     if sizes is None:  # a single field: it holds everything there is
         sizes = [len(values)] if fields else []
     out: dict[str, object] = {}
     pos = 0
     for f, n in zip(fields, sizes):
-        chunk = values[pos: pos + n]
+        chunk: list[Value | None] = list(values[pos: pos + n])
         pos += n
-        out[f.name] = chunk if f.variadic else (chunk[0] if chunk else None)
+        if f.variadic:
+            for k in sorted(attrs.get(absent_attr(f.name), [])):  # type: ignore[union-attr]
+                chunk.insert(k, None)
+            out[f.name] = chunk
+        else:
+            out[f.name] = chunk[0] if chunk else None
     return out
 
 
-def node_operands(graph: Graph, node: int) -> dict[str, Value | list[Value] | None]:
-    """Operands of an mps node op by schema field name (None for an absent id, a list for a list field)."""
+def node_operands(graph: Graph, node: int) -> dict[str, Value | list[Value | None] | None]:
+    """Operands of an mps node op by schema field name: None for an absent id, a list (with None where
+    the file had -1) for a list field."""
     layout = LAYOUT_BY_OP[graph.op(node)]
-    sizes = graph.attrs(node).get(OPERAND_SEGMENTS) if layout.has_operand_segments else None
-    return _by_field(layout.operands, graph.operands(node), sizes)  # type: ignore[return-value]
+    attrs = graph.attrs(node)
+    sizes = attrs.get(OPERAND_SEGMENTS) if layout.has_operand_segments else None
+    return _by_field(layout.operands, graph.operands(node), sizes, attrs)  # type: ignore[return-value]
 
 
-def node_results(graph: Graph, node: int) -> dict[str, Value | list[Value] | None]:
-    """Results of an mps node op by schema field name (None for an absent id, a list for a list field)."""
+def node_results(graph: Graph, node: int) -> dict[str, Value | list[Value | None] | None]:
+    """Results of an mps node op by schema field name, the way `node_operands` gives operands."""
     layout = LAYOUT_BY_OP[graph.op(node)]
-    sizes = graph.attrs(node).get(RESULT_SEGMENTS) if layout.has_result_segments else None
-    return _by_field(layout.results, graph.results(node), sizes)  # type: ignore[return-value]
+    attrs = graph.attrs(node)
+    sizes = attrs.get(RESULT_SEGMENTS) if layout.has_result_segments else None
+    return _by_field(layout.results, graph.results(node), sizes, attrs)  # type: ignore[return-value]

@@ -26,7 +26,7 @@ from nn2tosa.schemas.flatread import FlatBuffer, Table
 from nn2tosa.schemas.verify import verify_buffer
 
 from . import constants, dtypes
-from .dialect import LAYOUTS, NODE_UNION, OPERAND_SEGMENTS, RESULT_SEGMENTS, IdField, NodeLayout
+from .dialect import LAYOUTS, NODE_UNION, OPERAND_SEGMENTS, RESULT_SEGMENTS, IdField, NodeLayout, absent_attr
 from .payload import Payload, parse
 
 ABSENT = -1
@@ -141,8 +141,12 @@ class _Reader:
         if table is None:
             raise InvalidInputError("the node has a type but no table", where=where)
         layout = LAYOUTS[member.name]
-        ids = {f.name: self._ids(table, f, where) for f in layout.operands + layout.results}
-        attrs = {name: table.get(name) for name in layout.attrs}
+        attrs: dict[str, Any] = {name: table.get(name) for name in layout.attrs}
+        ids = {}
+        for f in layout.operands + layout.results:
+            ids[f.name], absent = self._ids(table, f, where)
+            if absent and f.variadic:
+                attrs[absent_attr(f.name)] = absent
         for name, value in list(attrs.items()):
             if value is None:
                 if layout.attrs[name] == "str":
@@ -164,13 +168,14 @@ class _Reader:
             attrs[RESULT_SEGMENTS] = [len(ids[f.name]) for f in layout.results]
         return _Node(index, layout, where, attrs, ids)
 
-    def _ids(self, table: Table, f: IdField, where: str) -> list[int]:
+    def _ids(self, table: Table, f: IdField, where: str) -> tuple[list[int], list[int]]:
+        """(the ids field `f` holds, the positions in it that held -1)."""
         raw = table.get(f.name)
         ids = ([] if raw is None else [int(i) for i in raw]) if f.variadic else [raw]
         present = [i for i in ids if i != ABSENT]
         for i in present:
-            self._check_id(i, where, f"{f.name}")
-        return present
+            self._check_id(i, where, f.name)
+        return present, [k for k, i in enumerate(ids) if i == ABSENT]
 
     # ---------------------------------------------------------------- dtype numbering
     def _detect_numbering(self) -> str:
