@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from .flatread import (
     _STRING,
-    _STRUCT,
     _TABLE,
     _UNION,
     _VEC_BOOL,
