@@ -20,8 +20,10 @@ the file holds (`detect_numbering`):
      int32 or int64;
   4. a number outside a numbering's range contradicts it; an MPSDequantizePerChannelGroup node
      contradicts the legacy numbering (writers of that era had no int4 support).
-  The numbering contradicted by fewer facts wins; a tie (typically a float-only graph, where both
-  numberings agree) means "current".
+  The numbering contradicted by fewer facts wins. A tie (no fact tells them apart: a float-only graph,
+  where both agree, or say an int32-only graph without constants) goes by the container: a bare
+  flatbuffer is legacy (writers already wrote the 24-byte header and constant segment before the
+  renumbering, so a file without them is older), a payload with the header is current.
 """
 from __future__ import annotations
 
@@ -107,7 +109,8 @@ def contradictions(numbering: str, facts: Iterable[DTypeFact]) -> list[DTypeFact
     return [f for f in facts if ELEMENT_TYPES.get(names.get(f.raw, ""), None) not in f.allowed]
 
 
-def detect_numbering(facts: list[DTypeFact], raw_values: Iterable[int], legacy_impossible: bool) -> str:
+def detect_numbering(facts: list[DTypeFact], raw_values: Iterable[int], legacy_impossible: bool,
+                     has_header: bool) -> str:
     """CURRENT or LEGACY for a file with these facts and raw dtype numbers (rule in the module docstring)."""
     raw = set(raw_values)
     bad = {n: len(contradictions(n, facts)) for n in NUMBERINGS}
@@ -115,4 +118,6 @@ def detect_numbering(facts: list[DTypeFact], raw_values: Iterable[int], legacy_i
         bad[n] += sum(1 for r in raw if r not in names)
     if legacy_impossible:
         bad[LEGACY] += 1
+    if bad[LEGACY] == bad[CURRENT]:
+        return CURRENT if has_header else LEGACY
     return LEGACY if bad[LEGACY] < bad[CURRENT] else CURRENT

@@ -84,8 +84,18 @@ def read_graph(data: memoryview, name: str = "main") -> Graph:
     payload = parse(data)
     schema = load_schema("mps") if payload.has_header else _bare_schema()
     fb = FlatBuffer(payload.data, schema, payload.flatbuffer_start, end=payload.flatbuffer_end)
+    root = fb.root()
+    _check_node_types(root)  # before the verifier, which would name an unknown type by offset only
     verify_buffer(fb)
-    return _Reader(payload, fb.root()).build(name)
+    return _Reader(payload, root).build(name)
+
+
+def _check_node_types(root: Table) -> None:
+    for index, node in enumerate(root.get("mps_nodes") or []):
+        tag = node.get("mpsnode_union_type")
+        if tag not in NODE_UNION.by_value:
+            known = f"1..{len(NODE_UNION.members)}"
+            raise InvalidInputError(f"unknown node type {tag} (MPSNodeUnion has {known})", where=f"node {index}")
 
 
 class _Reader:
@@ -131,11 +141,7 @@ class _Reader:
         return out
 
     def _decode_node(self, index: int, node: Table) -> _Node:
-        tag = node.get("mpsnode_union_type")
-        member = NODE_UNION.by_value.get(tag)
-        if member is None:
-            known = f"1..{len(NODE_UNION.members)}"
-            raise InvalidInputError(f"unknown node type {tag} (MPSNodeUnion has {known})", where=f"node {index}")
+        member = NODE_UNION.by_value[node.get("mpsnode_union_type")]  # checked by _check_node_types
         where = f"node {index} ({member.name})"
         table = node.get("mpsnode_union")
         if table is None:
@@ -194,7 +200,7 @@ class _Reader:
             if index_field is not None:
                 facts += [dtypes.DTypeFact(self.values.raw_dtype[v], _INDEX_TYPES, n.where) for v in n.ids[index_field]]
         legacy_impossible = any(n.layout.member == "MPSDequantizePerChannelGroup" for n in self.nodes)
-        return dtypes.detect_numbering(facts, self.values.raw_dtype, legacy_impossible)
+        return dtypes.detect_numbering(facts, self.values.raw_dtype, legacy_impossible, self.payload.has_header)
 
     # ---------------------------------------------------------------- types and constants
     def _dtype_name(self, raw: int, where: str) -> str:
