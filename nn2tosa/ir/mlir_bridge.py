@@ -48,6 +48,16 @@ _ARRAY_CLASS = {
 }
 
 
+def _nested(items: list[str], shape: tuple[int, ...]) -> str:
+    """MLIR's nested-list literal of row-major `items` with `shape` (a rank-0 value is bare)."""
+    if not shape:
+        return items[0]
+    if len(shape) == 1:
+        return "[" + ", ".join(items) + "]"
+    step = len(items) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nested(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
+
+
 class _Builder:
     """Converts one graph's values into MLIR objects of one context, caching types."""
 
@@ -95,10 +105,7 @@ class _Builder:
             items = ", ".join(f"0x{v:04X}" for v in flat)
         else:
             items = ", ".join(str(int(v)) for v in flat)
-        body = f"[{items}]" if array.ndim else items
-        if array.ndim and array.size == 0:
-            body = "[]"
-        return ir.Attribute.parse(f"dense<{body}> : {mlir_type}")
+        return ir.Attribute.parse(f"dense<{_nested(items.split(', ') if flat else [], array.shape)}> : {mlir_type}")
 
     def attr(self, value: Any, spec: AttrSpec | None, graph: Graph, node: int) -> ir.Attribute:
         kind = spec.kind if spec else "any"
