@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.ir import AttrSpec, attr
 from nn2tosa.schemas import Schema
@@ -78,7 +80,11 @@ def _default(schema: Schema, f: FieldDef) -> Any:
         return name if name is not None else int(f.default or 0)
     if t.kind == "scalar":
         value = f.default if f.default is not None else 0
-        return bool(value) if t.scalar == "bool" else (float(value) if SCALARS[t.scalar].kind == "float" else int(value))
+        if t.scalar == "bool":
+            return bool(value)
+        if t.scalar == "float":  # what a reader of the 32-bit field gets (1e-12 is not a float32)
+            return float(np.float32(value))
+        return float(value) if SCALARS[t.scalar].kind == "float" else int(value)
     if t.kind == "string":
         return ""
     if t.kind == "table":
