@@ -29,7 +29,7 @@ import flatbuffers
 import numpy as np
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
-from nn2tosa.dialects.tosa import unsupported_for_emission
+from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
 from nn2tosa.fileio import write_atomic
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, ops_of
 from nn2tosa.schemas import tosa_generated as fb
@@ -110,8 +110,10 @@ def _scalar_bytes(value: float | int, element_type: str) -> np.ndarray:
 Converter = Callable[[flatbuffers.Builder, Any, str], int]
 
 
-def _enum(enum_class: type) -> Converter:
-    return lambda builder, value, input_type: getattr(enum_class, value)
+def _enum(enum_class: type, renamed: dict[str, str] | None = None) -> Converter:
+    """An MLIR enum value name -> the schema's enum value (`renamed` where the spellings differ)."""
+    renamed = renamed or {}
+    return lambda builder, value, input_type: getattr(enum_class, renamed.get(value, value))
 
 
 CONVERTERS: dict[str, Converter] = {
@@ -124,7 +126,7 @@ CONVERTERS: dict[str, Converter] = {
     "scalar_like:0": lambda builder, value, input_type: _bytes_vector(builder, _scalar_bytes(value, input_type)),
     "enum:tosa.nan_mode": _enum(fb.NanPropagationMode),
     "enum:tosa.rounding_mode": _enum(fb.RoundingMode),
-    "enum:tosa.resize_mode": _enum(fb.ResizeMode),
+    "enum:tosa.resize_mode": _enum(fb.ResizeMode, {"NEAREST_NEIGHBOR": "NEAREST"}),
 }
 # What the flatbuffer must say when the IR leaves an optional attribute out (the schema's own
 # default, UNKNOWN, is not what MLIR's default means).
@@ -250,6 +252,7 @@ def _constant_bytes(graph: Graph, node: int) -> int:
 def build_flatbuffer(graph: Graph) -> memoryview:
     """The TOSA 1.0 flatbuffer of one TOSA-level graph, as a view of the finished buffer."""
     _check(graph)
+    graph = with_distinct_outputs(graph)
     order = [n for n in graph.topological() if graph.op(n) != INPUT_OP]
     names = _Names()
     value_names: dict[Value, str] = {}
@@ -258,17 +261,10 @@ def build_flatbuffer(graph: Graph) -> memoryview:
         name = names.claim(graph.input_name(node))
         value_names[Value(node, 0)] = name
         input_names.append(name)
-    # An output takes over the name of the tensor it reads, unless that tensor already has a
-    # name (a graph input, or an earlier output): then an IDENTITY op makes the named copy.
-    output_names: list[str] = []
-    copies: list[tuple[Value, str]] = []
-    for out in graph.outputs:
-        name = names.claim(out.name)
-        output_names.append(name)
-        if out.value in value_names:
-            copies.append((out.value, name))
-        else:
-            value_names[out.value] = name
+    output_names = []
+    for out in graph.outputs:  # distinct values (with_distinct_outputs), each takes the output's name
+        value_names[out.value] = names.claim(out.name)
+        output_names.append(value_names[out.value])
 
     tensors: list[tuple[str, TensorType, np.ndarray | None]] = [
         (value_names[Value(n, 0)], graph.types(n)[0], None) for n in graph.inputs]
@@ -294,11 +290,6 @@ def build_flatbuffer(graph: Graph) -> memoryview:
         loc = graph.loc(node)
         operators.append(_Operator(OP_TABLE[op], attrs, input_type, [value_names[v] for v in operands], outputs,
                                    str(loc) if loc else None))
-    identity = OP_TABLE["tosa.identity"]
-    for value, name in copies:
-        tensors.append((name, graph.type_of(value), None))
-        operators.append(_Operator(identity, {}, graph.type_of(value).dtype, [value_names[value]], [name], None))
-
     # one allocation big enough for everything: constants plus a generous allowance per table
     size = sum(_constant_bytes(graph, n) for n in order) + 512 * (len(tensors) + len(operators) + len(shapes)) + 4096
     if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:

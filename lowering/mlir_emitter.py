@@ -27,7 +27,7 @@ from typing import Any
 from mlir import ir
 
 from nn2tosa.diagnostics import Nn2TosaError, UnsupportedError
-from nn2tosa.dialects.tosa import unsupported_for_emission
+from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
 from nn2tosa.fileio import write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, NAME_ATTR, RESOURCE_THRESHOLD, new_context, to_module
@@ -64,6 +64,7 @@ def to_mlir(
     items = unsupported_for_emission(graphs)
     if items:
         raise UnsupportedError(items)
+    graphs = [with_distinct_outputs(g) for g in graphs]
     target = target or required_target(graphs)
     ctx = context or new_context()
     module = to_module(graphs, ctx, resource_threshold=resource_threshold)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.diagnostics import Unsupported
-from nn2tosa.ir import INPUT_OP, Dialect, Graph, ShapeType, TensorType, Type, attr, define, op_def, register_dialect
+from nn2tosa.ir import INPUT_OP, Dialect, Graph, ShapeType, TensorType, Type, Value, attr, define, op_def, register_dialect
 from nn2tosa.ir.registry import AttrSpec
 
 register_dialect(Dialect("tosa", "TOSA 1.0 operators", constant_op="tosa.const", constant_attr="values"))
@@ -268,8 +268,8 @@ _op("scatter", ("values_in", "indices", "input"), "values_in with values_out[n, 
 
 # Image
 _op("resize", ("input", "scale", "offset", "border"),
-    "NHWC resize by scale [y_n, y_d, x_n, x_d] with offset [y, x] and border [y, x]; NEAREST or BILINEAR.",
-    attrs={"mode": attr("enum:tosa.resize_mode", "NEAREST or BILINEAR")}, shapes=(1, 2, 3))
+    "NHWC resize by scale [y_n, y_d, x_n, x_d] with offset [y, x] and border [y, x]; nearest or bilinear.",
+    attrs={"mode": attr("enum:tosa.resize_mode", "NEAREST_NEIGHBOR or BILINEAR (MLIR's names)")}, shapes=(1, 2, 3))
 
 # Type conversion
 _op("cast", ("input",), "Converts element types: float to int rounds to nearest even and saturates; "
@@ -338,3 +338,24 @@ def unsupported_for_emission(graphs: Iterable[Graph]) -> list[Unsupported]:
             elif d.traits & {"control_flow", "variable"}:
                 items.append(Unsupported(op, where, "control flow and variables are not emitted yet"))
     return items
+
+
+def with_distinct_outputs(graph: Graph) -> Graph:
+    """`graph`, or a copy of it in which every output has a tensor of its own: an output that
+    returns a graph input or a value an earlier output returns reads a new tosa.identity of it.
+    Both emitters write this form, so every input and output name reaches the .tosa (tosa-opt
+    would otherwise name such an output after the input, or repeat the earlier output's name)."""
+    seen = set(graph.input_values())
+    needs_copy = []
+    for i, out in enumerate(graph.outputs):
+        if out.value in seen:
+            needs_copy.append(i)
+        seen.add(out.value)
+    if not needs_copy:
+        return graph
+    g = graph.copy()
+    for i in needs_copy:
+        out = g.outputs[i]
+        node = g.add_op("tosa.identity", [out.value], [g.type_of(out.value)], {})
+        out.value = Value(node, 0)
+    return g
