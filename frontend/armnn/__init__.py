@@ -48,18 +48,30 @@ _MAX_ROOT_FIELDS = 8
 
 
 def sniff(data: memoryview) -> bool:
-    """True when `data` is shaped like an Arm NN SerializedGraph: a root table whose first field is
-    a vector of layer tables that fits in the buffer. Arm NN writes no file identifier, so this is
-    structure only (an "ARMN" identifier is accepted but not needed); it reads a few bytes at the
-    start, so corruption further on is reported by `read`, naming the layer."""
+    """True when `data` is shaped like an Arm NN SerializedGraph: a root table with at most a few
+    fields, the first of them (`layers`) present. Arm NN writes no file identifier, so this is
+    structure only (an "ARMN" identifier is accepted but not needed). A flatbuffer cut short
+    before its root table's vtable is claimed too, so that `read` reports the truncation."""
     try:
         root = FlatBuffer(data, load_schema("armnn")).root()  # checks the root table and its vtable
-        vtable = root.offset - int.from_bytes(data[root.offset : root.offset + 4], "little", signed=True)
-        if int.from_bytes(data[vtable : vtable + 2], "little") > 4 + 2 * _MAX_ROOT_FIELDS:
-            return False
-        return root.vector_span("layers") is not None
     except InvalidInputError:
+        return _cut_before_root_vtable(data)
+    vtable = root.offset - _int32(data, root.offset)
+    return int.from_bytes(data[vtable : vtable + 2], "little") <= 4 + 2 * _MAX_ROOT_FIELDS and root.has("layers")
+
+
+def _int32(data: memoryview, at: int) -> int:
+    return int.from_bytes(data[at : at + 4], "little", signed=True)
+
+
+def _cut_before_root_vtable(data: memoryview) -> bool:
+    """A 4-aligned root offset inside the data whose table's vtable would lie past its end."""
+    if len(data) < 8:
         return False
+    root = _int32(data, 0)
+    if root % 4 or not 4 <= root <= len(data) - 4:
+        return False
+    return root - _int32(data, root) + 4 > len(data)
 
 
 def read(data: memoryview, name: str) -> list[Graph]:

@@ -281,9 +281,10 @@ class _Reader:
         slots = layer.kind.input_slots
         data_slots = slots if isinstance(slots, int) else slots[1]
         if layer.constants and data_slots is not None and len(layer.inputs) > data_slots:
+            held = [name for name in layer.kind.constants if layer.table.get(name) is not None]
             raise InvalidInputError(
-                f"the layer has its {', '.join(layer.kind.constants)} in its table and also "
-                f"{len(layer.inputs)} connected input slots: which to use is ambiguous"
+                f"the layer holds {', '.join(held)} in its table and has {len(layer.inputs)} connected input "
+                "slots as well: which to use is ambiguous"
             )
         operands = [self._source(layer, i) for i in range(len(layer.inputs))] + layer.constants
         self.graph.set_operands(layer.node, operands)
