@@ -20,6 +20,7 @@ graph always gives the same bytes.
 """
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -68,20 +69,50 @@ def _padded(n: int) -> int:
     return -(-n // DATA_ALIGNMENT) * DATA_ALIGNMENT
 
 
-def _bytes_vector(builder: flatbuffers.Builder, raw: np.ndarray) -> int:
-    """A [ubyte] vector of `raw` (1-D uint8), 8-byte aligned and zero-padded to a multiple of 8,
-    written with ONE slice copy into the builder's buffer (never element by element)."""
-    n = raw.size
-    padded = _padded(n)
-    builder.StartVector(1, padded, DATA_ALIGNMENT)
-    builder.head = builder.head - padded
-    start = builder.head
-    builder.Bytes[start:start + n] = memoryview(raw)
-    builder.Bytes[start + n:start + padded] = bytes(padded - n)
-    return builder.EndVector()
+class _Builder(flatbuffers.Builder):
+    """A flatbuffers Builder whose buffer is an anonymous mmap of the final size, allocated once:
+    no zero-filling pass, and pages never written cost no memory. With `defer_data`, large tensor
+    data is not copied into the buffer at all: its place is reserved and `write_to` splices the
+    numpy bytes in while writing the file (one copy, the kernel's)."""
+
+    DEFER_BYTES = 1 << 16
+
+    def __init__(self, size: int, defer_data: bool):
+        super().__init__(0)
+        self.Bytes = mmap.mmap(-1, max(size, 1))  # type: ignore[assignment]
+        self.head = len(self.Bytes)
+        self.deferred: list[tuple[int, np.ndarray]] | None = [] if defer_data else None
+
+    def data_vector(self, raw: np.ndarray) -> int:
+        """A [ubyte] vector of `raw` (1-D uint8), 8-byte aligned and zero-padded to a multiple of 8,
+        copied with ONE slice assignment (never element by element), or deferred to `write_to`."""
+        n = raw.size
+        padded = _padded(n)
+        self.StartVector(1, padded, DATA_ALIGNMENT)
+        self.head = self.head - padded
+        start = self.head
+        if self.deferred is not None and n >= self.DEFER_BYTES:
+            self.deferred.append((len(self.Bytes) - start, raw))  # distance from the end survives growth
+        else:
+            self.Bytes[start:start + n] = memoryview(raw)
+        self.Bytes[start + n:start + padded] = bytes(padded - n)
+        return self.EndVector()
+
+    def finished_view(self) -> memoryview:
+        assert not self.deferred, "data was deferred: use write_to"
+        return memoryview(self.Bytes)[self.Head():]
+
+    def write_to(self, f: Any) -> None:
+        view = memoryview(self.Bytes)
+        pos = self.Head()
+        for start, raw in sorted((len(self.Bytes) - rel, raw) for rel, raw in self.deferred or []):
+            f.write(view[pos:start])
+            f.write(memoryview(raw))
+            pos = start + raw.size
+        f.write(view[pos:])
 
 
-def _int32_vector(builder: flatbuffers.Builder, values: Iterable[int]) -> int:
+def _int32_vector(builder: _Builder, values: Iterable[int]) -> int:
     return builder.CreateNumpyVector(np.asarray(list(values), dtype="<i4"))
 
 
@@ -107,7 +138,7 @@ def _scalar_bytes(value: float | int, element_type: str) -> np.ndarray:
 # ------------------------------------------------------------------------------ the op table
 # A converter turns one attribute value into what the generated Add<Field> function takes (a
 # scalar, or the offset of a vector/string created before the table starts).
-Converter = Callable[[flatbuffers.Builder, Any, str], int]
+Converter = Callable[["_Builder", Any, str], int]
 
 
 def _enum(enum_class: type, renamed: dict[str, str] | None = None) -> Converter:
@@ -123,7 +154,7 @@ CONVERTERS: dict[str, Converter] = {
     "bool": lambda builder, value, input_type: bool(value),
     "str": lambda builder, value, input_type: builder.CreateString(value),
     "elemtype": lambda builder, value, input_type: DTYPES[value],
-    "scalar_like:0": lambda builder, value, input_type: _bytes_vector(builder, _scalar_bytes(value, input_type)),
+    "scalar_like:0": lambda builder, value, input_type: builder.data_vector(_scalar_bytes(value, input_type)),
     "enum:tosa.nan_mode": _enum(fb.NanPropagationMode),
     "enum:tosa.rounding_mode": _enum(fb.RoundingMode),
     "enum:tosa.resize_mode": _enum(fb.ResizeMode, {"NEAREST_NEIGHBOR": "NEAREST"}),
@@ -133,8 +164,8 @@ CONVERTERS: dict[str, Converter] = {
 OPTIONAL_DEFAULTS = {"nan_mode": "PROPAGATE"}
 # Attributes whose schema field has another type than the MLIR attribute.
 FIELD_CONVERTERS: dict[tuple[str, str], Converter] = {
-    ("custom", "implementation_attrs"): lambda builder, value, input_type: _bytes_vector(
-        builder, np.frombuffer(value.encode(), dtype=np.uint8)),
+    ("custom", "implementation_attrs"): lambda builder, value, input_type: builder.data_vector(
+        np.frombuffer(value.encode(), dtype=np.uint8)),
 }
 
 
@@ -142,7 +173,7 @@ FIELD_CONVERTERS: dict[tuple[str, str], Converter] = {
 class Field:
     name: str  # the attribute's name, in the IR and in the schema
     convert: Converter
-    add: Callable[[flatbuffers.Builder, Any], None]  # the generated <Table>Add<Field>
+    add: Callable[["_Builder", Any], None]  # the generated <Table>Add<Field>
 
 
 @dataclass(frozen=True)
@@ -152,7 +183,7 @@ class OpEntry:
     table: str  # its table name, e.g. "Conv2dAttribute"
     fields: tuple[Field, ...]
 
-    def build_attribute(self, builder: flatbuffers.Builder, attrs: dict[str, Any], input_type: str) -> int:
+    def build_attribute(self, builder: _Builder, attrs: dict[str, Any], input_type: str) -> int:
         values = []
         for f in self.fields:  # vectors and strings first: a table cannot be open while they are built
             value = attrs.get(f.name, OPTIONAL_DEFAULTS.get(f.name))
@@ -251,6 +282,16 @@ def _constant_bytes(graph: Graph, node: int) -> int:
 
 def build_flatbuffer(graph: Graph) -> memoryview:
     """The TOSA 1.0 flatbuffer of one TOSA-level graph, as a view of the finished buffer."""
+    return _build(graph, defer_data=False).finished_view()
+
+
+def write_flatbuffer(graph: Graph, path: str | os.PathLike) -> None:
+    """Write the graph's TOSA 1.0 flatbuffer to `path` atomically ("-" is stdout). Large tensor
+    data goes from its numpy array straight to the file."""
+    write_atomic(path, _build(graph, defer_data=True).write_to)
+
+
+def _build(graph: Graph, defer_data: bool) -> _Builder:
     _check(graph)
     graph = with_distinct_outputs(graph)
     order = [n for n in graph.topological() if graph.op(n) != INPUT_OP]
@@ -295,12 +336,12 @@ def build_flatbuffer(graph: Graph) -> memoryview:
     if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
         raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: TOSA flatbuffers over "
                                             "2 GB need external tensor data, which is not written yet")])
-    builder = flatbuffers.Builder(size)
+    builder = _Builder(size, defer_data)
     _write_graph(builder, tensors, shapes, operators, input_names, output_names)
-    return memoryview(builder.Bytes)[builder.Head():]
+    return builder
 
 
-def _vector_of_offsets(builder: flatbuffers.Builder, offsets: list[int]) -> int:
+def _vector_of_offsets(builder: _Builder, offsets: list[int]) -> int:
     builder.StartVector(4, len(offsets), 4)
     for off in reversed(offsets):
         builder.PrependUOffsetTRelative(off)
@@ -308,7 +349,7 @@ def _vector_of_offsets(builder: flatbuffers.Builder, offsets: list[int]) -> int:
 
 
 def _write_graph(
-    builder: flatbuffers.Builder,
+    builder: _Builder,
     tensors: list[tuple[str, TensorType, np.ndarray | None]],
     shapes: list[tuple[str, int, np.ndarray]],
     operators: list[_Operator],
@@ -324,7 +365,7 @@ def _write_graph(
 
     tensor_offsets = []
     for name, t, data in tensors:
-        data_offset = _bytes_vector(builder, data) if data is not None else None
+        data_offset = builder.data_vector(data) if data is not None else None
         shape_offset = _int32_vector(builder, t.shape)
         name_offset = string(name)
         fb.TosaTensorStart(builder)
@@ -337,7 +378,7 @@ def _write_graph(
 
     shape_offsets = []
     for name, rank, values in shapes:
-        data_offset = _bytes_vector(builder, values.view(np.uint8))
+        data_offset = builder.data_vector(values.view(np.uint8))
         name_offset = string(name)
         fb.TosaShapeStart(builder)
         fb.TosaShapeAddName(builder, name_offset)
@@ -399,11 +440,6 @@ def _write_graph(
     fb.TosaGraphAddRegions(builder, regions_vec)
     root = fb.TosaGraphEnd(builder)
     builder.Finish(root, file_identifier=b"TOSA")
-
-
-def write_flatbuffer(graph: Graph, path: str | os.PathLike) -> None:
-    """Write the graph's TOSA 1.0 flatbuffer to `path` atomically ("-" is stdout)."""
-    write_atomic(path, build_flatbuffer(graph))
 
 
 __all__ = ["build_flatbuffer", "write_flatbuffer", "OP_TABLE", "DTYPES", "VERSION"]
