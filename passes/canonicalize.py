@@ -1,0 +1,391 @@
+"""The `canonicalize` pass: simplify `nn` graphs before lowering.
+
+canonicalize = layout (sink and cancel transposes) -> the greedy driver with CANONICAL (below) and
+registry folders -> cse -> dce (the driver runs once more when CSE merged something).
+
+The patterns, each a small function registered for the ops it matches:
+- remove-noop: an op that returns its operand unchanged (identity, reshape/cast/broadcast_to to
+  the same type, identity transpose, zero pad, full slice, unit tile, one-operand concat,
+  one-piece split, reverse or reduction over unit dims, unbounded clamp, 1x1 stride-1 pooling,
+  same-size nearest resize). The result type must equal the operand type exactly.
+- reshape chains, transpose chains (a pair that cancels disappears), slice of slice, concat of
+  concat along the same axis; double negation / logical or bitwise not.
+- neutral operands: x*1, x/1, x-(+0.0), x+(-0.0) (and integer 0) are x; x+(+0.0) is not (it turns
+  -0.0 into +0.0), so it stays.
+- batch_norm after conv2d / depthwise_conv2d / conv3d / transpose_conv2d / fully_connected (float,
+  constant weights and statistics, the conv read by nothing else) folds into weights and bias,
+  computed in float64 and rounded once to the weights' type; a bias is created if absent.
+  A batch norm that cannot fold (no such producer) but has constant statistics becomes
+  x * scale + shift with both precomputed the same way; otherwise it stays.
+- mul / add / sub of a per-output-channel constant after such a conv folds into its weights/bias.
+- activations as clamp: relu -> clamp(0, inf); maximum/minimum with a constant of one value ->
+  clamp; clamp(clamp) -> one clamp when the ranges overlap (so min(max(x, 0), 6) becomes
+  clamp(0, 6)). Bounds are real values, so quantized ops keep their real bounds.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nn2tosa.ir import Graph, TensorType, Value
+
+from .cse import eliminate_common_subexpressions
+from .dce import dce
+from .layout import LayoutStats, compose, is_identity, sink_transposes
+from .manager import register_pass
+from .rewrite import (PatternSet, RewriteStats, apply_patterns_greedily, constant, producer, real_constant, replace,
+                      single_use, uniform_scalar)
+
+CANONICAL = PatternSet("canonical")
+
+
+def _operand_type(graph: Graph, node: int, k: int = 0) -> TensorType:
+    return graph.type_of(graph.operand(node, k))
+
+
+def _new_op(graph: Graph, like: int, operands: list[Value], attrs: dict | None = None, op: str | None = None) -> Value:
+    """An op like `like` (same name, result types, location) with other operands and/or attributes."""
+    node = graph.add_op(op or graph.op(like), operands, graph.types(like),
+                        dict(graph.attrs(like) if attrs is None else attrs), graph.loc(like))
+    return Value(node, 0)
+
+
+def _new_constant(graph: Graph, array: np.ndarray, like: Value) -> Value:
+    """A constant holding `array` in the type of `like` (its shape may differ)."""
+    t = graph.type_of(like)
+    array = np.ascontiguousarray(array, dtype=t.numpy_dtype)
+    node = graph.add_op("nn.constant", (), [t.with_shape(array.shape)], {"value": array}, graph.loc(like.node))
+    return Value(node, 0)
+
+
+# ------------------------------------------------------------------------------ ops that change nothing
+def _unit_dims(graph: Graph, node: int, axes: list[int]) -> bool:
+    shape = _operand_type(graph, node).shape
+    return all(shape[a] == 1 for a in axes)
+
+
+_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any", "reduce_all")
+# op -> when it returns its operand 0 (checked on top of "the result type equals the operand type")
+NOOPS: dict[str, Callable[[Graph, int], bool]] = {
+    "nn.identity": lambda g, n: True,
+    "nn.reshape": lambda g, n: True,
+    "nn.cast": lambda g, n: True,
+    "nn.broadcast_to": lambda g, n: True,
+    "nn.requantize": lambda g, n: True,
+    "nn.slice": lambda g, n: True,
+    "nn.tile": lambda g, n: True,
+    "nn.transpose": lambda g, n: is_identity(g.attrs(n)["perm"]),
+    "nn.pad": lambda g, n: not any(g.attrs(n)["pads"]),
+    "nn.strided_slice": lambda g, n: all(s == 1 for s in g.attrs(n)["strides"]),
+    "nn.concat": lambda g, n: len(g.operands(n)) == 1,
+    "nn.split": lambda g, n: len(g.types(n)) == 1,
+    "nn.reverse": lambda g, n: _unit_dims(g, n, g.attrs(n)["axes"]),
+    "nn.clamp": lambda g, n: g.attrs(n)["min"] == -math.inf and g.attrs(n)["max"] == math.inf,
+    "nn.max_pool2d": lambda g, n: list(g.attrs(n)["kernel"]) == [1, 1] and not any(g.attrs(n)["pad"]),
+    "nn.avg_pool2d": lambda g, n: (list(g.attrs(n)["kernel"]) == [1, 1] and not any(g.attrs(n)["pad"])
+                                   and g.attrs(n)["divisor"] in (0, 1)),
+    "nn.resize": lambda g, n: g.attrs(n)["mode"] == "nearest",
+    **{f"nn.{r}": (lambda g, n: _unit_dims(g, n, g.attrs(n)["axes"])) for r in _REDUCTIONS},
+}
+
+
+@CANONICAL.pattern(*NOOPS)
+def remove_noop(graph: Graph, node: int) -> bool:
+    x = graph.operand(node, 0)
+    if graph.types(node) != [graph.type_of(x)] or not NOOPS[graph.op(node)](graph, node):
+        return False
+    return replace(graph, node, x)
+
+
+# ------------------------------------------------------------------------------ chains
+@CANONICAL.pattern("nn.reshape")
+def reshape_of_reshape(graph: Graph, node: int) -> bool:
+    inner = producer(graph, graph.operand(node, 0), "nn.reshape")
+    if inner is None:
+        return False
+    return replace(graph, node, _new_op(graph, node, [graph.operand(inner, 0)]))
+
+
+@CANONICAL.pattern("nn.transpose")
+def transpose_of_transpose(graph: Graph, node: int) -> bool:
+    inner = producer(graph, graph.operand(node, 0), "nn.transpose")
+    if inner is None:
+        return False
+    perm = compose(tuple(graph.attrs(inner)["perm"]), tuple(graph.attrs(node)["perm"]))
+    x = graph.operand(inner, 0)
+    if is_identity(perm) and graph.type_of(x) == graph.types(node)[0]:
+        return replace(graph, node, x)
+    return replace(graph, node, _new_op(graph, node, [x], {"perm": list(perm)}))
+
+
+@CANONICAL.pattern("nn.slice")
+def slice_of_slice(graph: Graph, node: int) -> bool:
+    inner = producer(graph, graph.operand(node, 0), "nn.slice")
+    if inner is None:
+        return False
+    begin = [a + b for a, b in zip(graph.attrs(inner)["begin"], graph.attrs(node)["begin"])]
+    attrs = {"begin": begin, "size": list(graph.attrs(node)["size"])}
+    return replace(graph, node, _new_op(graph, node, [graph.operand(inner, 0)], attrs))
+
+
+@CANONICAL.pattern("nn.concat")
+def concat_of_concat(graph: Graph, node: int) -> bool:
+    axis = graph.attrs(node)["axis"]
+    operands, flattened = [], False
+    for v in graph.operands(node):
+        inner = producer(graph, v, "nn.concat")
+        if (inner is not None and graph.attrs(inner)["axis"] == axis and single_use(graph, v)
+                and graph.type_of(v).quant == graph.types(node)[0].quant):
+            operands.extend(graph.operands(inner))
+            flattened = True
+        else:
+            operands.append(v)
+    return flattened and replace(graph, node, _new_op(graph, node, operands))
+
+
+_INVOLUTIONS = ("nn.neg", "nn.logical_not", "nn.bitwise_not")
+
+
+@CANONICAL.pattern(*_INVOLUTIONS)
+def double_involution(graph: Graph, node: int) -> bool:
+    inner = producer(graph, graph.operand(node, 0), graph.op(node))
+    if inner is None:
+        return False
+    x = graph.operand(inner, 0)
+    return graph.type_of(x) == graph.types(node)[0] and replace(graph, node, x)
+
+
+# ------------------------------------------------------------------------------ neutral operands
+def _is_neutral(array: np.ndarray | None, value: float, negative_zero: bool | None = None) -> bool:
+    if array is None or not np.all(array == value):
+        return False
+    if negative_zero is None or array.dtype.kind != "f":
+        return True
+    return bool(np.all(np.signbit(array) == negative_zero))
+
+
+# op -> (operand positions the neutral constant may take, its value, sign bit required of a float zero)
+_NEUTRAL = {
+    "nn.mul": ((0, 1), 1.0, None),
+    "nn.div": ((1,), 1.0, None),
+    "nn.add": ((0, 1), 0.0, True),  # only -0.0 leaves every float unchanged
+    "nn.sub": ((1,), 0.0, False),  # x - (+0.0) == x, -0.0 included
+}
+
+
+@CANONICAL.pattern(*_NEUTRAL)
+def drop_neutral_operand(graph: Graph, node: int) -> bool:
+    positions, value, negative_zero = _NEUTRAL[graph.op(node)]
+    out = graph.types(node)[0]
+    if out.quant is not None:
+        return False
+    for k in positions:
+        x = graph.operand(node, 1 - k)
+        c = graph.operand(node, k)
+        if graph.type_of(x) == out and graph.type_of(c).quant is None and \
+                _is_neutral(constant(graph, c), value, negative_zero):
+            return replace(graph, node, x)
+    return False
+
+
+# ------------------------------------------------------------------------------ activations as clamp
+def _clamp(graph: Graph, like: int, x: Value, low: float, high: float) -> Value:
+    return _new_op(graph, like, [x], {"min": float(low), "max": float(high)}, op="nn.clamp")
+
+
+@CANONICAL.pattern("nn.relu")
+def relu_to_clamp(graph: Graph, node: int) -> bool:
+    return replace(graph, node, _clamp(graph, node, graph.operand(node, 0), 0.0, math.inf))
+
+
+@CANONICAL.pattern("nn.maximum", "nn.minimum")
+def bound_to_clamp(graph: Graph, node: int) -> bool:
+    """maximum(x, c) / minimum(x, c) with a constant c of one (real) value that does not widen x."""
+    out = graph.types(node)[0]
+    if out.dtype == "i1":
+        return False
+    for k in (0, 1):
+        x, c = graph.operand(node, k), graph.operand(node, 1 - k)
+        bound = uniform_scalar(real_constant(graph, c))
+        if bound is None or graph.type_of(x).shape != out.shape:
+            continue
+        if graph.op(node) == "nn.maximum":
+            return replace(graph, node, _clamp(graph, node, x, bound, math.inf))
+        return replace(graph, node, _clamp(graph, node, x, -math.inf, bound))
+    return False
+
+
+@CANONICAL.pattern("nn.clamp")
+def clamp_of_clamp(graph: Graph, node: int) -> bool:
+    inner = producer(graph, graph.operand(node, 0), "nn.clamp")
+    if inner is None:
+        return False
+    x = graph.operand(inner, 0)
+    if graph.type_of(x) != graph.types(inner)[0]:  # a requantizing inner clamp rounds in between
+        return False
+    low = max(graph.attrs(inner)["min"], graph.attrs(node)["min"])
+    high = min(graph.attrs(inner)["max"], graph.attrs(node)["max"])
+    if low > high:  # disjoint ranges: the result is a constant, which is not this pattern's business
+        return False
+    return replace(graph, node, _clamp(graph, node, x, low, high))
+
+
+# ------------------------------------------------------------------------------ affine folding into convolutions
+def _channel_last_scale(shape: tuple[int, ...], s: np.ndarray) -> np.ndarray:
+    return s.reshape((-1,) + (1,) * (len(shape) - 1))
+
+
+# op -> how a per-output-channel vector (length O) is shaped to scale the weights
+WEIGHT_SCALE: dict[str, Callable[[tuple[int, ...], np.ndarray], np.ndarray]] = {
+    "nn.conv2d": _channel_last_scale,  # [O, KH, KW, I]
+    "nn.conv3d": _channel_last_scale,  # [O, KD, KH, KW, I]
+    "nn.transpose_conv2d": _channel_last_scale,  # [O, KH, KW, I]
+    "nn.fully_connected": _channel_last_scale,  # [O, K]
+    "nn.depthwise_conv2d": lambda shape, s: s.reshape(1, 1, shape[2], shape[3]),  # [KH, KW, C, M]: c*M+m
+}
+
+
+@dataclass
+class _Affine:
+    """A float conv/fc whose weights and bias are constants and whose result only one op reads."""
+
+    node: int
+    weights: np.ndarray
+    bias: np.ndarray  # float64, zeros when absent
+    channels: int
+
+
+def _affine_producer(graph: Graph, value: Value) -> _Affine | None:
+    node = producer(graph, value, WEIGHT_SCALE.keys())
+    if node is None or not single_use(graph, value) or not graph.type_of(value).is_float:
+        return None
+    operands = graph.operands(node)
+    weights = constant(graph, operands[1])
+    if weights is None or not graph.type_of(operands[1]).is_float:
+        return None
+    channels = graph.type_of(value).shape[-1]
+    bias = np.zeros(channels) if len(operands) < 3 else constant(graph, operands[2])
+    if bias is None or (len(operands) == 3 and not graph.type_of(operands[2]).is_float):
+        return None
+    return _Affine(node, weights, bias.astype(np.float64), channels)
+
+
+def _per_channel(graph: Graph, value: Value, out: TensorType) -> np.ndarray | None:
+    """A float constant that varies only along the last dimension of `out`, as a float64 vector."""
+    data = constant(graph, value)
+    t = graph.type_of(value)
+    if data is None or not t.is_float or len(t.shape) > len(out.shape):
+        return None
+    shape = (1,) * (len(out.shape) - len(t.shape)) + tuple(t.shape)
+    if any(d != 1 for d in shape[:-1]) or shape[-1] not in (1, out.shape[-1]):
+        return None
+    return np.broadcast_to(data.reshape(-1).astype(np.float64), (out.shape[-1],))
+
+
+def _refold(graph: Graph, a: _Affine, scale: np.ndarray | None, shift: np.ndarray, replaced: int) -> bool:
+    """Replace `replaced` by a's conv with weights * scale and bias * scale + shift (float64, rounded once)."""
+    operands = graph.operands(a.node)
+    w_value = operands[1]
+    weights = a.weights
+    bias = a.bias if scale is None else a.bias * scale
+    if scale is not None:
+        weights = a.weights.astype(np.float64) * WEIGHT_SCALE[graph.op(a.node)](a.weights.shape, scale)
+    bias = bias + shift
+    w_dtype = graph.type_of(w_value).numpy_dtype
+    out = graph.types(a.node)[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        new_weights = weights.astype(w_dtype)
+        new_bias = bias.astype(out.numpy_dtype)
+    if not (np.all(np.isfinite(new_weights)) and np.all(np.isfinite(new_bias))):
+        return False  # overflow (fp16) or non-finite statistics: keep the ops as they are
+    w = w_value if scale is None else _new_constant(graph, new_weights, w_value)
+    b = _new_constant(graph, new_bias, Value(a.node, 0))
+    return replace(graph, replaced, _new_op(graph, a.node, [operands[0], w, b]))
+
+
+def _batch_norm_constants(graph: Graph, node: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(scale, shift) in float64 with batch_norm(x) == x * scale + shift along its axis."""
+    out = graph.types(node)[0]
+    if not out.is_float:
+        return None
+    stats = [constant(graph, v) for v in graph.operands(node)[1:]]
+    if any(s is None for s in stats):
+        return None
+    mean, var, gamma, beta = (s.astype(np.float64).reshape(-1) for s in stats)
+    scale = gamma / np.sqrt(var + graph.attrs(node)["epsilon"])
+    return scale, beta - mean * scale
+
+
+@CANONICAL.pattern("nn.batch_norm")
+def fold_batch_norm_into_conv(graph: Graph, node: int) -> bool:
+    x = graph.operand(node, 0)
+    if graph.attrs(node)["axis"] != graph.type_of(x).rank - 1:
+        return False
+    a = _affine_producer(graph, x)
+    affine = _batch_norm_constants(graph, node)
+    if a is None or affine is None:
+        return False
+    scale, shift = (np.broadcast_to(v, (a.channels,)) for v in affine)
+    return _refold(graph, a, scale, shift, node)
+
+
+@CANONICAL.pattern("nn.batch_norm")
+def batch_norm_to_mul_add(graph: Graph, node: int) -> bool:
+    affine = _batch_norm_constants(graph, node)
+    if affine is None:
+        return False
+    x = graph.operand(node, 0)
+    out = graph.types(node)[0]
+    trailing = (1,) * (out.rank - 1 - graph.attrs(node)["axis"])  # broadcast along `axis`
+    scale, shift = (_new_constant(graph, v.reshape(v.shape + trailing), x) for v in affine)
+    scaled = _new_op(graph, node, [x, scale], {}, op="nn.mul")
+    return replace(graph, node, _new_op(graph, node, [scaled, shift], {}, op="nn.add"))
+
+
+@CANONICAL.pattern("nn.mul", "nn.add", "nn.sub")
+def fold_affine_into_conv(graph: Graph, node: int) -> bool:
+    """conv(x) * c, conv(x) + c, c + conv(x), conv(x) - c with c constant per output channel."""
+    op, out = graph.op(node), graph.types(node)[0]
+    orders = ((0, 1),) if op == "nn.sub" else ((0, 1), (1, 0))
+    for conv_at, const_at in orders:
+        a = _affine_producer(graph, graph.operand(node, conv_at))
+        c = _per_channel(graph, graph.operand(node, const_at), out)
+        if a is None or c is None or graph.types(a.node)[0] != out:
+            continue
+        if op == "nn.mul":
+            return _refold(graph, a, c, np.zeros(a.channels), node)
+        return _refold(graph, a, None, -c if op == "nn.sub" else c, node)
+    return False
+
+
+# ------------------------------------------------------------------------------ the pass
+@dataclass
+class CanonicalizeStats:
+    layout: LayoutStats
+    rewrites: list[RewriteStats] = field(default_factory=list)
+    merged: int = 0  # ops CSE merged
+
+    @property
+    def work(self) -> int:
+        """Ops visited and patterns tried by every stage: the measure of the pass's cost."""
+        return self.layout.visited + sum(r.work for r in self.rewrites)
+
+
+def canonicalize_graph(graph: Graph, patterns: PatternSet = CANONICAL) -> CanonicalizeStats:
+    """The canonicalize pipeline on one graph (in place); returns what each stage did."""
+    stats = CanonicalizeStats(sink_transposes(graph))
+    stats.rewrites.append(apply_patterns_greedily(graph, patterns))
+    stats.merged = eliminate_common_subexpressions(graph)
+    if stats.merged:
+        stats.rewrites.append(apply_patterns_greedily(graph, patterns))
+    dce(graph)
+    return stats
+
+
+@register_pass("canonicalize")
+def canonicalize(graph: Graph) -> None:
+    """Sink transposes, fold constants and batch norms, fuse activations into clamps, remove no-ops, CSE, DCE."""
+    canonicalize_graph(graph)
