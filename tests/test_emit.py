@@ -268,6 +268,24 @@ def conv2d_f16_f32_accumulator(rng):
 
 
 @case
+def conv3d_f32(rng):
+    c = Case(tolerance=1e-5)
+    x, w, b = rand(rng, (1, 5, 3, 4, 2)), rand(rng, (3, 2, 2, 3, 2)), rand(rng, (3,))
+    pad, stride = [1, 0, 0, 1, 1, 1], [2, 1, 1]
+    y = c.op("conv3d", [c.input("x", x), c.const(w), c.const(b), c.zp("f32"), c.zp("f32")], (1, 3, 3, 4, 3), "f32",
+             acc_type="f32", pad=pad, stride=stride, dilation=[1, 1, 1])
+    xp = np.pad(x.astype(np.float64), ((0, 0), (1, 0), (0, 1), (1, 1), (0, 0)))
+    out = np.zeros((1, 3, 3, 4, 3)) + b
+    for kd in range(2):
+        for ky in range(2):
+            for kx in range(3):
+                patch = xp[:, kd:kd + 5:2, ky:ky + 3, kx:kx + 4, :]
+                out += patch @ w[:, kd, ky, kx, :].T
+    c.output(y, "y", out)
+    return c
+
+
+@case
 def depthwise_conv2d_f32(rng):
     c = Case(tolerance=1e-5)
     x, w, b = rand(rng, (1, 6, 5, 3)), rand(rng, (3, 2, 3, 2)), rand(rng, (6,))

@@ -1,0 +1,179 @@
+"""The tosa dialect's registry against the two references it mirrors: the TOSA 1.0 operator list of
+the flatbuffer schema, and MLIR 22's tosa dialect (operand counts and attribute names, read from
+the generated Python bindings); plus its verifier, folders and the IR text round trip."""
+from __future__ import annotations
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+from mlir.dialects import _tosa_ops_gen as mlir_tosa
+
+from nn2tosa.diagnostics import UnsupportedError
+from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Value, VerificationError, op_def, ops_of, verify
+from nn2tosa.ir.text import parse_ir, print_ir
+from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
+from nn2tosa.lowering.mlir_emitter import to_mlir
+from nn2tosa.passes import PassManager
+from nn2tosa.schemas import tosa_generated as fb
+
+# IR-only attributes: the IR has no regions, so control flow names its branch graphs
+IR_ONLY_ATTRS = {"tosa.cond_if": {"then_graph", "else_graph"}, "tosa.while_loop": {"cond_graph", "body_graph"}}
+
+
+def tosa_1_0_ops() -> set[str]:
+    """Op enum members of the schema up to CONST_SHAPE, the last TOSA 1.0 operator."""
+    return {f"tosa.{name.lower()}" for name, value in vars(fb.Op).items()
+            if isinstance(value, int) and 0 < value <= fb.Op.CONST_SHAPE}
+
+
+def mlir_op_classes() -> dict[str, type]:
+    return {cls.OPERATION_NAME: cls for cls in vars(mlir_tosa).values()
+            if inspect.isclass(cls) and hasattr(cls, "OPERATION_NAME")}
+
+
+def mlir_signature(cls: type) -> tuple[int | None, set[str], set[str]]:
+    """(fixed operand count or None when variadic, required attribute names, optional ones),
+    read from the generated builder's source."""
+    source = inspect.getsource(cls.__init__)
+    operand_calls = re.findall(r"operands\.(append|extend)\(", source)
+    count = None if "extend" in operand_calls else len(operand_calls)
+    required = set(re.findall(r'^\s+attributes\["(\w+)"\]', source, re.M))
+    optional = set(re.findall(r'if \w+ is not None: attributes\["(\w+)"\]', source))
+    return count, required, optional
+
+
+def test_registry_holds_exactly_the_tosa_1_0_operators():
+    assert {d.name for d in ops_of("tosa")} == tosa_1_0_ops()
+    assert len(tosa_1_0_ops()) == 75
+
+
+@pytest.mark.parametrize("name", sorted(tosa_1_0_ops()))
+def test_op_matches_mlir_tosa_dialect(name):
+    d = op_def(name)
+    cls = mlir_op_classes()[name]
+    count, required, optional = mlir_signature(cls)
+    ours = set(d.attrs) - IR_ONLY_ATTRS.get(name, set())
+    ours_required = {k for k, spec in d.attrs.items() if not spec.optional} - IR_ONLY_ATTRS.get(name, set())
+    assert ours <= required | optional, f"attributes MLIR does not have: {ours - required - optional}"
+    assert required <= ours_required, f"MLIR requires {required - ours_required}"
+    if count is not None:
+        assert d.operands == count
+    assert d.doc and "Operands:" in d.doc
+
+
+# ------------------------------------------------------------------------------ verifier
+def tosa_graph() -> tuple[Graph, Builder]:
+    g = Graph()
+    return g, Builder(g, constant_dialect="tosa")
+
+
+def const_shape(g: Graph, values: list[int]) -> Value:
+    return Value(g.add_op("tosa.const_shape", (), [ShapeType(len(values))], {"values": np.array(values, np.int64)}), 0)
+
+
+def problems(g: Graph) -> list[str]:
+    try:
+        verify(g)
+    except VerificationError as e:
+        return e.problems
+    return []
+
+
+def test_verifier_accepts_well_formed_tosa():
+    g, b = tosa_graph()
+    x = g.add_input(TensorType((2, 3), "i8"), "x")
+    r = b.op("tosa.reshape", [x, const_shape(g, [3, 2])], types=[TensorType((3, 2), "i8")])
+    n = b.op("tosa.negate", [r, b.constant(np.array([1], np.int8)), b.constant(np.array([0], np.int8))],
+             types=[TensorType((3, 2), "i8")])
+    g.add_output(n, "y")
+    assert problems(g) == []
+
+
+@pytest.mark.parametrize("mistake, expected", [
+    ("tensor_as_shape", "must be a !tosa.shape value"),
+    ("zero_point_not_constant", "must be produced by tosa.const"),
+    ("quantized_type", "carry no quantization"),
+    ("unsigned_type", "not a TOSA 1.0 type"),
+    ("const_dtype", "does not hold"),
+    ("const_shape_dtype", "1-D int64"),
+])
+def test_verifier_reports_tosa_level_mistakes(mistake, expected):
+    from nn2tosa.ir import Quant
+
+    g, b = tosa_graph()
+    x = g.add_input(TensorType((2, 3), "i8"), "x")
+    zp = b.constant(np.array([0], np.int8))
+    if mistake == "tensor_as_shape":
+        b.op("tosa.reshape", [x, b.constant(np.array([3, 2], np.int64))], types=[TensorType((3, 2), "i8")])
+    elif mistake == "zero_point_not_constant":
+        z = g.add_input(TensorType((1,), "i8"), "z")
+        b.op("tosa.negate", [x, z, zp], types=[TensorType((2, 3), "i8")])
+    elif mistake == "quantized_type":
+        b.op("tosa.negate", [x, zp, zp], types=[TensorType((2, 3), "i8", Quant((0.5,), (0,)))])
+    elif mistake == "unsigned_type":
+        b.op("tosa.abs", [g.add_input(TensorType((2,), "ui8"), "u")], types=[TensorType((2,), "ui8")])
+    elif mistake == "const_dtype":
+        g.add_op("tosa.const", (), [TensorType((2,), "f32")], {"values": np.zeros(2, np.float64)})
+    elif mistake == "const_shape_dtype":
+        g.add_op("tosa.const_shape", (), [ShapeType(2)], {"values": np.array([1, 2], np.int32)})
+    found = problems(g)
+    assert any(expected in p for p in found), found
+
+
+# ------------------------------------------------------------------------------ folders, text form
+def test_fold_pass_folds_transpose_and_identity_of_constants():
+    g, b = tosa_graph()
+    c = b.constant(np.arange(6, dtype=np.int32).reshape(2, 3))
+    t = b.op("tosa.transpose", [c], {"perms": [1, 0]}, types=[TensorType((3, 2), "i32")])
+    i = b.op("tosa.identity", [t], types=[TensorType((3, 2), "i32")])
+    g.add_output(i, "y")
+    PassManager.from_names("fold,dce").run(g)
+    assert g.histogram() == {"tosa.const": 1}
+    np.testing.assert_array_equal(g.attrs(g.outputs[0].value.node)["values"], np.arange(6).reshape(2, 3).T)
+
+
+def test_text_round_trip_keeps_every_attribute_kind():
+    g, b = tosa_graph()
+    x = g.add_input(TensorType((1, 4, 4, 2), "i8"), "x")
+    zp = b.constant(np.array([0], np.int8))
+    w = b.constant(np.array([[[[1, -2], [3, 4]], [[-5, 6], [7, -7]]]], np.int8), "i4")  # rank-4 i4 constant
+    conv = b.op("tosa.conv2d", [x, w, b.constant(np.zeros(1, np.int32)), zp, b.constant(np.array([0], np.int8), "i4")],
+                {"pad": [0, 1, 0, 1], "stride": [1, 1], "dilation": [1, 1], "acc_type": "i32"},
+                types=[TensorType((1, 4, 4, 1), "i32")])
+    resc = b.op("tosa.rescale", [conv, b.constant(np.array([1 << 30], np.int32)), b.constant(np.array([33], np.int8)),
+                                 b.constant(np.array([0], np.int32)), zp],
+                {"scale32": True, "rounding_mode": "SINGLE_ROUND", "per_channel": False, "input_unsigned": False,
+                 "output_unsigned": False}, types=[TensorType((1, 4, 4, 1), "i8")])
+    clamp = b.op("tosa.clamp", [resc], {"min_val": -3, "max_val": 100, "nan_mode": "IGNORE"},
+                 types=[TensorType((1, 4, 4, 1), "i8")])
+    t = b.op("tosa.transpose", [clamp], {"perms": [0, 3, 1, 2]}, types=[TensorType((1, 1, 4, 4), "i8")])
+    mask = b.constant(np.array([[True, False], [False, True]]))  # rank-2 bool constant
+    g.add_output(t, "out")
+    g.add_output(mask, "mask")
+    verify(g)
+    back = parse_ir(print_ir(g))[0]
+    verify(back)
+    for original, parsed in zip(g.topological(), back.topological()):
+        assert back.op(parsed) == g.op(original)
+        a, b2 = g.attrs(original), back.attrs(parsed)
+        assert a.keys() == b2.keys()
+        for k in a:
+            if isinstance(a[k], np.ndarray):
+                np.testing.assert_array_equal(a[k], b2[k])
+            else:
+                assert a[k] == b2[k], k
+
+
+def test_emitters_list_everything_they_cannot_write():
+    g, b = tosa_graph()
+    x = g.add_input(TensorType((2,), "f32"), "x")
+    y = b.op("nn.neg", [x], types=[TensorType((2,), "f32")])
+    z = b.op("tosa.cond_if", [b.constant(np.array([True])), y], {"then_graph": "a", "else_graph": "b"},
+             types=[TensorType((2,), "f32")])
+    g.add_output(z, "z")
+    for emit in (to_mlir, build_flatbuffer):
+        with pytest.raises(UnsupportedError) as e:
+            emit(g)
+        assert {item.what for item in e.value.items} == {"nn.neg", "tosa.cond_if"}
