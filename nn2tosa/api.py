@@ -28,9 +28,45 @@ class Result:
 
     graph: Graph
     report: dict[str, Any] = field(default_factory=dict)
+    _module: Any = field(default=None, repr=False)
+    _target: Any = field(default=None, repr=False)
 
-    def write(self, path: str, kind: str, *, elide_constants: bool = False) -> None:
-        raise UnsupportedError([Unsupported(kind, path, "emitters are not implemented yet")])
+    @property
+    def target(self) -> Any:
+        """The TOSA 1.0 profiles, extensions and level the graph needs (nn2tosa.lowering.target.Target)."""
+        if self._target is None:
+            from nn2tosa.lowering.target import required_target
+
+            self._target = required_target(self.graph)
+        return self._target
+
+    def mlir_module(self) -> Any:
+        """The verified `mlir.ir.Module` (tosa.target_env attached), built once."""
+        if self._module is None:
+            from nn2tosa.lowering.mlir_emitter import to_mlir
+
+            self._module = to_mlir(self.graph, target=self.target)
+        return self._module
+
+    def validate(self) -> list[str]:
+        """MLIR's tosa-validate (strict) for the reported target; empty when the module is valid."""
+        from nn2tosa.lowering.mlir_emitter import validate
+
+        return validate(self.mlir_module(), self.target)
+
+    def write(self, path: str, kind: str, *, elide_constants: bool = False, pretty: bool = False) -> None:
+        """Write `kind` ("mlir" text, "mlirbc" bytecode, "tosa" flatbuffer) to `path` ("-": stdout)."""
+        if kind == "tosa":
+            from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
+
+            write_flatbuffer(self.graph, path)
+        elif kind in ("mlir", "mlirbc"):
+            from nn2tosa.lowering.mlir_emitter import write_mlir
+
+            write_mlir(self.mlir_module(), path, bytecode=kind == "mlirbc", pretty=pretty,
+                       elide_constants=elide_constants)
+        else:
+            raise UnsupportedError([Unsupported(kind, path, "unknown output kind (mlir, mlirbc, tosa)")])
 
 
 def convert(

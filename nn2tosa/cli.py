@@ -42,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "to stdout; may be repeated")
     p.add_argument("--partition", type=int, metavar="N", help="convert only partition N of a multi-partition .pte")
     p.add_argument("--elide-constants", action="store_true", help="elide large constants in MLIR text output")
+    p.add_argument("--mlir-pretty", action="store_true",
+                   help="MLIR text in the pretty form (default: the generic form, which every MLIR version parses)")
+    p.add_argument("--report", action="store_true",
+                   help="print the TOSA profiles, extensions and level the output needs (and why) to stderr")
+    p.add_argument("--validate", action="store_true",
+                   help="run MLIR's tosa-attach-target + tosa-validate (strict) for that target on the output")
     _add_common(p)
 
     p = sub.add_parser("opt", help="run IR passes on IR text (for testing passes)")
@@ -89,11 +95,28 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from nn2tosa.api import convert
 
     results = [convert(g, source=args.input) for g in graphs]
+    for i, result in enumerate(results):
+        if args.report:
+            _print_target_report(result.target, i if len(results) > 1 else None)
+        if args.validate:
+            problems = result.validate()
+            if problems:
+                raise Nn2TosaError(f"internal error: the output fails tosa-validate for {result.target}: "
+                                   + "; ".join(problems))
     for out, kind in zip(args.output, kinds):
         for i, result in enumerate(results):
             target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
-            result.write(target, kind, elide_constants=args.elide_constants)
+            result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty)
     return 0
+
+
+def _print_target_report(target: Any, partition: int | None) -> None:
+    head = "" if partition is None else f"partition {partition}: "
+    print(f"{head}{target}", file=sys.stderr)
+    for item, why in target.report()["reasons"].items():
+        print(f"  {item}: needed by {why}", file=sys.stderr)
+    for problem in target.problems:
+        print(f"  not in TOSA 1.0: {problem}", file=sys.stderr)
 
 
 def _partition_path(out: str, index: int) -> str:
