@@ -177,3 +177,40 @@ def test_emitters_list_everything_they_cannot_write():
         with pytest.raises(UnsupportedError) as e:
             emit(g)
         assert {item.what for item in e.value.items} == {"nn.neg", "tosa.cond_if"}
+
+
+# ------------------------------------------------------------------------------ type inference
+def test_builder_infers_result_types_of_tosa_ops():
+    g, b = tosa_graph()
+    x = g.add_input(TensorType((1, 8, 8, 3), "i8"), "x")
+    zp = b.constant(np.array([0], np.int8))
+    conv = b.op("tosa.conv2d", [x, b.constant(np.zeros((4, 3, 2, 3), np.int8)), b.constant(np.zeros(4, np.int32)), zp, zp],
+                {"pad": [1, 0, 2, 1], "stride": [2, 1], "dilation": [1, 2], "acc_type": "i32"})
+    assert g.type_of(conv) == TensorType((1, 4, 9, 4), "i32")
+    dw = b.op("tosa.depthwise_conv2d", [x, b.constant(np.zeros((3, 3, 3, 2), np.int8)), b.constant(np.zeros(6, np.int32)),
+                                        zp, zp], {"pad": [1, 1, 1, 1], "stride": [1, 1], "dilation": [1, 1], "acc_type": "i32"})
+    assert g.type_of(dw) == TensorType((1, 8, 8, 6), "i32")
+    pooled = b.op("tosa.max_pool2d", [x], {"kernel": [2, 2], "stride": [2, 2], "pad": [0, 0, 0, 0]})
+    assert g.type_of(pooled) == TensorType((1, 4, 4, 3), "i8")
+    y = g.add_input(TensorType((1, 1, 8, 1), "i8"), "y")
+    assert g.type_of(b.op("tosa.mul", [x, y, b.constant(np.array([0], np.int8))])) == TensorType((1, 8, 8, 3), "i32")
+    assert g.type_of(b.op("tosa.greater", [x, y])) == TensorType((1, 8, 8, 3), "i1")
+    assert g.type_of(b.op("tosa.argmax", [x], {"axis": 3})) == TensorType((1, 8, 8), "i32")
+    assert g.type_of(b.op("tosa.reduce_sum", [conv], {"axis": 2})) == TensorType((1, 4, 1, 4), "i32")
+    assert g.type_of(b.op("tosa.concat", [x, x], {"axis": 3})) == TensorType((1, 8, 8, 6), "i8")
+    assert g.type_of(b.op("tosa.transpose", [x], {"perms": [0, 3, 1, 2]})) == TensorType((1, 3, 8, 8), "i8")
+    assert problems(g) == []
+
+
+@pytest.mark.parametrize("build, expected", [
+    (lambda b, x: b.op("tosa.max_pool2d", [x], {"kernel": [2, 2], "stride": [2, 2], "pad": [0, 0, 0, 0]},
+                       types=[TensorType((1, 2, 2, 3), "i8")]), "result #0 is tensor<1x2x2x3xi8>, expected i8 of shape [1, 3, 3, 3]"),
+    (lambda b, x: b.op("tosa.max_pool2d", [x], {"kernel": [2, 2], "stride": [3, 3], "pad": [0, 0, 0, 0]},
+                       types=[TensorType((1, 2, 2, 3), "i8")]), "not a whole number"),
+    (lambda b, x: b.op("tosa.add", [x, b.constant(np.zeros((1, 2, 1, 3), np.int8))],
+                       types=[TensorType((1, 6, 6, 3), "i8")]), "do not broadcast"),
+])
+def test_verifier_checks_declared_result_types(build, expected):
+    g, b = tosa_graph()
+    build(b, g.add_input(TensorType((1, 6, 6, 3), "i8"), "x"))
+    assert any(expected in p for p in problems(g)), problems(g)
