@@ -15,6 +15,7 @@ from nn2tosa.frontend.armnn import layer_histogram
 from nn2tosa.frontend.armnn.catalogue import layer_kinds
 from nn2tosa.ir import INPUT_OP, Graph, verify
 from nn2tosa.ir.registry import ops_of
+from nn2tosa.ir.text import parse_ir, print_ir
 from nn2tosa.schemas import armnn_generated as gen
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.regenerate import find_flatc
@@ -359,6 +360,28 @@ def test_meta_reports_the_generation():
     assert (g20.meta["generation"], g20.meta["weights"], g20.meta["weightsLayoutScheme"]) == ("20.08", "inline", 0)
     assert (g23.meta["generation"], g23.meta["weights"], g23.meta["constantTensorsAsInputs"]) == ("23.08", "inputs", 1)
     assert g20.meta["flagsMatchContent"] and g23.meta["flagsMatchContent"]
+
+
+@requires_corpus
+def test_the_ir_survives_its_text_form():
+    """print_ir -> parse_ir gives back every op, type, location and attribute (input binding ids
+    live on in meta)."""
+    for entry in ARMNN[::7]:
+        (g,) = load(CORPUS / entry["file"])
+        (h,) = parse_ir(print_ir(g))
+        assert h.meta["inputBindingIds"] == g.meta["inputBindingIds"]
+        for a, b in zip(g.topological(), h.topological(), strict=True):
+            assert (g.op(a), g.types(a)) == (h.op(b), h.types(b)), entry["file"]
+            if g.op(a) != INPUT_OP:  # the text form has no locations for function arguments
+                assert g.loc(a) == h.loc(b)
+            attrs_a = {k: v for k, v in g.attrs(a).items() if k != "binding_id"}
+            attrs_b = h.attrs(b)
+            assert attrs_a.keys() == attrs_b.keys()
+            for k, v in attrs_a.items():
+                if isinstance(v, np.ndarray):
+                    assert v.dtype == attrs_b[k].dtype and np.array_equal(v, attrs_b[k]), (entry["file"], k)
+                else:
+                    assert v == attrs_b[k], (entry["file"], k)
 
 
 # ------------------------------------------------------------------------------ the dialect

@@ -214,7 +214,7 @@ INCONSISTENT = {
     edit_connection_to_missing_layer: ("layer 3 'add'", "connected to layer 9, which does not exist"),
     edit_connection_to_missing_slot: ("layer 3 'add'", "output slot 1 of layer 1 'relu', which has 1 output slot"),
     edit_cycle: ("form a cycle", "layer 1 'relu'"),
-    edit_data_size: ("layer 2 'two'", "constant data has 4 bytes but shape [2] of f32 needs 8"),
+    edit_data_size: ("layer 2 'two'", "the constant has 4 bytes of data but shape [2] of f32 needs 8"),
     edit_duplicate_index: ("layer 1 'two'", "same index as layer #1 'relu'"),
     edit_too_many_inputs: ("layer 1 'relu'", "expects 1 operands, has 2"),
     edit_unconnected_output: ("layer 4 'output'", "an Output layer has 0 input slots"),

@@ -102,7 +102,7 @@ def const_array(buf: memoryview, tensor: Table, what: str) -> tuple[np.ndarray, 
         esize = _DATA_ELEMENT_SIZE[member]
         if n * esize != needed:
             raise InvalidInputError(
-                f"{what}: constant data has {n * esize} bytes but shape {list(t.shape)} of {t.dtype} needs {needed}"
+                f"{what} has {n * esize} bytes of data but shape {list(t.shape)} of {t.dtype} needs {needed}"
             )
     array = np.frombuffer(buf, dtype=dtype, count=count, offset=start).reshape(t.shape)
     if t.dtype == "i1" and count and array.view(np.uint8).max() > 1:
