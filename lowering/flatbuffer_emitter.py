@@ -14,9 +14,10 @@ a multiple of 8 bytes and 8-byte aligned, as the schema's force_align and tosa-o
 
 Every op's attribute table is filled from one table, `OP_TABLE`, derived from the tosa dialect's
 registry and the flatc-generated code: op -> (Op enum, Attribute union member, the fields it fills
-and the converter for each field's attribute kind). Constant data is copied into the builder in
-one bulk slice assignment per tensor; the builder is allocated once at the final size. The same
-graph always gives the same bytes.
+and the converter for each field's attribute kind). The builder's buffer is allocated once at the
+final size; constant data is copied into it with one slice assignment per tensor, or, when
+writing a file, not copied at all but written from the numpy array into its reserved place. The
+same graph always gives the same bytes.
 """
 from __future__ import annotations
 
@@ -331,8 +332,10 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
         loc = graph.loc(node)
         operators.append(_Operator(OP_TABLE[op], attrs, input_type, [value_names[v] for v in operands], outputs,
                                    str(loc) if loc else None))
-    # one allocation big enough for everything: constants plus a generous allowance per table
-    size = sum(_constant_bytes(graph, n) for n in order) + 512 * (len(tensors) + len(operators) + len(shapes)) + 4096
+    # one allocation big enough for everything: constants, strings, and an allowance per table
+    strings = sum(len(n.encode()) for n in names.taken) + sum(len(o.location.encode()) for o in operators if o.location)
+    size = (sum(_constant_bytes(graph, n) for n in order) + 2 * strings
+            + 256 * (len(tensors) + 2 * len(operators) + len(shapes)) + 4096)
     if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
         raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: TOSA flatbuffers over "
                                             "2 GB need external tensor data, which is not written yet")])
