@@ -353,6 +353,44 @@ def test_flags_that_disagree_with_the_content_are_overruled(tmp_path):
     np.testing.assert_array_equal(constant(original, a, 1), constant(g, b, 1))
 
 
+@needs_flatc
+def test_old_layout_weights_on_an_input_slot_are_converted_too(tmp_path):
+    """A Constant layer holding [M, I, H, W] weights on a depthwise layer's input slot 1 (the flags
+    say 23.08, the shape says otherwise): its tensor is converted and it stays a layer of its own."""
+    def tensor(dims, **more):
+        return {"dimensions": dims, "dataType": "Float32", **more}
+
+    one, two, three, four = 1065353216, 1073741824, 1077936128, 1082130432  # float32 bits
+    doc = {
+        "layers": [
+            {"layer_type": "InputLayer", "layer": {"base": {"base": {
+                "index": 0, "layerName": "x", "outputSlots": [{"index": 0, "tensorInfo": tensor([1, 1, 1, 2])}]}}}},
+            {"layer_type": "ConstantLayer", "layer": {
+                "base": {"index": 1, "layerName": "w", "outputSlots": [{"index": 0, "tensorInfo": tensor([2, 2, 1, 1])}]},
+                "input": {"info": tensor([2, 2, 1, 1]), "data_type": "IntData", "data": {"data": [one, two, three, four]}}}},
+            {"layer_type": "DepthwiseConvolution2dLayer", "layer": {
+                "base": {"index": 2, "layerName": "dw",
+                         "inputSlots": [{"index": 0, "connection": {"sourceLayerIndex": 0, "outputSlotIndex": 0}},
+                                        {"index": 1, "connection": {"sourceLayerIndex": 1, "outputSlotIndex": 0}}],
+                         "outputSlots": [{"index": 0, "tensorInfo": tensor([1, 1, 1, 4])}]},
+                "descriptor": {"strideX": 1, "strideY": 1, "dataLayout": "NHWC"}}},
+            {"layer_type": "OutputLayer", "layer": {"base": {"base": {
+                "index": 3, "layerName": "y", "inputSlots": [{"index": 0, "connection": {"sourceLayerIndex": 2, "outputSlotIndex": 0}}]}}}},
+        ],
+        "inputIds": [0], "outputIds": [0],
+        "featureVersions": {"bindingIdsScheme": 1, "weightsLayoutScheme": 1, "constantTensorsAsInputs": 1},
+    }
+    (tmp_path / "dw.json").write_text(json.dumps(doc))
+    flatc("-b", "-o", str(tmp_path), str(SCHEMA), str(tmp_path / "dw.json"), cwd=tmp_path)
+    (g,) = load(tmp_path / "dw.armnn")
+    verify(g)
+    (node,) = ops(g, "DepthwiseConvolution2d")
+    np.testing.assert_array_equal(constant(g, node, 1), np.array([1, 3, 2, 4], np.float32).reshape(1, 1, 1, 4))
+    assert g.loc(g.operand(node, 1).node).name == "w"
+    assert layer_histogram(g) == {"Constant": 1, "DepthwiseConvolution2d": 1, "Input": 1, "Output": 1}
+    assert g.meta["depthwiseLayout"] == "[M,I,H,W]" and g.meta["flagsMatchContent"] is False
+
+
 @requires_corpus
 def test_meta_reports_the_generation():
     (g20,) = load(CORPUS / "armnn/tflite_20.08/mock_model.armnn")

@@ -105,7 +105,7 @@ class _Reader:
             if not layer.kind.bindable:
                 with _located(layer.where):
                     self._wire(layer)
-        self._normalize_depthwise(flags)
+        self._record_content(flags, self._normalize_depthwise(flags))
         for layer in self._bound("Output", output_ids, scheme):
             with _located(layer.where):
                 self._create_output(layer)
@@ -296,13 +296,12 @@ class _Reader:
         self.graph.meta["outputBindingIds"].append(layer.binding_id)
 
     # ---------------------------------------------------------------- normalizing weights
-    def _normalize_depthwise(self, flags: dict[str, int]) -> None:
-        """Bring every depthwise layer's constant weights to [1, H, W, I*M] (see depthwise_layout)."""
+    def _normalize_depthwise(self, flags: dict[str, int]) -> set[str]:
+        """Bring every depthwise layer's constant weights to [1, H, W, I*M] (see depthwise_layout);
+        returns the layouts the file used."""
         g = self.graph
-        placements, layouts = set(), set()
+        layouts = set()
         for layer in self.layers:
-            if layer.kind.name in _WEIGHTS_AS_INPUTS_LAYERS:
-                placements.add("inline" if layer.constants else "inputs")
             if layer.kind.name != "DepthwiseConvolution2d":
                 continue
             with _located(layer.where):
@@ -316,24 +315,35 @@ class _Reader:
                 layouts.add(layout)
                 if layout == DEPTHWISE_OLD:
                     self._convert_depthwise_weights(layer, weights)
-        meta = g.meta
-        meta["weights"] = "none" if not placements else placements.pop() if len(placements) == 1 else "mixed"
-        if layouts:
-            meta["depthwiseLayout"] = layouts.pop() if len(layouts) == 1 else "mixed"
-        inline_flag = "inline" if flags["constantTensorsAsInputs"] == 0 else "inputs"
-        layout_flag = DEPTHWISE_OLD if flags["weightsLayoutScheme"] == 0 else DEPTHWISE_NEW
-        meta["flagsMatchContent"] = meta["weights"] in ("none", inline_flag) and meta.get("depthwiseLayout", layout_flag) == layout_flag
+        return layouts
 
     def _convert_depthwise_weights(self, layer: _Layer, weights: Value) -> None:
+        """Replace operand 1 by a converted copy, at the original's location (the depthwise layer
+        for weights its table held, the Constant layer otherwise); the original goes if unused."""
         g = self.graph
         value, t = mihw_to_1hwim(g.attrs(weights.node)["value"], g.type_of(weights))
-        converted = g.add_op(CONSTANT_OP, (), [t], {"value": value}, layer.loc)
+        converted = g.add_op(CONSTANT_OP, (), [t], {"value": value}, g.loc(weights.node))
         g.set_operand(layer.node, 1, Value(converted))
         if not g.has_uses(weights):
             g.erase(weights.node)
-            if weights.node in self.by_node:  # a Constant layer used by nothing else: it now holds the converted tensor
+            if weights.node in self.by_node:  # a Constant layer: it now holds the converted tensor
                 self._bind(self.by_node.pop(weights.node), converted)
         layer.constants = [Value(converted) if v == weights else v for v in layer.constants]
+
+    def _record_content(self, flags: dict[str, int], depthwise_layouts: set[str]) -> None:
+        """meta: where the weights were and whether the featureVersions flags said so."""
+        placements = {
+            "inline" if layer.constants else "inputs" for layer in self.layers if layer.kind.name in _WEIGHTS_AS_INPUTS_LAYERS
+        }
+        meta = self.graph.meta
+        meta["weights"] = _one_or_mixed(placements, "none")
+        if depthwise_layouts:
+            meta["depthwiseLayout"] = _one_or_mixed(depthwise_layouts, "")
+        claimed_placement = "inline" if flags["constantTensorsAsInputs"] == 0 else "inputs"
+        claimed_layout = DEPTHWISE_OLD if flags["weightsLayoutScheme"] == 0 else DEPTHWISE_NEW
+        meta["flagsMatchContent"] = (
+            meta["weights"] in ("none", claimed_placement) and meta.get("depthwiseLayout", claimed_layout) == claimed_layout
+        )
 
     # ---------------------------------------------------------------- checks
     def _check_acyclic(self) -> None:
@@ -351,6 +361,10 @@ class _Reader:
             prefix = f"{self.graph.op(layer.node)} %{layer.node}"
             text = problems[0].split(": ", 1)[1] if problems[0].startswith(prefix) else problems[0]
             raise InvalidInputError(f"{layer.kind.name}: {text}", where=layer.where)
+
+
+def _one_or_mixed(values: set[str], none: str) -> str:
+    return none if not values else next(iter(values)) if len(values) == 1 else "mixed"
 
 
 def depthwise_layout(g: Graph, node: int, weights: TensorType, layout_scheme: int) -> str:
