@@ -21,6 +21,7 @@ from nn2tosa.ir import Graph, Loc, Quant, TensorType, Value
 from nn2tosa.ir.verify import op_problems
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
+from nn2tosa.schemas.verify import verify_buffer
 
 from . import descriptors
 from .catalogue import PARAMS_FIELD, LayerKind, layer_kinds
@@ -86,6 +87,9 @@ class _Reader:
 
     def read(self) -> Graph:
         with _located("graph"):
+            # one bounded walk of the whole buffer first: a hostile file whose tables share
+            # subtrees cannot make the layer-by-layer reading below superlinear
+            verify_buffer(self.fb)
             root = self.fb.root()
             flags = self._features(root)
             layers = root.get("layers")
