@@ -36,6 +36,8 @@ from nn2tosa.fileio import write_atomic
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, ops_of
 from nn2tosa.schemas import tosa_generated as fb
 
+from .target import require_tosa_1_0
+
 VERSION = (1, 0, 0)
 BLOCK_NAME = "main"
 DATA_ALIGNMENT = 8  # TosaTensor.data / TosaShape.data / clamp bounds: (force_align: 8), padded to 8 bytes
@@ -294,6 +296,7 @@ def write_flatbuffer(graph: Graph, path: str | os.PathLike) -> None:
 
 def _build(graph: Graph, defer_data: bool) -> _Builder:
     _check(graph)
+    require_tosa_1_0(graph)
     graph = with_distinct_outputs(graph)
     order = [n for n in graph.topological() if graph.op(n) != INPUT_OP]
     names = _Names()

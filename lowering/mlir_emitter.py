@@ -32,7 +32,7 @@ from nn2tosa.fileio import write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, NAME_ATTR, RESOURCE_THRESHOLD, new_context, to_module
 
-from .target import Target, required_target
+from .target import Target, require_tosa_1_0
 
 TENSOR_NAME_ATTR = "tosa.tensor_name"
 TARGET_ENV_ATTR = "tosa.target_env"
@@ -65,7 +65,8 @@ def to_mlir(
     if items:
         raise UnsupportedError(items)
     graphs = [with_distinct_outputs(g) for g in graphs]
-    target = target or required_target(graphs)
+    needed = require_tosa_1_0(graphs)
+    target = target or needed
     ctx = context or new_context()
     module = to_module(graphs, ctx, resource_threshold=resource_threshold)
     with ctx:

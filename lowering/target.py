@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from nn2tosa.diagnostics import Nn2TosaError
 from nn2tosa.ir import INPUT_OP, Graph, TensorType
 
 SPECIFICATION_VERSION = "1.0"
@@ -334,6 +335,26 @@ def required_target(graphs: Graph | Iterable[Graph]) -> Target:
     )
 
 
+class NotTosaError(Nn2TosaError):
+    """A TOSA-level graph uses an op on types no TOSA 1.0 profile or extension has: a lowering bug
+    (exit code 1). The emitters stop here rather than hand such an op to MLIR, whose verifier can
+    abort the process on some of them (e.g. CLAMP on fp8 in MLIR 22)."""
+
+    exit_code = 1
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__("internal error: not TOSA 1.0: " + "; ".join(self.problems))
+
+
+def require_tosa_1_0(graphs: Graph | Iterable[Graph]) -> Target:
+    """`required_target(graphs)`, raising NotTosaError when some op has no TOSA 1.0 type combination."""
+    target = required_target(graphs)
+    if target.problems:
+        raise NotTosaError(target.problems)
+    return target
+
+
 def _has_dynamic_shape(graph: Graph, node: int) -> bool:
     types = [graph.type_of(v) for v in graph.operands(node)] + graph.types(node)
     return any(isinstance(t, TensorType) and any(d < 0 for d in t.shape) for t in types)
@@ -391,4 +412,4 @@ def level_8k_problems(graph: Graph, node: int) -> list[str]:
     return problems
 
 
-__all__ = ["Target", "required_target", "op_requirement", "level_8k_problems", "COMPLIANCE", "PROFILES", "EXTENSIONS"]
+__all__ = ["Target", "required_target", "require_tosa_1_0", "NotTosaError", "op_requirement", "level_8k_problems", "COMPLIANCE", "PROFILES", "EXTENSIONS"]
