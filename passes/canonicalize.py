@@ -8,8 +8,9 @@ The patterns, each a small function registered for the ops it matches:
   the same type, identity transpose, zero pad, full slice, unit tile, one-operand concat,
   one-piece split, reverse or reduction over unit dims, unbounded clamp, 1x1 stride-1 pooling,
   same-size nearest resize). The result type must equal the operand type exactly.
-- reshape chains, transpose chains (a pair that cancels disappears), slice of slice, concat of
-  concat along the same axis; double negation / logical or bitwise not.
+- reshape chains, transpose chains (a pair that cancels disappears), a transpose that only moves
+  unit dimensions becomes a reshape, slice of slice, concat of concat along the same axis; double
+  negation / logical or bitwise not.
 - neutral operands: x*1, x/1, x-(+0.0), x+(-0.0) (and integer 0) are x; x+(+0.0) is not (it turns
   -0.0 into +0.0), so it stays.
 - batch_norm after conv2d / depthwise_conv2d / conv3d / transpose_conv2d / fully_connected (float,
@@ -34,7 +35,7 @@ from nn2tosa.ir import Graph, TensorType, Value
 
 from .cse import eliminate_common_subexpressions
 from .dce import dce
-from .layout import LayoutStats, compose, is_identity, sink_transposes
+from .layout import LayoutStats, compose, is_identity, moves_only_unit_dims, sink_transposes
 from .manager import register_pass
 from .rewrite import (PatternSet, RewriteStats, apply_patterns_greedily, constant, producer, real_constant, replace,
                       single_use, uniform_scalar)
@@ -119,6 +120,17 @@ def transpose_of_transpose(graph: Graph, node: int) -> bool:
     if is_identity(perm) and graph.type_of(x) == graph.types(node)[0]:
         return replace(graph, node, x)
     return replace(graph, node, _new_op(graph, node, [x], {"perm": list(perm)}))
+
+
+@CANONICAL.pattern("nn.transpose")
+def transpose_to_reshape(graph: Graph, node: int) -> bool:
+    """A transpose that only moves unit dimensions keeps the element order: it is a reshape."""
+    x = graph.operand(node, 0)
+    perm = tuple(graph.attrs(node)["perm"])
+    if is_identity(perm) or not moves_only_unit_dims(graph.type_of(x).shape, perm):
+        return False
+    out = graph.types(node)[0]
+    return replace(graph, node, _new_op(graph, node, [x], {"shape": list(out.shape)}, op="nn.reshape"))
 
 
 @CANONICAL.pattern("nn.slice")

@@ -64,6 +64,13 @@ def inverse(perm: Perm) -> Perm:
     return tuple(inv)
 
 
+def moves_only_unit_dims(shape: tuple[int, ...], perm: Perm) -> bool:
+    """transpose(x, perm) keeps the elements in the same order (it only moves dimensions of size 1):
+    a reshape does the same."""
+    big = [p for p in perm if shape[p] != 1]
+    return big == sorted(big)
+
+
 def transposed_type(t: TensorType, perm: Perm) -> TensorType:
     """The type of transpose(x: t, perm): dimensions permuted, a per-axis quantization axis follows."""
     quant = t.quant
@@ -215,6 +222,9 @@ class _Walk:
     placed: dict[Value, tuple[Value, Perm]] = field(default_factory=dict)
     # (value, perm) -> a value holding transpose(value, perm): the graph's own transposes, then ours
     available: dict[tuple[Value, Perm], Value] = field(default_factory=dict)
+    # the transposes the rewritten graph reads: reusing one costs nothing, an unused one still costs one
+    in_use: set[Value] = field(default_factory=set)
+    plans: dict[tuple[Value, Perm], frozenset] = field(default_factory=dict)  # memo of `sites`
     retired: set[int] = field(default_factory=set)  # old ops the walk replaced: erased when dead
     created: list[int] = field(default_factory=list)  # ops the walk made: erased when left unused
 
@@ -233,6 +243,7 @@ class _Walk:
             return phys
         found = self.available.get((phys, perm))
         if found is not None and found.node in self.graph:
+            self.in_use.add(found)
             return found
         g = self.graph
         t = transposed_type(g.type_of(phys), perm)
@@ -241,11 +252,18 @@ class _Walk:
             value = self._add("nn.constant", [], t, {"value": np.ascontiguousarray(data.transpose(perm))},
                               g.loc(phys.node))
             self.stats.constants += 1
+        elif moves_only_unit_dims(g.type_of(phys).shape, perm):
+            value = self._add("nn.reshape", [phys], t, {"shape": list(t.shape)}, loc)
         else:
             value = self._add("nn.transpose", [phys], t, {"perm": list(perm)}, loc)
             self.stats.transposes += 1
         self.available[(phys, perm)] = value
+        self.in_use.add(value)
         return value
+
+    def reusable(self, phys: Value, perm: Perm) -> bool:
+        """transpose(phys, perm) is already in the rewritten graph (or is a constant: folded for free)."""
+        return self.available.get((phys, perm)) in self.in_use or constant_value(self.graph, phys) is not None
 
     def logical(self, v: Value) -> Value:
         """A value equal to v in the graph as it is being rewritten."""
@@ -265,13 +283,6 @@ class _Walk:
             return self._add("nn.constant", [], t.with_shape(shape), {"value": data.reshape(shape)}, g.loc(v.node))
         return self._add("nn.reshape", [value], t.with_shape(shape), {"shape": list(shape)}, g.loc(v.node))
 
-    def materialize_cost(self, v: Value) -> int:
-        """New transposes needed to use v as it logically is (0 or 1)."""
-        placed = self.where(v)
-        if placed is None or is_identity(placed[1]) or placed in self.available:
-            return 0
-        return 0 if constant_value(self.graph, placed[0]) is not None else 1
-
     def frame_cost(self, v: Value, P: Perm) -> int | None:
         """New transposes needed to use operand v in frame P (None: impossible)."""
         g = self.graph
@@ -287,7 +298,7 @@ class _Walk:
             return 0 if constant_value(g, placed[0]) is not None else 1
         phys, p = placed
         needed = compose(p, inverse(P))
-        if is_identity(needed) or constant_value(g, phys) is not None or (phys, needed) in self.available:
+        if is_identity(needed) or self.reusable(phys, needed):
             return 0
         return 1
 
@@ -302,6 +313,74 @@ class _Walk:
             placed = (self._expanded(v, len(P)), identity(len(P)))
         phys, p = placed
         return self.materialize(phys, compose(p, inverse(P)), g.loc(v.node))
+
+    # ---- where a pending transpose would end up
+    def sites(self, v: Value, P: Perm) -> frozenset[tuple[Value, Perm]]:
+        """Where the transpose of v would be materialized, best case, if v is pending with perm P: empty
+        (it cancels or folds away below), one site below v, or {(v, P)} itself (some reader of v needs
+        it as it is, or its readers' sites would add up to more than one, so one transpose at v beats
+        them). The ops below make the same choice, so the walk follows this plan. Memoized, iterative."""
+        key = (v, P)
+        if key in self.plans:
+            return self.plans[key]
+        stack = [(key, self._sites_of(v, P))]
+        answer: frozenset | None = None
+        while stack:
+            top, steps = stack[-1]
+            try:
+                child = steps.send(answer)
+            except StopIteration as done:
+                self.plans[top] = done.value
+                stack.pop()
+                answer = done.value
+                continue
+            answer = self.plans.get(child)
+            if answer is None:
+                stack.append((child, self._sites_of(*child)))
+        return self.plans[key]
+
+    def _sites_of(self, v: Value, P: Perm):
+        """Generator for `sites`: yields the (value, perm) pairs it needs, is sent their sites."""
+        if is_identity(P):
+            return frozenset()
+        g = self.graph
+        here = frozenset({(v, P)})
+        if g.is_output(v):
+            return here
+        below: frozenset = frozenset()
+        for use in g.users(v):
+            op = g.op(use.node)
+            if op == "nn.transpose":
+                below |= yield (Value(use.node, 0), compose(P, tuple(g.attrs(use.node)["perm"])))
+            elif (planned := self._plan_for_use(use.node, use.operand, P)) is not None:
+                for i, q in enumerate(planned[1]):
+                    below |= yield (Value(use.node, i), q)
+            elif not (op == "nn.reshape" and self._fc_weights_absorb(use.node, P) is not None):
+                return here  # a reader that needs v itself
+            if len(below) > 1:
+                return here
+        return below
+
+    def _plan_for_use(self, node: int, operand: int, P: Perm) -> tuple[Attrs, list[Perm]] | None:
+        """How `node` would compute with its operand `operand` pending with perm P, or None."""
+        g = self.graph
+        transfer = transfer_of(g.op(node))
+        if transfer is None:
+            return None
+        operands = g.operands(node)
+        data = operands if transfer.all_operands else operands[:1]
+        out_types = g.types(node)
+        if operand >= len(data) or not all(isinstance(t, TensorType) for t in out_types) \
+                or max(g.type_of(w).rank for w in data) != len(P) or g.type_of(operands[operand]).rank != len(P):
+            return None
+        return transfer.rule(g.attrs(node), P, [g.type_of(w) for w in operands], out_types)
+
+    def materialized_anyway(self, v: Value) -> bool:
+        """v's transpose will be in the rewritten graph whatever this op does."""
+        placed = self.where(v)
+        if placed is None or is_identity(placed[1]) or self.reusable(*placed):
+            return True
+        return self.sites(v, placed[1]) == {(v, placed[1])}
 
     # ---- ops
     def visit(self, node: int) -> None:
@@ -349,7 +428,8 @@ class _Walk:
             return False
         rank = max(g.type_of(v).rank for v in data)
         in_types = [g.type_of(v) for v in operands]
-        no_move = sum(self.materialize_cost(v) for v in data)
+        # materializing the pending operands here costs one transpose each, unless it happens anyway
+        no_move = sum(0 if self.materialized_anyway(v) else 1 for v in data)
         best: tuple[int, Perm, Attrs, list[Perm]] | None = None
         tried: set[Perm] = set()
         for v in data:
@@ -364,7 +444,9 @@ class _Walk:
             planned = transfer.rule(g.attrs(node), P, in_types, out_types)
             if planned is None:
                 continue
-            cost = sum(costs)
+            # new transposes on the inputs, plus those the results will need further down
+            below = frozenset().union(*(self.sites(Value(node, i), q) for i, q in enumerate(planned[1])))
+            cost = sum(costs) + len(below)
             if best is None or cost < best[0]:
                 best = (cost, P, planned[0], planned[1])
         if best is None or best[0] > no_move:
@@ -379,22 +461,34 @@ class _Walk:
         self.stats.moved += 1
         return True
 
-    def _flatten_into_fully_connected(self, node: int, x: Value) -> bool:
-        """reshape(transpose(p, P)) -> [N, K] read only as the input of fully_connected ops with constant
-        weights: reshape p instead and permute the weights' columns to match its element order."""
+    def _fc_weights_absorb(self, node: int, P: Perm) -> list[np.ndarray] | None:
+        """For a reshape [N, ...] -> [N, K] of a value pending with perm P (keeping N first) whose every
+        user is a fully_connected reading it as input with constant weights: those weights, else None."""
         g = self.graph
-        phys, P = self.where(x) or (x, ())
-        s, t = g.type_of(x).shape, tuple(g.attrs(node)["shape"])
+        s, t = g.type_of(g.operand(node, 0)).shape, tuple(g.attrs(node)["shape"])
         result = Value(node, 0)
-        if not P or is_identity(P) or P[0] != 0 or len(t) != 2 or t[0] != s[0] or g.is_output(result):
-            return False
+        if is_identity(P) or P[0] != 0 or len(t) != 2 or t[0] != s[0] or g.is_output(result):
+            return None
         users = g.users(result)
         weights = [constant_value(g, g.operand(u.node, 1)) if g.op(u.node) == "nn.fully_connected" and u.operand == 0
                    else None for u in users]
         if not users or any(w is None for w in weights):
-            return False
+            return None
         if any((q := g.type_of(g.operand(u.node, 1)).quant) is not None and q.axis not in (None, 0) for u in users):
+            return None
+        return weights  # type: ignore[return-value]
+
+    def _flatten_into_fully_connected(self, node: int, x: Value) -> bool:
+        """reshape(transpose(p, P)) -> [N, K] read only as the input of fully_connected ops with constant
+        weights: reshape p instead and permute the weights' columns to match its element order."""
+        g = self.graph
+        placed = self.where(x)
+        weights = None if placed is None else self._fc_weights_absorb(node, placed[1])
+        if weights is None:
             return False
+        phys, P = placed
+        s, t = g.type_of(x).shape, tuple(g.attrs(node)["shape"])
+        users = g.users(Value(node, 0))
         trailing = tuple(p - 1 for p in P[1:])
         order = np.arange(t[1]).reshape(s[1:]).transpose(inverse(trailing)).reshape(-1)
         reshaped = self._add("nn.reshape", [phys], g.types(node)[0], dict(g.attrs(node)), g.loc(node))

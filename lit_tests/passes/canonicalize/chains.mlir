@@ -66,3 +66,13 @@ func.func @involutions(%x: tensor<3xf32>, %b: tensor<3xi1>) -> (tensor<3xf32>, t
   %e = "nn.logical_not"(%d) : (tensor<3xi1>) -> tensor<3xi1>
   return %c, %e : tensor<3xf32>, tensor<3xi1>
 }
+
+// A transpose that only moves unit dimensions keeps the element order: it becomes a reshape.
+// CHECK-LABEL: sym_name = "unit_dims_transpose"
+// CHECK: ^bb0(%[[X:[^:]*]]:
+// CHECK-NEXT: %[[R:.*]] = "nn.reshape"(%[[X]]) {shape = array<i64: 1, 3, 1, 4>} : (tensor<1x1x3x4xf32>) -> tensor<1x3x1x4xf32>
+// CHECK-NEXT: "func.return"(%[[R]])
+func.func @unit_dims_transpose(%x: tensor<1x1x3x4xf32>) -> tensor<1x3x1x4xf32> {
+  %t = "nn.transpose"(%x) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x1x3x4xf32>) -> tensor<1x3x1x4xf32>
+  return %t : tensor<1x3x1x4xf32>
+}
