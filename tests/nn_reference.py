@@ -500,7 +500,7 @@ def _avg_pool(attrs, x, d):
     # count the window elements inside the input or inside the counted part of the padding
     counted_pad = attrs["count_pad"]
     widths = [(counted_pad[2 * i], counted_pad[2 * i + 1]) for i in range(d)]
-    region = np.pad(np.ones(x.shape[1:-1]), widths)
+    region = np.pad(np.ones(x.shape[1:-1]), widths, constant_values=1.0)  # input and counted padding
     inner = [(pad[2 * i] - counted_pad[2 * i], pad[2 * i + 1] - counted_pad[2 * i + 1]) for i in range(d)]
     mask = np.pad(region, inner)[None, ..., None]
     count_views, _ = _window_views(mask, kernel, stride, [1] * d, [0] * (2 * d))
