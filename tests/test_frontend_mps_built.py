@@ -207,6 +207,27 @@ def test_bare_flatbuffer_in_the_current_numbering(flatc: Flatc):
     assert_same_graph(load(raw)[0], g)
 
 
+def test_nodes_listed_after_their_readers(flatc: Flatc):
+    """The file's node order need not be an execution order: reversed, the graph is the same."""
+    name = "models/cnn_fp32.mpsgraph"
+    data = rebuilt(flatc, name, lambda doc: doc["mps_nodes"].reverse())
+    (g,) = load(data)
+    verify(g)
+    (original,) = load(MPS / name)
+
+    def signatures(graph: Graph) -> list[str]:
+        """Each output as the expression that computes it (ops, types, operands), whatever the order."""
+        memo: dict[int, str] = {}
+        for n in graph.topological():
+            operands = ", ".join(f"{memo[v.node]}#{v.index}" for v in graph.operands(n))
+            memo[n] = f"{graph.op(n)}{[str(t) for t in graph.types(n)]}({operands})"
+        return [memo[o.value.node] for o in graph.outputs]
+
+    assert signatures(g) == signatures(original)
+    nodes = [n for n in g.nodes() if g.op(n).startswith("mps.") and g.op(n) != "mps.constant"]
+    assert g.loc(nodes[0]).name == f"node {len(nodes) - 1}" and len(nodes) == 14  # the first op is the last node
+
+
 # ----------------------------------------------------------------------------------------------- .pte
 def make_pte(flatc: Flatc, payloads: list[tuple[bytes, str]], *, backend: str = "MPSBackend",
              operators: tuple[str, ...] = ()) -> bytes:

@@ -27,6 +27,7 @@ the file holds (`detect_numbering`):
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -92,6 +93,12 @@ def size_explains(element: str | None, count: int, nbytes: int) -> bool:
     if nbytes == storage_bytes(element, count):
         return True
     return count == 1 and nbytes == SCALAR_INT_BYTES and element in INTEGER_ELEMENTS and element != "i4"
+
+
+@functools.lru_cache(maxsize=1024)
+def elements_of_size(count: int, nbytes: int) -> frozenset[str]:
+    """The element types whose `count` elements `nbytes` bytes of constant data can hold."""
+    return frozenset(e for e in _STORAGE_BITS if size_explains(e, count, nbytes))
 
 
 @dataclass(frozen=True)

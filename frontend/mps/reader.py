@@ -15,7 +15,6 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
@@ -108,8 +107,10 @@ class _Reader:
         self.input_ids = self._id_list("input_ids")
         self.output_ids = self._id_list("output_ids")
         self.constant_ids = self._id_list("constant_ids")
+        self.locations = {vid: self._constant_location(vid) for vid in self.constant_ids}
         self.numbering = self._detect_numbering()
         self.types: dict[int, TensorType] = {}
+        self.forward_reads = False  # whether some node reads a value a later node defines
 
     # ---------------------------------------------------------------- decoding
     def _read_values(self) -> _Values:
@@ -186,12 +187,10 @@ class _Reader:
     # ---------------------------------------------------------------- dtype numbering
     def _detect_numbering(self) -> str:
         facts = []
-        for vid in self.constant_ids:
-            location = self._constant_location(vid)
+        for vid, location in self.locations.items():
             if location is not None:
                 count = int(np.prod(self.values.dims[vid], dtype=object))
-                allowed = frozenset(e for e in set(dtypes.ELEMENT_TYPES.values())
-                                    if dtypes.size_explains(e, count, location[1]))
+                allowed = dtypes.elements_of_size(count, location[1])
                 facts.append(dtypes.DTypeFact(self.values.raw_dtype[vid], allowed, f"constant value {vid}"))
         for n in self.nodes:
             if n.layout.member in _BOOL_RESULTS:
@@ -245,7 +244,7 @@ class _Reader:
 
     def _constant(self, vid: int, t: TensorType) -> np.ndarray:
         where = f"value {vid}"
-        location = self._constant_location(vid)
+        location = self.locations[vid]
         if location is None:
             raise InvalidInputError("constant has no data (no inline buffer and no constant segment)", where=where)
         return constants.decode(self.payload.data, location[0], location[1], t, where=where)
@@ -279,6 +278,7 @@ class _Reader:
             t = self.types[vid]
             node = g.add_op("mps.constant", (), [t], {"value": self._constant(vid, t)}, Loc(f"value {vid}", "constant"))
             defs[vid] = [(-1, Value(node, 0))]
+        deferred: list[_Node] = []  # nodes reading a value that a later node defines
         for n in self.nodes:
             self._name_enums(n)
             in_place = set(n.flat_operands)
@@ -289,17 +289,23 @@ class _Reader:
                     by = f"node {first}" if first >= 0 else "a graph input or constant"
                     raise InvalidInputError(f"redefines value {vid}, already defined by {by}", where=n.where)
                 types.append(self._result_type(n, vid, vid in in_place))
-            n.node_id = g.add_op(n.layout.op, (), types, n.attrs, Loc(f"node {n.index}", n.layout.member))
+            # `defs` holds the definitions before this node: wire now unless an operand comes later
+            ready = all(vid in defs for vid in n.flat_operands)
+            operands = [defs[vid][-1][1] for vid in n.flat_operands] if ready else []
+            n.node_id = g.add_op(n.layout.op, operands, types, n.attrs, Loc(f"node {n.index}", n.layout.member))
+            if not ready:
+                deferred.append(n)
             for k, vid in enumerate(n.flat_results):
                 if vid in defs and defs[vid][-1][0] == n.index:
                     raise InvalidInputError(f"defines value {vid} twice", where=n.where)
                 defs.setdefault(vid, []).append((n.index, Value(n.node_id, k)))
 
-        for n in self.nodes:
+        for n in deferred:
             g.set_operands(n.node_id, [self._resolve(defs, vid, n.index, n.where) for vid in n.flat_operands])
         for i, vid in enumerate(self.output_ids):
             g.add_output(self._resolve(defs, vid, len(self.nodes), f"MPSGraph.output_ids[{i}]"), f"output{i}")
-        self._check_acyclic(g)
+        if self.forward_reads:  # otherwise every operand comes from an earlier node: no cycle possible
+            self._check_acyclic(g)
         return g
 
     def _name_enums(self, n: _Node) -> None:
@@ -328,16 +334,31 @@ class _Reader:
         if before:
             return before[-1]
         if len(candidates) == 1:  # defined by a node later in node order: fine if there is no cycle
+            self.forward_reads = True
             return candidates[0][1]
         raise InvalidInputError(f"reads value {vid} before any of its {len(candidates)} definitions", where=where)
 
     def _check_acyclic(self, g: Graph) -> None:
-        try:
-            cycle = nx.find_cycle(g.nx)
-        except nx.NetworkXNoCycle:
+        """Raise naming the nodes of a cycle, if there is one (linear: peel off acyclic nodes first)."""
+        indegree = dict(g.nx.in_degree())
+        ready = [n for n, d in indegree.items() if d == 0]
+        while ready:
+            n = ready.pop()
+            for _, v in g.nx.out_edges(n):
+                indegree[v] -= 1
+                if indegree[v] == 0:
+                    ready.append(v)
+        stuck = {n for n, d in indegree.items() if d > 0}
+        if not stuck:
             return
-        members = [g.loc(u) for u, *_ in cycle]
+        # every stuck node reads another stuck node: walk backwards until a node repeats
+        path, seen, n = [], {}, min(stuck)
+        while n not in seen:
+            seen[n] = len(path)
+            path.append(n)
+            n = min(u for u, _ in g.nx.in_edges(n) if u in stuck)
+        cycle = [g.loc(m) for m in reversed(path[seen[n]:])]
         raise InvalidInputError(
-            "nodes form a cycle: " + " -> ".join(f"{loc.name} ({loc.detail})" for loc in members),
-            where=f"{members[0].name} ({members[0].detail})",
+            "nodes form a cycle: " + " -> ".join(f"{loc.name} ({loc.detail})" for loc in cycle),
+            where=f"{cycle[0].name} ({cycle[0].detail})",
         )
