@@ -178,12 +178,12 @@ def describe(graphs: list) -> dict[str, Any]:
             "outputs": [tensor(o.name, g.type_of(o.value)) for o in g.outputs],
         }
 
-    first = graphs[0]
-    info: dict[str, Any] = {k: v for k, v in first.meta.items() if isinstance(v, (str, int, float, bool))}
+    metas = [{k: v for k, v in g.meta.items() if isinstance(v, (str, int, float, bool))} for g in graphs]
     if len(graphs) == 1:
-        info.update(one(first))
-        return info
-    parts = [one(g) for g in graphs]
+        return {**metas[0], **one(graphs[0])}
+    # several partitions: the facts they share at the top, each partition's own facts in its entry
+    info: dict[str, Any] = {k: v for k, v in metas[0].items() if all(m.get(k) == v for m in metas[1:])}
+    parts = [{**{k: v for k, v in m.items() if k not in info}, **one(g)} for m, g in zip(metas, graphs)]
     total: dict[str, int] = {}
     for p in parts:
         for op, n in p["ops"].items():
@@ -214,7 +214,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         for t in info[key]:
             q = t.get("quantization")
             qs = f" scale={q['scales'][0] if q['axis'] is None else q['scales']} zp={q['zero_points'][0] if q['axis'] is None else q['zero_points']}" if q else ""
-            print(f"  {t['name']}: {'x'.join(map(str, t['shape'])) or 'scalar'} {t['dtype']}{qs}")
+            name = f"{info['partitions'][t['partition']]['name']}.{t['name']}" if "partition" in t else t["name"]
+            print(f"  {name}: {'x'.join(map(str, t['shape'])) or 'scalar'} {t['dtype']}{qs}")
     print("ops:")
     for op, n in info["ops"].items():
         print(f"  {n:6d} {op}")
