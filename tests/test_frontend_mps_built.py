@@ -280,7 +280,8 @@ def test_pte_with_segments_and_several_partitions(flatc: Flatc):
     graphs = load(data)
     assert [g.name for g in graphs] == ["partition0", "partition1", "partition2"]
     assert [g.meta["delegate_data"] for g in graphs] == ["segment", "inline", "segment"]
-    assert all(g.meta["cpu_operators"] == "aten::cumsum" and g.meta["partitions"] == 3 for g in graphs)
+    assert all(g.meta["cpu_operators"] == "aten::cumsum" for g in graphs)
+    assert [g.meta["partition"] for g in graphs] == [0, 1, 2]
     for g, raw in zip(graphs, [parts[0], parts[1], parts[0]]):
         verify(g)
         assert_same_graph(load(raw)[0], g)
@@ -295,6 +296,9 @@ def test_pte_inspect_json_reports_every_partition(flatc: Flatc, tmp_path: Path):
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
     assert [p["name"] for p in info["partitions"]] == ["partition0", "partition1"]
+    # facts shared by both partitions at the top, each partition's own in its entry
+    assert info["format"] == "mps" and info["container"] == "pte" and "partition" not in info
+    assert [(p["partition"], p["delegate"]) for p in info["partitions"]] == [(0, 0), (1, 1)]
     assert [t["partition"] for t in info["inputs"]] == [0, 1]
     assert sum(info["ops"].values()) == sum(sum(p["ops"].values()) for p in info["partitions"])
 

@@ -23,8 +23,9 @@ Conventions of the IR this frontend produces (docs/frontend_mps.md has the long 
   "constant")` for constants, i = position in `mps_nodes`.
 - `Graph.meta`: format "mps", version (the schema version string), graph_type ("mps_graph" or
   "metal_kernel"), dtype_numbering ("current" or "legacy", detected as dtypes.py explains), container
-  ("payload", "flatbuffer" or "pte"); for a .pte also partition, partitions, plan, delegate, delegate_data
-  ("inline"/"segment") and cpu_operators (what the plan runs outside any delegate, comma separated).
+  ("payload", "flatbuffer" or "pte"); for a .pte also partition (k), plan, delegate (its index in the
+  plan), delegate_data ("inline"/"segment") and cpu_operators (what the plan runs outside any delegate,
+  comma separated).
 - Graph names: "main" for a single graph; "partition{k}" for the k-th MPS delegate of a .pte that has
   several, so that MLIR function names stay unique.
 - Errors: InvalidInputError (exit 2) naming the node index and type or the value id; UnsupportedError
@@ -59,7 +60,7 @@ def read(data: memoryview, name: str) -> list[Graph]:
             g = read_graph(data[d.start: d.start + d.size], "main" if len(delegates) == 1 else f"partition{k}")
         except InvalidInputError as e:
             raise InvalidInputError(e.message, where=f"{where}: {e.where}" if e.where else where) from None
-        g.meta.update(container="pte", partition=k, partitions=len(delegates), plan=d.plan, delegate=d.index,
-                      delegate_data=d.location, cpu_operators=",".join(d.cpu_operators))
+        g.meta.update(container="pte", partition=k, plan=d.plan, delegate=d.index, delegate_data=d.location,
+                      cpu_operators=",".join(d.cpu_operators))
         graphs.append(g)
     return graphs
