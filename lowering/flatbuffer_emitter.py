@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,33 @@ class _Builder(flatbuffers.Builder):
         self.Bytes = mmap.mmap(-1, max(size, 1))  # type: ignore[assignment]
         self.head = len(self.Bytes)
         self.deferred: list[tuple[int, np.ndarray]] | None = [] if defer_data else None
+        self.written: dict[Any, int] = {}  # content -> offset of an identical object already written
+
+    def once(self, key: Any, make: Callable[[], int]) -> int:
+        """The offset of the object `make` writes, written only the first time `key` is asked for:
+        names, shapes and attribute tables repeat across a model, and flatbuffers may share them."""
+        offset = self.written.get(key)
+        if offset is None:
+            offset = self.written[key] = make()
+        return offset
+
+    def string(self, text: str) -> int:
+        return self.once(("string", text), lambda: self.CreateString(text))
+
+    def int32_vector(self, values: Iterable[int]) -> int:
+        values = tuple(int(v) for v in values)
+        return self.once(("int32s", values), lambda: self.CreateNumpyVector(np.asarray(values, dtype="<i4")))
+
+    def offsets_vector(self, offsets: list[int]) -> int:
+        """A vector of table/string offsets, written as one block (PrependUOffsetTRelative per
+        element, as the library does, costs a dozen Python calls each)."""
+        n = len(offsets)
+        self.StartVector(4, n, 4)  # aligns for n uint32s; element j is then stored relative to its place
+        base = self.Offset()
+        relative = [base + 4 * (n - j) - off for j, off in enumerate(offsets)]
+        self.head = self.head - 4 * n
+        self.Bytes[self.head:self.head + 4 * n] = struct.pack(f"<{n}I", *relative)
+        return self.EndVector()
 
     def data_vector(self, raw: np.ndarray) -> int:
         """A [ubyte] vector of `raw` (1-D uint8), 8-byte aligned and zero-padded to a multiple of 8,
@@ -113,10 +141,6 @@ class _Builder(flatbuffers.Builder):
             f.write(memoryview(raw))
             pos = start + raw.size
         f.write(view[pos:])
-
-
-def _int32_vector(builder: _Builder, values: Iterable[int]) -> int:
-    return builder.CreateNumpyVector(np.asarray(list(values), dtype="<i4"))
 
 
 def _bf16_bits(value: float) -> int:
@@ -151,11 +175,11 @@ def _enum(enum_class: type, renamed: dict[str, str] | None = None) -> Converter:
 
 
 CONVERTERS: dict[str, Converter] = {
-    "ints": lambda builder, value, input_type: _int32_vector(builder, value),
-    "i32s": lambda builder, value, input_type: _int32_vector(builder, value),
+    "ints": lambda builder, value, input_type: builder.int32_vector(value),
+    "i32s": lambda builder, value, input_type: builder.int32_vector(value),
     "i32": lambda builder, value, input_type: int(value),
     "bool": lambda builder, value, input_type: bool(value),
-    "str": lambda builder, value, input_type: builder.CreateString(value),
+    "str": lambda builder, value, input_type: builder.string(value),
     "elemtype": lambda builder, value, input_type: DTYPES[value],
     "scalar_like:0": lambda builder, value, input_type: builder.data_vector(_scalar_bytes(value, input_type)),
     "enum:tosa.nan_mode": _enum(fb.NanPropagationMode),
@@ -187,6 +211,10 @@ class OpEntry:
     fields: tuple[Field, ...]
 
     def build_attribute(self, builder: _Builder, attrs: dict[str, Any], input_type: str) -> int:
+        content = tuple((f.name, _hashable(attrs.get(f.name))) for f in self.fields)
+        return builder.once((self.table, input_type, content), lambda: self._write_attribute(builder, attrs, input_type))
+
+    def _write_attribute(self, builder: _Builder, attrs: dict[str, Any], input_type: str) -> int:
         values = []
         for f in self.fields:  # vectors and strings first: a table cannot be open while they are built
             value = attrs.get(f.name, OPTIONAL_DEFAULTS.get(f.name))
@@ -196,6 +224,10 @@ class OpEntry:
             if value is not None:
                 f.add(builder, value)
         return getattr(fb, f"{self.table}End")(builder)
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple, np.ndarray)) else value
 
 
 def _camel(name: str) -> str:
@@ -347,11 +379,11 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
     return builder
 
 
-def _vector_of_offsets(builder: _Builder, offsets: list[int]) -> int:
-    builder.StartVector(4, len(offsets), 4)
-    for off in reversed(offsets):
-        builder.PrependUOffsetTRelative(off)
-    return builder.EndVector()
+def _location(builder: _Builder, text: str) -> int:
+    text_offset = builder.string(text)
+    fb.OpLocationStart(builder)
+    fb.OpLocationAddText(builder, text_offset)
+    return fb.OpLocationEnd(builder)
 
 
 def _write_graph(
@@ -362,17 +394,11 @@ def _write_graph(
     input_names: list[str],
     output_names: list[str],
 ) -> None:
-    strings: dict[str, int] = {}
-
-    def string(s: str) -> int:
-        if s not in strings:
-            strings[s] = builder.CreateString(s)
-        return strings[s]
-
+    string = builder.string
     tensor_offsets = []
     for name, t, data in tensors:
         data_offset = builder.data_vector(data) if data is not None else None
-        shape_offset = _int32_vector(builder, t.shape)
+        shape_offset = builder.int32_vector(t.shape)
         name_offset = string(name)
         fb.TosaTensorStart(builder)
         fb.TosaTensorAddName(builder, name_offset)
@@ -395,14 +421,10 @@ def _write_graph(
     operator_offsets = []
     for o in operators:
         attribute = o.entry.build_attribute(builder, o.attrs, o.input_type)
-        inputs = _vector_of_offsets(builder, [string(s) for s in o.inputs])
-        outputs = _vector_of_offsets(builder, [string(s) for s in o.outputs])
-        location = None
-        if o.location is not None:
-            text = string(o.location)
-            fb.OpLocationStart(builder)
-            fb.OpLocationAddText(builder, text)
-            location = fb.OpLocationEnd(builder)
+        inputs = builder.offsets_vector([string(s) for s in o.inputs])
+        outputs = builder.offsets_vector([string(s) for s in o.outputs])
+        location = None if o.location is None else builder.once(("location", o.location),
+                                                                    lambda: _location(builder, o.location))
         fb.TosaOperatorStart(builder)
         fb.TosaOperatorAddOp(builder, o.entry.op)
         fb.TosaOperatorAddAttributeType(builder, o.entry.attribute_type)
@@ -414,11 +436,11 @@ def _write_graph(
         operator_offsets.append(fb.TosaOperatorEnd(builder))
 
     block_name = string(BLOCK_NAME)
-    operators_vec = _vector_of_offsets(builder, operator_offsets)
-    tensors_vec = _vector_of_offsets(builder, tensor_offsets)
-    inputs_vec = _vector_of_offsets(builder, [string(s) for s in input_names])
-    outputs_vec = _vector_of_offsets(builder, [string(s) for s in output_names])
-    shapes_vec = _vector_of_offsets(builder, shape_offsets)
+    operators_vec = builder.offsets_vector(operator_offsets)
+    tensors_vec = builder.offsets_vector(tensor_offsets)
+    inputs_vec = builder.offsets_vector([string(s) for s in input_names])
+    outputs_vec = builder.offsets_vector([string(s) for s in output_names])
+    shapes_vec = builder.offsets_vector(shape_offsets)
     fb.TosaBasicBlockStart(builder)
     fb.TosaBasicBlockAddName(builder, block_name)
     fb.TosaBasicBlockAddOperators(builder, operators_vec)
@@ -428,12 +450,12 @@ def _write_graph(
     fb.TosaBasicBlockAddShapes(builder, shapes_vec)
     block = fb.TosaBasicBlockEnd(builder)
 
-    blocks_vec = _vector_of_offsets(builder, [block])
+    blocks_vec = builder.offsets_vector([block])
     fb.TosaRegionStart(builder)
     fb.TosaRegionAddName(builder, block_name)
     fb.TosaRegionAddBlocks(builder, blocks_vec)
     region = fb.TosaRegionEnd(builder)
-    regions_vec = _vector_of_offsets(builder, [region])
+    regions_vec = builder.offsets_vector([region])
 
     fb.VersionStart(builder)
     fb.VersionAdd_Major(builder, VERSION[0])

@@ -14,14 +14,15 @@ level limit makes the level "none". Typical use:
 """
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from nn2tosa.diagnostics import Nn2TosaError
-from nn2tosa.ir import INPUT_OP, Graph, TensorType
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Type
+from nn2tosa.ir.types import bit_width
 
 SPECIFICATION_VERSION = "1.0"
 PROFILES = ("pro_int", "pro_fp")
@@ -318,9 +319,10 @@ def required_target(graphs: Graph | Iterable[Graph]) -> Target:
             if op == "tosa.rescale" and mode in ROUNDING_MODE_EXTENSION:
                 need(ROUNDING_MODE_EXTENSION[mode], where)
                 need("pro_int", where)
-            if _has_dynamic_shape(g, node):
+            types = [g.type_of(v) for v in g.operands(node)] + g.types(node)
+            if any(_is_dynamic(t) for t in types):
                 need("dynamic", where)
-            level_reasons.extend(f"{where}: {p}" for p in level_8k_problems(g, node))
+            level_reasons.extend(f"{where}: {p}" for p in level_8k_problems(g, node, types))
     if either and not any(p in needed for p in PROFILES):
         # ops both profiles have (bool logic, i32 arithmetic, shapes): the integer profile is enough
         needed["pro_int"] = either[0]
@@ -355,16 +357,24 @@ def require_tosa_1_0(graphs: Graph | Iterable[Graph]) -> Target:
     return target
 
 
-def _has_dynamic_shape(graph: Graph, node: int) -> bool:
-    types = [graph.type_of(v) for v in graph.operands(node)] + graph.types(node)
-    return any(isinstance(t, TensorType) and any(d < 0 for d in t.shape) for t in types)
+@functools.lru_cache(maxsize=4096)
+def _is_dynamic(t: Type) -> bool:
+    return isinstance(t, TensorType) and any(d < 0 for d in t.shape)
 
 
 # ------------------------------------------------------------------------------ level 8K
-def _tensor_size_bytes(t: TensorType) -> int:
-    from nn2tosa.ir.types import bit_width
-
-    return max(1, (bit_width(t.dtype) + 7) // 8) * int(np.prod(t.shape, dtype=np.int64))
+@functools.lru_cache(maxsize=4096)
+def _type_level_problems(t: Type) -> tuple[str, ...]:
+    """What one tensor type exceeds of level 8K: rank, or size in bytes (cached: models repeat types)."""
+    if not isinstance(t, TensorType):
+        return ()
+    if t.rank > MAX_RANK:
+        return (f"rank {t.rank} > {MAX_RANK}",)
+    if not _is_dynamic(t):
+        size = max(1, (bit_width(t.dtype) + 7) // 8) * math.prod(t.shape)
+        if size > (1 << MAX_LOG2_SIZE) - 1:
+            return (f"{t} has {size} bytes >= 2**{MAX_LOG2_SIZE}",)
+    return ()
 
 
 def _kernel_checks(graph: Graph, node: int) -> list[tuple[str, int, int]]:
@@ -398,18 +408,16 @@ def _kernel_checks(graph: Graph, node: int) -> list[tuple[str, int, int]]:
     return checks
 
 
-def level_8k_problems(graph: Graph, node: int) -> list[str]:
-    """The limits of level 8K that one op exceeds (empty when it fits)."""
+def level_8k_problems(graph: Graph, node: int, types: Sequence[Type] | None = None) -> list[str]:
+    """The limits of level 8K that one op exceeds (empty when it fits); `types` are its operand and
+    result types when the caller has them already."""
     problems = [f"{what} {value} > {limit}" for what, value, limit in _kernel_checks(graph, node) if value > limit]
-    types = [graph.type_of(v) for v in graph.operands(node)] + list(graph.types(node))
+    if types is None:
+        types = [graph.type_of(v) for v in graph.operands(node)] + list(graph.types(node))
     for t in types:
-        if not isinstance(t, TensorType):
-            continue
-        if t.rank > MAX_RANK:
-            problems.append(f"rank {t.rank} > {MAX_RANK}")
-        elif all(d >= 0 for d in t.shape) and _tensor_size_bytes(t) > (1 << MAX_LOG2_SIZE) - 1:
-            problems.append(f"{t} has {_tensor_size_bytes(t)} bytes >= 2**{MAX_LOG2_SIZE}")
+        problems.extend(_type_level_problems(t))
     return problems
 
 
-__all__ = ["Target", "required_target", "require_tosa_1_0", "NotTosaError", "op_requirement", "level_8k_problems", "COMPLIANCE", "PROFILES", "EXTENSIONS"]
+__all__ = ["Target", "required_target", "require_tosa_1_0", "NotTosaError", "op_requirement", "level_8k_problems",
+           "COMPLIANCE", "PROFILES", "EXTENSIONS"]
