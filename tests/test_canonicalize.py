@@ -247,3 +247,35 @@ def test_canonicalize_work_grows_linearly():
     small_work, large_work = canonicalize_graph(small).work, canonicalize_graph(large).work
     assert 0.8 * ratio_ops <= large_work / small_work <= 1.25 * ratio_ops
     assert count(large, "nn.transpose") == 2
+
+
+@pytest.mark.parametrize("op", ["nn.conv3d", "nn.transpose_conv2d", "nn.depthwise_conv2d", "nn.fully_connected"])
+def test_batch_norm_folds_into_every_conv_kind_with_the_same_numbers(op):
+    rng = np.random.default_rng(2)
+    shapes = {  # input, weights, attributes
+        "nn.conv3d": ((1, 3, 4, 4, 2), (3, 2, 2, 2, 2),
+                      {"stride": [1, 1, 1], "dilation": [1, 1, 1], "pad": [0, 1, 1, 0, 0, 1]}),
+        "nn.transpose_conv2d": ((1, 3, 3, 2), (3, 2, 2, 2), {"stride": [2, 2], "out_pad": [0, -1, 1, 0]}),
+        "nn.depthwise_conv2d": ((1, 4, 4, 2), (3, 3, 2, 2), {"stride": [1, 1], "dilation": [1, 1],
+                                                             "pad": [1, 1, 1, 1]}),
+        "nn.fully_connected": ((2, 5, 4), (3, 4), {}),
+    }
+    in_shape, w_shape, attrs = shapes[op]
+    g = Graph()
+    b = Builder(g)
+    x = g.add_input(TensorType(in_shape, "f32"), "x")
+    y = b.op(op, [x, b.constant(rng.standard_normal(w_shape).astype(np.float32))], attrs)
+    channels = g.type_of(y).shape[-1]
+    stats = [rng.standard_normal(channels), rng.random(channels) + 0.1, rng.standard_normal(channels),
+             rng.standard_normal(channels)]
+    y = b.op("nn.batch_norm", [y, *(b.constant(s.astype(np.float32)) for s in stats)],
+             {"epsilon": 1e-3, "axis": g.type_of(y).rank - 1})
+    g.add_output(y, "y")
+    data = [rng.standard_normal(in_shape).astype(np.float32)]
+    before = evaluate(g, data)
+    canonicalize_graph(g)
+    verify(g)
+    assert set(g.histogram()) == {op, "nn.constant"}
+    conv = next(n for n in g.nodes() if g.op(n) == op)
+    assert len(g.operands(conv)) == 3  # a bias was created
+    assert relative_error(evaluate(g, data)[0], before[0]) <= 1e-5

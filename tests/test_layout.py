@@ -205,3 +205,25 @@ def test_layout_visits_each_op_once():
         stats = sink_transposes(chain.g)
         assert stats.visited == ops
         assert chain.g.histogram().get("nn.transpose", 0) == 0
+
+
+def test_per_axis_quantization_follows_its_channel():
+    """quantize to per-channel scales along NCHW axis 1 between transposes: after the pass the scales
+    apply along NHWC axis 3, and the numbers are unchanged."""
+    rng = np.random.default_rng(5)
+    g = Graph()
+    x = g.add_input(TensorType((1, 2, 2, 3), "f32"), "x")  # NHWC
+    b = Builder(g)
+    nchw = b.op("nn.transpose", [x], {"perm": [0, 3, 1, 2]})
+    q_type = TensorType((1, 3, 2, 2), "i8", Quant((0.1, 0.02, 0.5), (0, 3, -2), axis=1))
+    q = b.op("nn.quantize", [nchw], types=[q_type])
+    d = b.op("nn.dequantize", [q], types=[TensorType((1, 3, 2, 2), "f32")])
+    g.add_output(b.op("nn.transpose", [d], {"perm": [0, 2, 3, 1]}), "y")
+    data = [rng.standard_normal((1, 2, 2, 3)).astype(np.float32)]
+    before = evaluate(g, data)
+    sink_transposes(g)
+    verify(g)
+    assert "nn.transpose" not in g.histogram()
+    quantize = next(n for n in g.nodes() if g.op(n) == "nn.quantize")
+    assert g.types(quantize)[0].quant.axis == 3 and g.types(quantize)[0].shape == (1, 2, 2, 3)
+    np.testing.assert_array_equal(evaluate(g, data)[0], before[0])
