@@ -9,7 +9,8 @@ The patterns, each a small function registered for the ops it matches:
   one-piece split, reverse or reduction over unit dims, unbounded clamp, 1x1 stride-1 pooling,
   same-size nearest resize). The result type must equal the operand type exactly.
 - reshape chains, transpose chains (a pair that cancels disappears), a transpose that only moves
-  unit dimensions becomes a reshape, slice of slice, concat of concat along the same axis; double
+  unit dimensions becomes a reshape, a transpose hoisted above an elementwise op when that removes
+  it (its operands' transposes exist already or are free), slice of slice, concat of concat along the same axis; double
   negation / logical or bitwise not.
 - neutral operands: x*1, x/1, x-(+0.0), x+(-0.0) (and integer 0) are x; x+(+0.0) is not (it turns
   -0.0 into +0.0), so it stays.
@@ -31,11 +32,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nn2tosa.ir import Graph, TensorType, Value
+from nn2tosa.ir import Graph, TensorType, Value, op_def
 
 from .cse import eliminate_common_subexpressions
 from .dce import dce
-from .layout import LayoutStats, compose, is_identity, moves_only_unit_dims, sink_transposes
+from .layout import LayoutStats, compose, is_identity, moves_only_unit_dims, sink_transposes, transposed_type
 from .manager import register_pass
 from .rewrite import (PatternSet, RewriteStats, apply_patterns_greedily, constant, producer, real_constant, replace,
                       single_use, uniform_scalar)
@@ -47,10 +48,17 @@ def _operand_type(graph: Graph, node: int, k: int = 0) -> TensorType:
     return graph.type_of(graph.operand(node, k))
 
 
-def _new_op(graph: Graph, like: int, operands: list[Value], attrs: dict | None = None, op: str | None = None) -> Value:
-    """An op like `like` (same name, result types, location) with other operands and/or attributes."""
-    node = graph.add_op(op or graph.op(like), operands, graph.types(like),
+def _new_op(graph: Graph, like: int, operands: list[Value], attrs: dict | None = None, op: str | None = None,
+            types: list | None = None) -> Value:
+    """An op like `like` (same name, result types, location) with other operands, attributes or types."""
+    node = graph.add_op(op or graph.op(like), operands, graph.types(like) if types is None else types,
                         dict(graph.attrs(like) if attrs is None else attrs), graph.loc(like))
+    return Value(node, 0)
+
+
+def _transposed_constant(graph: Graph, data: np.ndarray, like: Value, perm: tuple[int, ...]) -> Value:
+    node = graph.add_op("nn.constant", (), [transposed_type(graph.type_of(like), perm)],
+                        {"value": np.ascontiguousarray(data.transpose(perm))}, graph.loc(like.node))
     return Value(node, 0)
 
 
@@ -131,6 +139,42 @@ def transpose_to_reshape(graph: Graph, node: int) -> bool:
         return False
     out = graph.types(node)[0]
     return replace(graph, node, _new_op(graph, node, [x], {"shape": list(out.shape)}, op="nn.reshape"))
+
+
+@CANONICAL.pattern("nn.transpose")
+def hoist_transpose_into_operands(graph: Graph, node: int) -> bool:
+    """transpose(f(a, b)) -> f(a', b') for an elementwise f read only by this transpose, when every
+    operand's transpose is free: a constant (transposed now), one element, a transpose it cancels, or
+    a transpose of it the graph already has. One transpose fewer, none added (the layout pass sinks
+    transposes; this catches what sinking cannot: a shared input transposed on one path, not yet on
+    another)."""
+    perm = tuple(graph.attrs(node)["perm"])
+    v = graph.operand(node, 0)
+    u = v.node
+    d = op_def(graph.op(u))
+    if d is None or "elementwise" not in d.traits or not single_use(graph, v) or len(graph.types(u)) != 1:
+        return False
+    plan: list[Value | np.ndarray] = []
+    for w in graph.operands(u):
+        t = graph.type_of(w)
+        inner = producer(graph, w, "nn.transpose")
+        if t.num_elements == 1 and t.rank <= len(perm):
+            plan.append(w)
+        elif t.rank != len(perm):
+            return False
+        elif (data := constant(graph, w)) is not None:
+            plan.append(data)
+        elif inner is not None and is_identity(compose(tuple(graph.attrs(inner)["perm"]), perm)):
+            plan.append(graph.operand(inner, 0))
+        else:
+            existing = next((use.node for use in graph.users(w) if graph.op(use.node) == "nn.transpose"
+                             and tuple(graph.attrs(use.node)["perm"]) == perm), None)
+            if existing is None:
+                return False
+            plan.append(Value(existing, 0))
+    operands = [item if isinstance(item, Value) else _transposed_constant(graph, item, w, perm)
+                for item, w in zip(plan, graph.operands(u))]
+    return replace(graph, node, _new_op(graph, u, operands, types=graph.types(node)))
 
 
 @CANONICAL.pattern("nn.slice")
