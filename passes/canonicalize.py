@@ -8,10 +8,10 @@ The patterns, each a small function registered for the ops it matches:
   the same type, identity transpose, zero pad, full slice, unit tile, one-operand concat,
   one-piece split, reverse or reduction over unit dims, unbounded clamp, 1x1 stride-1 pooling,
   same-size nearest resize). The result type must equal the operand type exactly.
-- reshape chains, transpose chains (a pair that cancels disappears), a transpose that only moves
-  unit dimensions becomes a reshape, a transpose hoisted above an elementwise op when that removes
-  it (its operands' transposes exist already or are free), slice of slice, concat of concat along the same axis; double
-  negation / logical or bitwise not.
+- chains: reshape of reshape, transpose of transpose (a pair that cancels disappears), slice of
+  slice, concat of concat along the same axis, double negation / logical or bitwise not.
+- transposes: one that only moves unit dimensions becomes a reshape; one is hoisted above an
+  elementwise op when that removes it (its operands' transposes exist already or are free).
 - neutral operands: x*1, x/1, x-(+0.0), x+(-0.0) (and integer 0) are x; x+(+0.0) is not (it turns
   -0.0 into +0.0), so it stays.
 - batch_norm after conv2d / depthwise_conv2d / conv3d / transpose_conv2d / fully_connected (float,
