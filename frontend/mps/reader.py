@@ -6,8 +6,10 @@ Reading happens in three steps, so that value ids need not be in topological ord
    once, except that a node may redefine in place a value it reads (the backend's fp16 boundary casts
    `MPSCast(input1_id = x, output_id = x)`): readers later in node order, and the graph outputs, see the
    new definition; the graph input itself keeps its declared (float32) type;
-3. create the ops, then wire each operand to the definition of its id visible at that node (the latest
-   one before it in node order, or the only one there is), and check the result has no cycle.
+3. create the ops in node order, each operand wired to the definition of its id visible at that node:
+   the latest one before it in node order, or, when there is none yet, the only one there is (a later
+   node: such operands are wired once every op exists, and then the graph is checked for cycles).
+A dimension of -1 is dynamic; other negative sizes are errors.
 """
 from __future__ import annotations
 
@@ -319,7 +321,7 @@ class _Reader:
 
     def _result_type(self, n: _Node, vid: int, in_place: bool) -> TensorType:
         t = self.types[vid]
-        if in_place and "dtype" in n.attrs:  # an in-place cast: same value, the cast's element type
+        if in_place and n.layout.member == "MPSCast":  # an in-place cast: same value, the cast's element type
             element = dtypes.ELEMENT_TYPES[n.attrs["dtype"]]
             if element is None:
                 raise UnsupportedError([Unsupported(n.attrs["dtype"], n.where, "nn2tosa has no element type for it")])
