@@ -109,3 +109,20 @@ def test_driver_work_grows_linearly():
     assert s.converged and l.converged
     assert 0.8 * ratio <= l.work / s.work <= 1.25 * ratio
     assert 0.8 * ratio <= l.applied / s.applied <= 1.25 * ratio
+
+
+def test_the_graph_listener_reports_every_op_an_edit_touches():
+    g = chain(["nn.neg", "nn.abs"])
+    x, neg, ab = g.input_values()[0].node, 1, 2
+    touched: list[int] = []
+    g.listener = touched.append
+    new = g.add_op("nn.exp", [Value(x)], [F])
+    assert set(touched) == {x, new}  # created, and its operand's producer gained a use
+    touched.clear()
+    g.replace_all_uses(Value(neg), Value(new))  # abs now reads exp
+    assert set(touched) == {neg, new, ab}
+    touched.clear()
+    g.erase(neg)  # x lost a use
+    assert touched == [x]
+    g.listener = None
+
