@@ -119,7 +119,7 @@ def _fold_grows_constants(graph: Graph, node: int) -> bool:
     results = sum(t.num_elements for t in graph.types(node) if isinstance(t, TensorType))
     if results <= MAX_GROWING_FOLD_ELEMENTS:
         return False
-    operands = sum(graph.type_of(v).num_elements for v in graph.operands(node))
+    operands = sum(t.num_elements for v in graph.operands(node) if isinstance(t := graph.type_of(v), TensorType))
     return results > 2 * operands
 
 
