@@ -19,7 +19,7 @@ def load(source: str | os.PathLike | bytes | memoryview) -> Graph | list[Graph]:
 
 def tosa_pipeline(source_format: str) -> list[str]:
     """The passes that take a source-level graph to a TOSA-level graph."""
-    return [f"legalize-{source_format}", "canonicalize", "lower-to-tosa"]
+    return [f"legalize-{source_format}", "canonicalize", "lower-to-tosa", "cse", "dce"]
 
 
 @dataclass

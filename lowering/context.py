@@ -1,0 +1,121 @@
+"""What a lowering rule receives: the nn op being lowered and a builder of TOSA ops.
+
+A rule is `rule(ctx) -> Value | list[Value]`: it reads `ctx.attrs`, `ctx.operands` (already
+lowered values), `ctx.in_types` / `ctx.out_types` (TOSA-level types) and `ctx.nn_in_types` /
+`ctx.nn_out_types` (the nn-level types, with quantization), creates TOSA ops through the helpers
+below, and returns the values that replace the op's results. A rule that cannot express a case
+calls `ctx.unsupported(reason)`.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Type, Value
+
+# nn-level element types TOSA 1.0 tensors cannot have, and what carries them instead
+_TOSA_ELEMENT = {"f64": "f32", "i64": "i32", "ui8": "i8", "ui16": "i16", "ui32": "i32", "ui64": "i32", "index": "i32"}
+
+
+def tosa_type(t: Type) -> Type:
+    """The TOSA-level type of an nn-level type: quantization dropped (zero points and scales are
+    explicit at TOSA level), unsigned and 64-bit types narrowed to what TOSA has."""
+    if not isinstance(t, TensorType):
+        return t
+    return TensorType(t.shape, _TOSA_ELEMENT.get(t.dtype, t.dtype))
+
+
+class LoweringUnsupported(Exception):
+    """A rule cannot lower this op (the message says why)."""
+
+
+class LoweringContext:
+    def __init__(self, graph: Graph, node: int, nn_in_types: list[Type]):
+        self.graph = graph
+        self.node = node
+        self.op_name = graph.op(node)
+        self.attrs: dict[str, Any] = graph.attrs(node)
+        self.loc = graph.loc(node)
+        self.operands: list[Value] = graph.operands(node)
+        self.nn_in_types = nn_in_types
+        self.nn_out_types: list[Type] = list(graph.types(node))
+        self.in_types: list[Type] = [graph.type_of(v) for v in self.operands]
+        self.out_types: list[Type] = [tosa_type(t) for t in self.nn_out_types]
+        self.b = Builder(graph, self.loc, constant_dialect="tosa")
+
+    # ---- basics
+    def unsupported(self, reason: str) -> None:
+        raise LoweringUnsupported(reason)
+
+    def type_of(self, v: Value) -> TensorType:
+        return self.graph.type_of(v)
+
+    def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
+           types: Sequence[Type] | None = None) -> Value:
+        return self.b.op(name, operands, attrs, types)
+
+    def op_results(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
+                   types: Sequence[Type] | None = None) -> list[Value]:
+        return self.b.op_results(name, operands, attrs, types)
+
+    def const(self, value: Any, dtype: str) -> Value:
+        """A tosa.const of element type `dtype` (numpy value converted to its storage dtype)."""
+        return self.b.constant(np.asarray(value), dtype)
+
+    def scalar(self, value: float | int, dtype: str, rank: int) -> Value:
+        """A constant broadcastable against rank-`rank` tensors (shape [1] * rank)."""
+        return self.const(np.full((1,) * rank, value), dtype)
+
+    def zero_point(self, dtype: str, value: int | float = 0) -> Value:
+        """The [1]-shaped zero-point operand TOSA 1.0 ops take."""
+        return self.const(np.array([value]), dtype)
+
+    def shape(self, values: Sequence[int]) -> Value:
+        values = np.asarray(values, dtype=np.int64).reshape(-1)
+        node = self.graph.add_op("tosa.const_shape", (), [ShapeType(len(values))], {"values": values}, self.loc)
+        return Value(node, 0)
+
+    # ---- common shapes of ops
+    def reshape(self, x: Value, shape: Sequence[int]) -> Value:
+        t = self.type_of(x)
+        if tuple(shape) == tuple(t.shape):
+            return x
+        return self.op("tosa.reshape", [x, self.shape(shape)], types=[t.with_shape(tuple(shape))])
+
+    def transpose(self, x: Value, perm: Sequence[int]) -> Value:
+        if list(perm) == list(range(len(perm))):
+            return x
+        return self.op("tosa.transpose", [x], {"perms": [int(p) for p in perm]})
+
+    def cast(self, x: Value, dtype: str) -> Value:
+        t = self.type_of(x)
+        if t.dtype == dtype:
+            return x
+        return self.op("tosa.cast", [x], types=[t.with_dtype(dtype)])
+
+    def to_rank(self, x: Value, rank: int) -> Value:
+        """Reshape to `rank` by adding leading unit dimensions (TOSA broadcasting needs equal ranks)."""
+        t = self.type_of(x)
+        if t.rank >= rank:
+            return x
+        return self.reshape(x, (1,) * (rank - t.rank) + tuple(t.shape))
+
+    def same_rank(self, *xs: Value) -> list[Value]:
+        rank = max(self.type_of(x).rank for x in xs)
+        return [self.to_rank(x, rank) for x in xs]
+
+    def binary(self, tosa_op: str, x: Value, y: Value, attrs: dict[str, Any] | None = None) -> Value:
+        x, y = self.same_rank(x, y)
+        return self.op(tosa_op, [x, y], attrs)
+
+    def mul(self, x: Value, y: Value) -> Value:
+        """x * y (floating point, or integer with shift 0)."""
+        x, y = self.same_rank(x, y)
+        return self.op("tosa.mul", [x, y, self.const(np.zeros(1, np.int8), "i8")])
+
+    def negate(self, x: Value) -> Value:
+        dtype = self.type_of(x).dtype
+        zp = self.zero_point(dtype)
+        return self.op("tosa.negate", [x, zp, self.zero_point(dtype)])

@@ -1,0 +1,56 @@
+"""The `lower-to-tosa` pass: every nn op replaced by TOSA ops through the rule registry."""
+from __future__ import annotations
+
+from nn2tosa.diagnostics import Unsupported, UnsupportedError
+from nn2tosa.ir import INPUT_OP, Graph, Value
+from nn2tosa.passes.manager import register_pass
+
+from .context import LoweringContext, LoweringUnsupported, tosa_type
+from .rules import RULES
+
+
+def _where(graph: Graph, node: int) -> str:
+    loc = graph.loc(node)
+    return str(loc) if loc else f"%{node}"
+
+
+@register_pass("lower-to-tosa")
+def lower_to_tosa(graph: Graph) -> None:
+    """Lower nn ops to TOSA 1.0 ops; every op that cannot be lowered is reported, all at once."""
+    unsupported: list[Unsupported] = []
+    changed_inputs = []
+    for node in graph.inputs:
+        t = graph.types(node)[0]
+        low = tosa_type(t)
+        if low != t:
+            graph.types(node)[0] = low
+            changed_inputs.append(f"{graph.input_name(node)}: {t.dtype} as {low.dtype}")
+    if changed_inputs:
+        graph.meta["boundary_changes"] = "; ".join(changed_inputs)
+    for node in graph.topological():
+        op = graph.op(node)
+        if op == INPUT_OP or op.startswith("tosa."):
+            continue
+        if not op.startswith("nn."):
+            unsupported.append(Unsupported(op, _where(graph, node), "not legalized to the nn dialect"))
+            continue
+        fn = RULES.get(op)
+        if fn is None:
+            unsupported.append(Unsupported(op, _where(graph, node), "no lowering to TOSA yet"))
+            continue
+        nn_in_types = [graph.type_of(v) for v in graph.operands(node)]
+        upstream_failed = any(not graph.op(v.node).startswith(("tosa.", INPUT_OP)) for v in graph.operands(node))
+        ctx = LoweringContext(graph, node, nn_in_types)
+        try:
+            results = fn(ctx)
+        except LoweringUnsupported as e:
+            unsupported.append(Unsupported(op, _where(graph, node), str(e)))
+            continue
+        except Exception:
+            if upstream_failed:  # fed by an op that could not be lowered: that one is reported
+                continue
+            raise
+        results = [results] if isinstance(results, Value) else list(results)
+        graph.replace_op(node, results)
+    if unsupported:
+        raise UnsupportedError(unsupported)
