@@ -342,11 +342,21 @@ def _infer_pad(attrs: Attrs, types: list[Type]) -> list[Type]:
     return [TensorType(tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(shape)), types[0].dtype)]
 
 
+def _fold_pad(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> list[np.ndarray] | None:
+    if types[0].quant is not None:  # the fill value is real: quantizing it is the lowering's business
+        return None
+    pads = attrs["pads"]
+    widths = [(pads[2 * i], pads[2 * i + 1]) for i in range(values[0].ndim)]
+    if attrs["mode"] == "constant":
+        return [np.pad(values[0], widths, constant_values=attrs["value"]).astype(types[0].numpy_dtype)]
+    return [np.pad(values[0], widths, mode=attrs["mode"])]  # numpy's reflect/symmetric/edge are ours
+
+
 define("nn.pad", operands=1,
        attrs={"pads": attr("ints", "[before0, after0, before1, after1, ...], non-negative"),
               "mode": attr("str", "'constant', 'reflect' (no edge repeat), 'symmetric' (edge repeated) or 'edge'"),
               "value": attr("float", "fill value for mode 'constant' (a real value; quantized: see the type)")},
-       doc="Pad every dimension.", infer=_infer_pad)
+       doc="Pad every dimension.", infer=_infer_pad, fold=_fold_pad)
 
 
 def _infer_tile(attrs: Attrs, types: list[Type]) -> list[Type]:
