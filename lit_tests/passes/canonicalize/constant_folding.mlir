@@ -28,3 +28,15 @@ func.func @growing(%x: tensor<64x64x2xf32>) -> tensor<64x64x2xf32> {
   %r = "nn.sub"(%x, %b) : (tensor<64x64x2xf32>, tensor<64x64x2xf32>) -> tensor<64x64x2xf32>
   return %r : tensor<64x64x2xf32>
 }
+
+// pad of a constant folds (nn.pad's folder, added for canonicalization), in every mode.
+// CHECK-LABEL: sym_name = "pads"
+// CHECK-DAG: "nn.constant"() {value = dense<[9.000000e+00, 1.000000e+00, 2.000000e+00, 9.000000e+00]> : tensor<4xf32>}
+// CHECK-DAG: "nn.constant"() {value = dense<[2.000000e+00, 1.000000e+00, 2.000000e+00, 1.000000e+00]> : tensor<4xf32>}
+// CHECK-NOT: "nn.pad"
+func.func @pads() -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = "nn.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %b = "nn.pad"(%a) {pads = array<i64: 1, 1>, mode = "constant", value = 9.0 : f64} : (tensor<2xf32>) -> tensor<4xf32>
+  %c = "nn.pad"(%a) {pads = array<i64: 1, 1>, mode = "reflect", value = 0.0 : f64} : (tensor<2xf32>) -> tensor<4xf32>
+  return %b, %c : tensor<4xf32>, tensor<4xf32>
+}
