@@ -538,8 +538,9 @@ def _resize(attrs, xs, types):
     sy = _source_coordinates(oh, h, attrs["align_corners"], attrs["half_pixel_centers"])
     sx = _source_coordinates(ow, w, attrs["align_corners"], attrs["half_pixel_centers"])
     if attrs["mode"] == "nearest":
-        iy = np.clip(np.floor(sy + 0.5).astype(np.int64), 0, h - 1)
-        ix = np.clip(np.floor(sx + 0.5).astype(np.int64), 0, w - 1)
+        offset = 0.0 if attrs.get("nearest_rounding", "half_up") == "floor" else 0.5
+        iy = np.clip(np.floor(sy + offset).astype(np.int64), 0, h - 1)
+        ix = np.clip(np.floor(sx + offset).astype(np.int64), 0, w - 1)
         return x[:, iy][:, :, ix]
     y0, x0 = np.floor(sy).astype(np.int64), np.floor(sx).astype(np.int64)
     fy, fx = (sy - y0)[None, :, None, None], (sx - x0)[None, None, :, None]

@@ -607,10 +607,13 @@ def _infer_resize(attrs: Attrs, types: list[Type]) -> list[Type]:
 define("nn.resize", operands=1,
        attrs={"size": attr("ints", "[height, width] of the result"), "mode": attr("str", "'bilinear' or 'nearest'"),
               "align_corners": attr("bool", "corner pixels' centres align"),
-              "half_pixel_centers": attr("bool", "sample at pixel centres (x + 0.5)")},
+              "half_pixel_centers": attr("bool", "sample at pixel centres (x + 0.5)"),
+              "nearest_rounding": attr("str", "nearest only: 'half_up' (floor(src + 0.5), the default when absent) "
+                                              "or 'floor' (floor(src): Arm NN's and PyTorch's nearest without "
+                                              "align_corners/half_pixel_centers)", optional=True)},
        doc="Resize NHWC images. Source coordinate: align_corners: x*(in-1)/(out-1); half_pixel_centers: "
-           "(x+0.5)*in/out-0.5; else x*in/out. Nearest rounds it (half_pixel: floor(src + 0.5) ... as the "
-           "source runtime does; see the legalization), bilinear interpolates clamped neighbours.",
+           "(x+0.5)*in/out-0.5; else x*in/out. Nearest takes the input pixel at floor(src + 0.5) (or floor(src) "
+           "with nearest_rounding='floor'), clamped to the input; bilinear interpolates clamped neighbours.",
        infer=_infer_resize)
 
 # ------------------------------------------------------------------------------ quantization
