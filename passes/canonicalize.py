@@ -368,7 +368,8 @@ def _batch_norm_constants(graph: Graph, node: int) -> tuple[np.ndarray, np.ndarr
     if not out.is_float:
         return None
     stats = [constant(graph, v) for v in graph.operands(node)[1:]]
-    if any(s is None for s in stats):
+    channels = out.shape[graph.attrs(node)["axis"]]
+    if any(s is None or s.size != channels for s in stats):  # (the verifier does not check their length)
         return None
     mean, var, gamma, beta = (s.astype(np.float64).reshape(-1) for s in stats)
     scale = gamma / np.sqrt(var + graph.attrs(node)["epsilon"])
