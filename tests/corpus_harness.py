@@ -119,3 +119,37 @@ def judge(expected: list[np.ndarray], actual: list[np.ndarray], tolerance: str) 
                 j.problems.append(f"output {i}: {int((diff > allowed).sum())} of {diff.size} integers differ by more "
                                   f"than {allowed} (max {int(diff.max())})")
     return j
+
+
+# ------------------------------------------------------------------------------ converting corpus files
+@dataclass
+class Conversion:
+    """What converting one corpus file gave: the TOSA-level graph and its .tosa, or why not."""
+
+    result: object | None = None  # nn2tosa.api.Result
+    tosa: bytes | None = None
+    unsupported: list[str] = field(default_factory=list)
+
+
+def convert_entry(e: dict) -> Conversion:
+    from nn2tosa.api import convert
+    from nn2tosa.diagnostics import UnsupportedError
+    from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
+
+    try:
+        result = convert(model_path(e))
+    except UnsupportedError as err:
+        return Conversion(unsupported=[str(i) for i in err.items])
+    return Conversion(result, bytes(build_flatbuffer(result.graph)))
+
+
+# Files whose conversion is expected to report unsupported constructs, with the reason that
+# must appear. Everything else in the corpus must convert.
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def known_gap(e: dict) -> str | None:
+    for pattern, reason in KNOWN_GAPS.items():
+        if Path(e["file"]).match(pattern):
+            return reason
+    return None
