@@ -1,0 +1,58 @@
+"""The `legalize-armnn` pass: Arm NN layers (`armnn.*`, docs/frontend_armnn.md) -> the nn dialect.
+
+Every layer becomes nn ops computing what Arm NN computes (its reference backend, CpuRef, is the
+ground truth the corpus records), at the layer's location:
+
+- one rule per layer type (registry.py), grouped by family: elementwise.py (activations,
+  elementwise, comparison, logical, casts, quantize/dequantize), spatial.py (convolutions,
+  pooling, resize, normalizations, space/depth/batch rearrangements), tensors.py (constants,
+  shapes, data movement, reductions, softmax, fully connected, batch matmul, gather/scatter),
+  recurrent.py (the LSTM family unrolled over time);
+- NCHW/NCDHW layers get explicit nn.transpose to channels-last and back (weights too, as
+  transposes of constants that the canonicalizer folds); NHWC passes through;
+- tensor types are kept as the frontend gives them, quantization included (layer.py says how
+  multi-op decompositions of quantized layers compute);
+- layers nn cannot express are collected, and the pass raises one UnsupportedError listing all of
+  them (name, index, why) after trying every layer.
+
+Values no op reads any more (a Fill's shape operand, constants consumed at compile time) are
+removed at the end.
+"""
+from __future__ import annotations
+
+from nn2tosa.diagnostics import Unsupported, UnsupportedError
+from nn2tosa.ir import Graph
+
+from ..dce import dce
+from ..manager import register_pass
+from . import elementwise, recurrent, spatial, tensors  # noqa: F401  (rule registration)
+from .layer import Layer, NotLegalizable
+from .registry import NO_MEANING, RULES
+
+__all__ = ["legalize_armnn", "RULES", "NO_MEANING"]
+
+
+@register_pass("legalize-armnn")
+def legalize_armnn(graph: Graph) -> None:
+    """Rewrite armnn.* layers into nn ops with Arm NN's semantics (all unsupported layers reported at once)."""
+    unsupported: list[Unsupported] = []
+    for node in graph.topological():
+        op = graph.op(node)
+        if not op.startswith("armnn."):
+            continue
+        layer = Layer(graph, node)
+        rule = RULES.get(layer.type_name)
+        try:
+            if rule is None:
+                raise NotLegalizable(NO_MEANING.get(layer.type_name, "no legalization rule for this layer type"))
+            results = rule(layer)
+        except NotLegalizable as e:
+            unsupported.append(Unsupported(layer.type_name, layer.where, e.why))
+            continue
+        if len(results) != len(layer.result_types):
+            raise AssertionError(f"rule for {layer.type_name} made {len(results)} results for "
+                                 f"{len(layer.result_types)}")
+        graph.replace_op(node, results)
+    if unsupported:
+        raise UnsupportedError(unsupported)
+    dce(graph)

@@ -1,0 +1,211 @@
+"""What a legalization rule sees of one Arm NN layer, and the helpers every rule shares.
+
+A rule receives a `Layer` and returns the nn values that replace the layer's results. The layer
+wraps the `armnn.*` op (attributes, operands, result types, location) and a builder that puts
+every op it creates at the layer's location. Helpers cover what many rules need:
+
+- types: `op` creates an nn op with the Arm NN result type when the rule gives one (quantization
+  included) or the inferred one; `move` creates a data-movement op (transpose, reshape, slice,
+  ...) whose result keeps the operand's element type and quantization (a per-axis axis follows
+  the data), so quantized tensors move without being requantized.
+- layout: `to_channels_last` / `from_channels_last` wrap channel-first (NCHW, NCDHW) data in
+  explicit transposes; the canonicalizer cancels them between layers.
+- quantized decompositions: a layer that becomes several nn ops computes in float between
+  `real` (nn.dequantize when quantized) and `finish` (nn.quantize to the layer's type), which is
+  what Arm NN's reference backend does for every quantized layer (decode, compute in float,
+  encode). Single-op layers keep their quantized types instead.
+- `NotLegalizable(why)`: raised by a rule for a layer it cannot express; the pass collects them.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nn2tosa.ir import Builder, Graph, Quant, TensorType, Value, op_def
+
+CHANNEL_FIRST = frozenset({"NCHW", "NCDHW"})
+
+
+class NotLegalizable(Exception):
+    """The layer has no meaning in the nn dialect (or not one this pass can express); `why` says why."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+def to_channels_last_perm(rank: int) -> list[int]:
+    """[0, 2, 3, ..., 1]: N C D.. -> N D.. C."""
+    return [0, *range(2, rank), 1]
+
+
+def to_channels_first_perm(rank: int) -> list[int]:
+    """[0, rank-1, 1, ..., rank-2]: N D.. C -> N C D.."""
+    return [0, rank - 1, *range(1, rank - 1)]
+
+
+def permuted(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    return tuple(shape[p] for p in perm)
+
+
+def _transposed_quant(q: Quant | None, perm: Sequence[int]) -> Quant | None:
+    if q is None or q.axis is None:
+        return q
+    return Quant(q.scales, q.zero_points, list(perm).index(q.axis), q.expressed)
+
+
+def _reshaped_quant(q: Quant | None, old: Sequence[int], new: Sequence[int]) -> Quant | None:
+    """A per-axis quantization axis survives a reshape when its dimension does (same size, same
+    number of elements before it); anything else cannot be described by one axis."""
+    if q is None or q.axis is None:
+        return q
+    before = int(np.prod(old[: q.axis]))
+    for axis in range(len(new)):
+        if new[axis] == old[q.axis] and int(np.prod(new[:axis])) == before:
+            return Quant(q.scales, q.zero_points, axis, q.expressed)
+    raise NotLegalizable(f"a reshape from {list(old)} to {list(new)} splits the per-axis quantized dimension {q.axis}")
+
+
+class Layer:
+    """One `armnn.*` op being legalized."""
+
+    def __init__(self, graph: Graph, node: int):
+        self.graph = graph
+        self.node = node
+        self.type_name = graph.op(node).split(".", 1)[1]  # the Arm NN LayerType, e.g. "Convolution2d"
+        self.attrs: dict[str, Any] = graph.attrs(node)
+        self.operands: list[Value] = graph.operands(node)
+        self.result_types: list[TensorType] = list(graph.types(node))
+        self.loc = graph.loc(node)
+        self.builder = Builder(graph, loc=self.loc)
+
+    # ---- reading ----------------------------------------------------------------------------
+    @property
+    def where(self) -> str:
+        """How users see this layer in messages: "layer 3 'conv'" (the frontend's wording)."""
+        if self.loc is None:
+            return f"%{self.node}"
+        return f"{self.loc.detail} '{self.loc.name}'" if self.loc.detail else f"'{self.loc.name}'"
+
+    def type_of(self, v: Value) -> TensorType:
+        return self.graph.type_of(v)
+
+    @property
+    def out_type(self) -> TensorType:
+        return self.result_types[0]
+
+    def constant_value(self, v: Value) -> np.ndarray | None:
+        """The value of an operand produced by a constant (nn.constant once legalized), else None."""
+        from ..fold import constant_value
+
+        return constant_value(self.graph, v)
+
+    def require_constant(self, v: Value, what: str) -> np.ndarray:
+        value = self.constant_value(v)
+        if value is None:
+            raise NotLegalizable(f"its {what} is computed at run time; nn needs it as a constant")
+        return value
+
+    # ---- building ---------------------------------------------------------------------------
+    def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
+           type: TensorType | None = None) -> Value:
+        """An nn op; its result type is `type` when given, else inferred (unquantized)."""
+        return self.builder.op(name, list(operands), attrs, None if type is None else [type])
+
+    def ops(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
+            types: Sequence[TensorType] | None = None) -> list[Value]:
+        return self.builder.op_results(name, list(operands), attrs, types)
+
+    def move(self, name: str, x: Value, attrs: dict[str, Any]) -> Value:
+        """A data-movement op whose result keeps x's element type and quantization."""
+        t = self.type_of(x)
+        (inferred,) = op_def(name).infer(attrs, [t])
+        quant = t.quant
+        if name == "nn.transpose":
+            quant = _transposed_quant(quant, attrs["perm"])
+        elif name == "nn.reshape":
+            quant = _reshaped_quant(quant, t.shape, inferred.shape)
+        elif quant is not None and quant.axis is not None and inferred.shape[quant.axis] != t.shape[quant.axis]:
+            raise NotLegalizable(f"{name} would cut the per-axis quantized dimension {quant.axis}")
+        return self.op(name, [x], attrs, TensorType(inferred.shape, t.dtype, quant))
+
+    def moves(self, name: str, x: Value, attrs: dict[str, Any]) -> list[Value]:
+        """A multi-result movement op (nn.split) keeping x's element type and quantization."""
+        t = self.type_of(x)
+        types = [TensorType(r.shape, t.dtype, t.quant) for r in op_def(name).infer(attrs, [t])]
+        return self.ops(name, [x], attrs, types)
+
+    def transpose(self, x: Value, perm: Sequence[int]) -> Value:
+        if list(perm) == list(range(len(perm))):
+            return x
+        return self.move("nn.transpose", x, {"perm": [int(p) for p in perm]})
+
+    def reshape(self, x: Value, shape: Sequence[int]) -> Value:
+        if tuple(shape) == tuple(self.type_of(x).shape):
+            return x
+        return self.move("nn.reshape", x, {"shape": [int(d) for d in shape]})
+
+    def constant(self, value: Any, type: TensorType | None = None, dtype: str | None = None) -> Value:
+        """An nn.constant holding `value` (as is, no copy, when its dtype already fits `type`)."""
+        if type is None:
+            return self.builder.constant(value, dtype)
+        array = np.asarray(value)
+        if array.dtype != type.numpy_dtype or not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array, dtype=type.numpy_dtype)
+        node = self.graph.add_op("nn.constant", (), [type], {"value": array.reshape(type.shape)}, self.loc)
+        return Value(node, 0)
+
+    def scalar(self, value: float, like: Value) -> Value:
+        """A rank-0 constant in the element type of `like` (which must not be quantized)."""
+        t = self.type_of(like)
+        return self.constant(np.asarray(value, dtype=t.numpy_dtype), TensorType((), t.dtype))
+
+    # ---- layout -----------------------------------------------------------------------------
+    def channels_first(self, layout_attr: str = "dataLayout") -> bool:
+        return self.attrs[layout_attr] in CHANNEL_FIRST
+
+    def to_channels_last(self, x: Value, channels_first: bool) -> Value:
+        return self.transpose(x, to_channels_last_perm(self.type_of(x).rank)) if channels_first else x
+
+    def from_channels_last(self, x: Value, channels_first: bool) -> Value:
+        return self.transpose(x, to_channels_first_perm(self.type_of(x).rank)) if channels_first else x
+
+    def channels_last_type(self, t: TensorType, channels_first: bool) -> TensorType:
+        """The type `t` (a channel-first result) has in channels-last layout."""
+        if not channels_first:
+            return t
+        perm = to_channels_last_perm(t.rank)
+        return TensorType(permuted(t.shape, perm), t.dtype, _transposed_quant(t.quant, perm))
+
+    # ---- quantized decompositions -----------------------------------------------------------
+    def real(self, x: Value) -> Value:
+        """x itself when it is not quantized, else its dequantized (float) value."""
+        t = self.type_of(x)
+        if t.quant is None:
+            return x
+        return self.op("nn.dequantize", [x], type=TensorType(t.shape, t.quant.expressed))
+
+    def finish(self, y: Value, t: TensorType | None = None) -> Value:
+        """y converted to exactly the layer's result type t (default: the first result's):
+        quantized when t is and y is not, requantized when both are but differ, cast when
+        only the element type differs; y itself when it already has type t."""
+        t = self.out_type if t is None else t
+        have = self.type_of(y)
+        if have == t:
+            return y
+        if tuple(have.shape) != tuple(t.shape):
+            raise AssertionError(f"{self.where}: built {have} for a {t} result")
+        if t.quant is not None:
+            return self.op("nn.requantize" if have.quant is not None else "nn.quantize", [y], type=t)
+        if have.quant is not None:
+            y = self.op("nn.dequantize", [y], type=TensorType(have.shape, have.quant.expressed))
+            if self.type_of(y) == t:
+                return y
+        return self.op("nn.cast", [y], type=t)
+
+    def quantized(self) -> bool:
+        """Whether any operand or result of the layer has a quantized type."""
+        types = [self.type_of(v) for v in self.operands] + self.result_types
+        return any(t.quant is not None for t in types)

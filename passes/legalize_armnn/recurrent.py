@@ -1,0 +1,164 @@
+"""The LSTM family: Lstm (one time step) and UnidirectionalSequenceLstm (a sequence, unrolled over
+time), as nn fully_connected / sigmoid / tanh / mul / add ops.
+
+One step of Arm NN's LSTM cell (its reference LstmImpl; W* are [cells, inputs] matrices, so
+x @ W^T is nn.fully_connected):
+    gate_acc(g) = x W_xg^T + h W_hg^T (+ peephole: c * w_cg) ; with layer norm: LN(acc) * w_lng + b_g,
+                                                               else the bias b_g is added first
+    i = sigmoid(gate_acc(input))          (CIFG: i = 1 - f)
+    f = sigmoid(gate_acc(forget))
+    g = act(gate_acc(cell))               (peephole of i and f read the old cell state)
+    c' = f * c + i * g, clipped to +-clippingThresCell when > 0
+    o = sigmoid(gate_acc(output))         (its peephole reads c')
+    hidden = o * act(c')
+    out = hidden, or (hidden W_proj^T + b_proj) clipped to +-clippingThresProj when projecting
+    h' = out
+`act` is activationFunc (TfLite's codes: 0 none, 1 relu, 3 relu6, 4 tanh, 6 sigmoid). Quirk kept:
+with activationFunc 0 Arm NN multiplies o by g, not by c' (its cell scratch keeps g). LN is
+(x - mean) / sqrt(var), with var 1e-8 when it is 0 (nn.layer_norm with epsilon 1e-8).
+Lstm's results: scratch buffer (the final gate buffers: [i,] act(c') or g, f (1 - f with CIFG),
+hidden, laid out gate-major as Arm NN does), output state h', cell state c', output.
+
+Quantized LSTMs compute in float between nn.dequantize and nn.quantize (see layer.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nn2tosa.ir import Value
+
+from .elementwise import activation
+from .layer import Layer, NotLegalizable
+from .registry import rule
+
+# LstmDescriptor.activationFunc (TfLite fused activation codes) -> Arm NN activation (function, a, b).
+_CELL_ACTIVATIONS = {1: ("ReLu", 0.0, 0.0), 3: ("BoundedReLu", 6.0, 0.0), 4: ("TanH", 1.0, 1.0), 6: ("Sigmoid", 0.0, 0.0)}
+LAYER_NORM_EPSILON = 1e-8  # Arm NN's m_LayerNormEpsilon for float LSTMs
+
+
+@dataclass
+class _Cell:
+    """Everything one step needs: the layer, its descriptor and its parameters by name (as float values)."""
+
+    layer: Layer
+    params: dict[str, Value]
+    cifg: bool
+    peephole: bool
+    projection: bool
+    layer_norm: bool
+    clip_cell: float
+    clip_projection: float
+    act: tuple[str, float, float] | None
+
+    def op(self, name: str, operands: list[Value], attrs: dict | None = None) -> Value:
+        return self.layer.op(name, operands, attrs)
+
+    def act_of(self, v: Value) -> Value:
+        function, a, b = self.act
+        return activation(self.layer, v, function, a, b, self.layer.type_of(v))
+
+    def gate(self, x: Value, h: Value, c: Value | None, gate: str, bias: str) -> Value:
+        """The pre-activation value of one gate."""
+        p = self.params
+        with_bias = [] if self.layer_norm else [p[bias]]
+        acc = self.op("nn.add", [self.op("nn.fully_connected", [x, p[f"inputTo{gate}Weights"], *with_bias]),
+                                 self.op("nn.fully_connected", [h, p[f"recurrentTo{gate}Weights"]])])
+        if c is not None:
+            acc = self.op("nn.add", [acc, self.op("nn.mul", [c, p[f"cellTo{gate}Weights"]])])
+        if self.layer_norm:
+            normalized = self.op("nn.layer_norm", [acc, p[f"{gate.lower()}LayerNormWeights"], p[bias]],
+                                 {"axes": [1], "epsilon": LAYER_NORM_EPSILON})
+            acc = normalized
+        return acc
+
+    def clip(self, v: Value, bound: float) -> Value:
+        return v if bound <= 0 else self.op("nn.clamp", [v], {"min": -float(bound), "max": float(bound)})
+
+    def step(self, x: Value, h: Value, c: Value) -> tuple[list[Value], Value, Value]:
+        """(scratch gate blocks, h', c') of one time step."""
+        peep = c if self.peephole else None
+        forget = self.op("nn.sigmoid", [self.gate(x, h, peep, "Forget", "forgetGateBias")])
+        candidate = self.gate(x, h, None, "Cell", "cellBias")
+        if self.act is not None:
+            candidate = self.act_of(candidate)
+        if self.cifg:
+            one = self.layer.scalar(1.0, forget)
+            input_gate = self.op("nn.sub", [one, forget])
+        else:
+            input_gate = self.op("nn.sigmoid", [self.gate(x, h, peep, "Input", "inputGateBias")])
+        c_new = self.op("nn.add", [self.op("nn.mul", [forget, c]), self.op("nn.mul", [input_gate, candidate])])
+        c_new = self.clip(c_new, self.clip_cell)
+        out_gate = self.op("nn.sigmoid", [self.gate(x, h, c_new if self.peephole else None, "Output", "outputGateBias")])
+        cell_scratch = self.act_of(c_new) if self.act is not None else candidate
+        hidden = self.op("nn.mul", [out_gate, cell_scratch])
+        out = hidden
+        if self.projection:
+            bias = [self.params["projectionBias"]] if "projectionBias" in self.params else []
+            out = self.clip(self.op("nn.fully_connected", [hidden, self.params["projectionWeights"], *bias]),
+                            self.clip_projection)
+        forget_scratch = input_gate if self.cifg else forget  # Arm NN overwrites f with 1 - f under CIFG
+        blocks = [cell_scratch, forget_scratch, hidden] if self.cifg else [input_gate, cell_scratch, forget_scratch, hidden]
+        return blocks, out, c_new
+
+
+def _cell(layer: Layer, data_inputs: int = 3) -> _Cell:
+    a = layer.attrs
+    code = a["activationFunc"]
+    if code != 0 and code not in _CELL_ACTIVATIONS:
+        raise NotLegalizable(f"LSTM activationFunc {code} is none of Arm NN's (0, 1, 3, 4, 6)")
+    names = a["inputParams"]
+    params = {name: layer.real(v) for name, v in zip(names, layer.operands[data_inputs:])}
+    needed = ["inputToForgetWeights", "inputToCellWeights", "inputToOutputWeights", "recurrentToForgetWeights",
+              "recurrentToCellWeights", "recurrentToOutputWeights", "forgetGateBias", "cellBias", "outputGateBias"]
+    if not a["cifgEnabled"]:
+        needed += ["inputToInputWeights", "recurrentToInputWeights", "inputGateBias"]
+        needed += ["cellToInputWeights"] if a["peepholeEnabled"] else []
+        needed += ["inputLayerNormWeights"] if a["layerNormEnabled"] else []
+    needed += ["cellToForgetWeights", "cellToOutputWeights"] if a["peepholeEnabled"] else []
+    needed += ["projectionWeights"] if a["projectionEnabled"] else []
+    needed += ["forgetLayerNormWeights", "cellLayerNormWeights", "outputLayerNormWeights"] if a["layerNormEnabled"] else []
+    missing = [n for n in needed if n not in params]
+    if missing:
+        raise NotLegalizable(f"the descriptor's options need parameters the file lacks: {', '.join(missing)}")
+    return _Cell(layer, params, a["cifgEnabled"], a["peepholeEnabled"], a["projectionEnabled"], a["layerNormEnabled"],
+                 float(a["clippingThresCell"]), float(a["clippingThresProj"]), _CELL_ACTIVATIONS.get(code))
+
+
+@rule("Lstm")
+def _lstm(layer: Layer) -> list[Value]:
+    cell = _cell(layer)
+    x, h, c = (layer.real(v) for v in layer.operands[:3])
+    blocks, h_new, c_new = cell.step(x, h, c)
+    batch, units = layer.type_of(c_new).shape
+    stacked = layer.op("nn.concat", blocks, {"axis": 0})  # [gates * batch, units]: Arm NN's memory order
+    scratch = layer.reshape(stacked, [batch, units * len(blocks)])
+    scratch_t, state_t, cell_t, out_t = layer.result_types
+    return [layer.finish(scratch, scratch_t), layer.finish(h_new, state_t), layer.finish(c_new, cell_t),
+            layer.finish(h_new, out_t)]
+
+
+@rule("UnidirectionalSequenceLstm")
+def _sequence_lstm(layer: Layer) -> list[Value]:
+    """The cell applied along time (dimension 0 with timeMajor, else 1), the state carried from
+    step to step; the output stacks h' of every step. Results: (final output state, final cell
+    state, output) when the layer has three, else just the output."""
+    cell = _cell(layer)
+    seq, h, c = (layer.real(v) for v in layer.operands[:3])
+    time_axis = 0 if layer.attrs["timeMajor"] else 1
+    shape = list(layer.type_of(seq).shape)
+    steps, batch = shape[time_axis], shape[1 - time_axis]
+    outputs = []
+    for t in range(steps):
+        begin = [0] * 3
+        begin[time_axis] = t
+        size = list(shape)
+        size[time_axis] = 1
+        x = layer.reshape(layer.op("nn.slice", [seq], {"begin": begin, "size": size}), [batch, shape[2]])
+        _, h, c = cell.step(x, h, c)
+        one_step = [1, batch] if time_axis == 0 else [batch, 1]
+        outputs.append(layer.reshape(h, one_step + [layer.type_of(h).shape[1]]))
+    output = outputs[0] if steps == 1 else layer.op("nn.concat", outputs, {"axis": time_axis})
+    if len(layer.result_types) == 1:
+        return [layer.finish(output)]
+    state_t, cell_t, out_t = layer.result_types
+    return [layer.finish(h, state_t), layer.finish(c, cell_t), layer.finish(output, out_t)]

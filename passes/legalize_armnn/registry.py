@@ -1,0 +1,48 @@
+"""The table of legalization rules: Arm NN layer type -> function building its nn ops.
+
+    @rule("Floor")
+    def _floor(layer: Layer) -> list[Value]:
+        return [layer.op("nn.floor", layer.operands, type=layer.out_type)]
+
+A rule returns one value per result of the layer (the values that replace them), or raises
+NotLegalizable. Layer types with no meaning in nn are listed in NO_MEANING with the reason users
+are shown.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nn2tosa.ir import Value
+
+from .layer import Layer
+
+Rule = Callable[[Layer], list[Value]]
+RULES: dict[str, Rule] = {}
+
+# Layer types that describe no computation on tensors nn can express, with the reason.
+NO_MEANING: dict[str, str] = {
+    "DetectionPostProcess": "non-maximum suppression selects a data-dependent number of boxes; neither nn nor "
+                            "TOSA has an op for it (run it on the host after the network)",
+    "Switch": "control flow: routes its input to one of two outputs by a run-time condition (TOSA 1.0 has no "
+              "data-dependent routing of this kind)",
+    "Merge": "control flow: forwards whichever input is available (the counterpart of Switch)",
+    "StandIn": "a placeholder for a layer Arm NN could not represent; it has no defined computation",
+    "PreCompiled": "holds a backend-specific compiled blob, not a computation on tensors",
+    "QLstm": "integer LSTM arithmetic (intermediate scales, 16-bit cell) is the quantized pipeline's work "
+             "(issue 7); not expressed in nn yet",
+    "QuantizedLstm": "8/16-bit fixed-point LSTM arithmetic is the quantized pipeline's work (issue 7); not "
+                     "expressed in nn yet",
+}
+
+
+def rule(*layer_types: str) -> Callable[[Rule], Rule]:
+    """Register a rule for one or more Arm NN layer types."""
+
+    def register(fn: Rule) -> Rule:
+        for name in layer_types:
+            if name in RULES:
+                raise ValueError(f"two legalization rules for Arm NN {name}")
+            RULES[name] = fn
+        return fn
+
+    return register
