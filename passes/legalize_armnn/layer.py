@@ -154,7 +154,9 @@ class Layer:
         array = np.asarray(value)
         if array.dtype != type.numpy_dtype or not array.flags.c_contiguous:
             array = np.ascontiguousarray(array, dtype=type.numpy_dtype)
-        node = self.graph.add_op("nn.constant", (), [type], {"value": array.reshape(type.shape)}, self.loc)
+        if array.shape != tuple(type.shape):
+            array = array.reshape(type.shape)
+        node = self.graph.add_op("nn.constant", (), [type], {"value": array}, self.loc)
         return Value(node, 0)
 
     def scalar(self, value: float, like: Value) -> Value:
