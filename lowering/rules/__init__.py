@@ -25,3 +25,6 @@ def rule(*ops: str) -> Callable[[Rule], Rule]:
 
 
 from . import elementwise  # noqa: E402,F401  (registration)
+from . import conv  # noqa: E402,F401  (registration)
+from . import matmul  # noqa: E402,F401  (registration)
+from . import pool  # noqa: E402,F401  (registration)

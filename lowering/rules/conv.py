@@ -1,0 +1,232 @@
+"""Convolutions: conv2d (any groups), depthwise_conv2d, conv3d, transpose_conv2d; and the helpers the
+other windowed and float-only families (pooling, matmul, resize) share.
+
+TOSA's convolutions take nn's layouts as they are (NHWC / NDHWC input; [O, KH, KW, I],
+[KH, KW, C, M], [O, KD, KH, KW, I] weights), plus operands nn leaves implicit: a bias (zeros [1]
+when nn has none), zero points (0 for floats) and an accumulator type: f32 for every float input,
+so f16 and bf16 convolutions accumulate in f32 and round once to their own type.
+
+Where TOSA is stricter than nn:
+- Output sizes must come out exact: (in - 1 + pads - (kernel - 1) * dilation) divisible by the
+  stride, where nn rounds down. The rows no window reaches are dropped instead (trailing padding
+  first, then trailing input rows): `fit_windows`.
+- A grouped convolution has no TOSA op. One input channel per group (groups == channels) is a
+  depthwise convolution with rearranged weights; other group counts become one convolution per
+  group on a channel slice, concatenated.
+- transpose_conv2d's out_pad must be > -kernel: a deeper crop keeps out_pad at 1 - kernel and
+  slices the rest off the result.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from nn2tosa.ir import TensorType, Value
+
+from ..context import LoweringContext
+from ..target import MAX_TENSOR_LIST_SIZE
+from . import rule
+
+FLOAT_TYPES = ("f32", "f16", "bf16")
+# accumulator of a TOSA convolution / average pool by element type: f32 for every float (TOSA
+# allows f16 accumulation of f16 data, but f32 keeps nn's one rounding per result)
+ACCUMULATOR = {"f32": "f32", "f16": "f32", "bf16": "f32"}
+
+
+# ------------------------------------------------------------------------------ shared helpers
+def float_type(ctx: LoweringContext, what: str) -> str:
+    """The float element type `ctx`'s op computes in: its operands' and result's common type, or f32
+    when they mix precisions (f32 holds every f16 and bf16 value exactly). Quantized and integer
+    operands are reported unsupported."""
+    types = [t for t in ctx.nn_in_types + ctx.nn_out_types if isinstance(t, TensorType)]
+    if any(t.quant is not None for t in types):
+        ctx.unsupported(f"quantized {what} is not lowered yet")
+    dtypes = {t.dtype for t in ctx.in_types + ctx.out_types if isinstance(t, TensorType)}
+    others = sorted(dtypes - set(FLOAT_TYPES))
+    if others:
+        ctx.unsupported(f"{what} on {', '.join(others)} tensors: TOSA computes it on floats (or quantized data) only")
+    return dtypes.pop() if len(dtypes) == 1 else "f32"
+
+
+def constant(ctx: LoweringContext, values: np.ndarray | float | int, dtype: str) -> Value:
+    """A tosa.const of `values` (real numbers) in element type `dtype`: floats round to nearest even,
+    bf16 included (whose constants hold their raw bits)."""
+    values = np.asarray(values)
+    if dtype == "bf16":
+        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        values = np.where(np.isnan(values), 0x7FC0, rounded).astype(np.uint16)
+    return ctx.const(values, dtype)
+
+
+def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
+    """The stored array of `v` when a tosa.const makes it, else None."""
+    return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None
+
+
+def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
+              shape: Sequence[int] | None = None) -> Value:
+    """v transposed by `perm`, then reshaped to `shape`; a constant is rearranged here (once, in
+    numpy) rather than by TOSA ops at every inference."""
+    array = constant_value(ctx, v)
+    if array is not None:
+        if perm is not None:
+            array = array.transpose(perm)
+        if shape is not None:
+            array = array.reshape(shape)
+        return ctx.const(np.ascontiguousarray(array), ctx.type_of(v).dtype)
+    if perm is not None:
+        v = ctx.transpose(v, perm)
+    return ctx.reshape(v, shape) if shape is not None else v
+
+
+def slice_of(ctx: LoweringContext, x: Value, begin: Sequence[int], size: Sequence[int]) -> Value:
+    """x[begin : begin + size] in every dimension (constants are sliced here)."""
+    t = ctx.type_of(x)
+    if list(begin) == [0] * t.rank and tuple(size) == t.shape:
+        return x
+    array = constant_value(ctx, x)
+    if array is not None:
+        index = tuple(slice(b, b + s) for b, s in zip(begin, size))
+        return ctx.const(np.ascontiguousarray(array[index]), t.dtype)
+    return ctx.op("tosa.slice", [x, ctx.shape(begin), ctx.shape(size)], types=[t.with_shape(tuple(size))])
+
+
+def padded(ctx: LoweringContext, x: Value, pads: Sequence[int], value: float | int = 0) -> Value:
+    """x padded by pads = [before0, after0, before1, after1, ...] with `value`.
+
+    MLIR 22's tosa-validate takes the length of PAD's padding shape for a rank and holds it to level
+    8K's MAX_RANK (6), so PAD of a tensor of rank > 3 fails validation: such a tensor is padded one
+    dimension at a time, on a rank-3 view [before it, it, after it]."""
+    t = ctx.type_of(x)
+    if not any(pads):
+        return x
+    fill = constant(ctx, np.array([value]), t.dtype)
+    if t.rank <= 3:
+        shape = tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(t.shape))
+        return ctx.op("tosa.pad", [x, ctx.shape(pads), fill], types=[t.with_shape(shape)])
+    shape = list(t.shape)
+    for i in range(t.rank):
+        before, after = pads[2 * i], pads[2 * i + 1]
+        if before == after == 0:
+            continue
+        view = (math.prod(shape[:i]), shape[i], math.prod(shape[i + 1:]))
+        grown = (view[0], view[1] + before + after, view[2])
+        x = ctx.op("tosa.pad", [ctx.reshape(x, view), ctx.shape([0, 0, before, after, 0, 0]), fill],
+                   types=[t.with_shape(grown)])
+        shape[i] += before + after
+        x = ctx.reshape(x, shape)
+    return x
+
+
+def concat(ctx: LoweringContext, values: Sequence[Value], axis: int) -> Value:
+    """Concatenation along `axis`, as a tree of CONCATs when there are more operands than level 8K's
+    tensor list size allows."""
+    values = list(values)
+    while len(values) > 1:
+        values = [values[i] if len(values[i:i + MAX_TENSOR_LIST_SIZE]) == 1 else
+                  ctx.op("tosa.concat", values[i:i + MAX_TENSOR_LIST_SIZE], {"axis": axis})
+                  for i in range(0, len(values), MAX_TENSOR_LIST_SIZE)]
+    return values[0]
+
+
+def fit_windows(ctx: LoweringContext, x: Value, windows: Sequence[int], strides: Sequence[int],
+                pads: Sequence[int]) -> tuple[Value, list[int]]:
+    """x (spatial dimensions 1..len(windows)) and pads such that every window extent fits a whole
+    number of strides, as TOSA requires: (size + pads - window) % stride rows past the last window
+    are taken off the trailing padding first, then off the input. Output sizes do not change."""
+    t = ctx.type_of(x)
+    pads = list(pads)
+    size = list(t.shape)
+    for i, (window, stride) in enumerate(zip(windows, strides)):
+        extra = (t.shape[1 + i] + pads[2 * i] + pads[2 * i + 1] - window) % stride
+        from_pad = min(extra, pads[2 * i + 1])
+        pads[2 * i + 1] -= from_pad
+        size[1 + i] -= extra - from_pad
+    return slice_of(ctx, x, [0] * t.rank, size), pads
+
+
+def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value | None, dtype: str, *,
+                kernel: Sequence[int], pad: Sequence[int], stride: Sequence[int],
+                dilation: Sequence[int] | None = None) -> Value:
+    """TOSA convolution `op` in `dtype` (operands cast to it; f32 accumulation), bias zeros when
+    None. The result has element type `dtype`."""
+    x, w = ctx.cast(x, dtype), ctx.cast(w, dtype)
+    attrs = {"stride": list(stride), "acc_type": ACCUMULATOR[dtype]}
+    if dilation is not None:  # every convolution but transpose_conv2d
+        windows = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+        x, pad = fit_windows(ctx, x, windows, stride, pad)
+        attrs.update(pad=pad, dilation=list(dilation))
+    else:
+        attrs["out_pad"] = list(pad)
+    bias = ctx.const(np.zeros(1), dtype) if bias is None else ctx.cast(bias, dtype)
+    zero = ctx.zero_point(dtype)
+    return ctx.op(op, [x, w, bias, zero, zero], attrs)
+
+
+def _bias(ctx: LoweringContext) -> Value | None:
+    return ctx.operands[2] if len(ctx.operands) > 2 else None
+
+
+def _finish(ctx: LoweringContext, y: Value) -> Value:
+    return ctx.cast(y, ctx.out_types[0].dtype)
+
+
+# ------------------------------------------------------------------------------ rules
+@rule("nn.conv2d")
+def conv2d(ctx: LoweringContext) -> Value:
+    dtype = float_type(ctx, "conv2d")
+    x, w, bias = ctx.operands[0], ctx.operands[1], _bias(ctx)
+    o, kh, kw, per_group = ctx.type_of(w).shape
+    groups = ctx.attrs["groups"]
+    window = {"kernel": (kh, kw), "pad": ctx.attrs["pad"], "stride": ctx.attrs["stride"],
+              "dilation": ctx.attrs["dilation"]}
+    if groups == 1:
+        return _finish(ctx, convolution(ctx, "tosa.conv2d", x, w, bias, dtype, **window))
+    if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
+        w = rearrange(ctx, w, shape=(groups, o // groups, kh, kw))
+        w = rearrange(ctx, w, perm=(2, 3, 0, 1))
+        return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", x, w, bias, dtype, **window))
+    n, h, wd, _ = ctx.type_of(x).shape
+    per_out = o // groups
+    outputs = []
+    for g in range(groups):
+        xg = slice_of(ctx, x, (0, 0, 0, g * per_group), (n, h, wd, per_group))
+        wg = slice_of(ctx, w, (g * per_out, 0, 0, 0), (per_out, kh, kw, per_group))
+        bg = None if bias is None else slice_of(ctx, bias, (g * per_out,), (per_out,))
+        outputs.append(convolution(ctx, "tosa.conv2d", xg, wg, bg, dtype, **window))
+    return _finish(ctx, concat(ctx, outputs, axis=3))
+
+
+@rule("nn.depthwise_conv2d")
+def depthwise_conv2d(ctx: LoweringContext) -> Value:
+    dtype = float_type(ctx, "depthwise_conv2d")
+    kh, kw, _, _ = ctx.type_of(ctx.operands[1]).shape
+    return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", ctx.operands[0], ctx.operands[1], _bias(ctx),
+                                    dtype, kernel=(kh, kw), pad=ctx.attrs["pad"], stride=ctx.attrs["stride"],
+                                    dilation=ctx.attrs["dilation"]))
+
+
+@rule("nn.conv3d")
+def conv3d(ctx: LoweringContext) -> Value:
+    dtype = float_type(ctx, "conv3d")
+    _, kd, kh, kw, _ = ctx.type_of(ctx.operands[1]).shape
+    return _finish(ctx, convolution(ctx, "tosa.conv3d", ctx.operands[0], ctx.operands[1], _bias(ctx), dtype,
+                                    kernel=(kd, kh, kw), pad=ctx.attrs["pad"], stride=ctx.attrs["stride"],
+                                    dilation=ctx.attrs["dilation"]))
+
+
+@rule("nn.transpose_conv2d")
+def transpose_conv2d(ctx: LoweringContext) -> Value:
+    dtype = float_type(ctx, "transpose_conv2d")
+    _, kh, kw, _ = ctx.type_of(ctx.operands[1]).shape
+    out_pad = ctx.attrs["out_pad"]
+    # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
+    tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
+    y = convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], ctx.operands[1], _bias(ctx), dtype,
+                    kernel=(kh, kw), pad=tosa_pad, stride=ctx.attrs["stride"])
+    crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
+    y = slice_of(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
+    return _finish(ctx, y)

@@ -1,0 +1,86 @@
+"""Matrix products: matmul (batched, broadcasting) and fully_connected.
+
+TOSA has one MATMUL, [N, H, C] x [N, C, W] -> [N, H, W] with equal batches and zero points, and no
+FULLY_CONNECTED. So:
+- matmul: batch dimensions broadcast as in numpy. When b has no batch (a weight matrix), a's batch
+  folds into its rows (one [1, B*M, K] x [1, K, N] product); otherwise each operand is tiled to the
+  common batch and both are reshaped to TOSA's 3-D form.
+- fully_connected: x [..., K] -> [1, M, K] times W^T as [1, K, O] (a constant W is transposed here,
+  once), plus the bias, reshaped back to [..., O].
+Floats multiply in their own type and accumulate in f32 (f16 and bf16 products come out as f32,
+the bias is added there, and one cast rounds to the result type). Plain i8 data multiplies exactly
+into i32 (then wraps to an i8 result, as nn integers do); wider integers have no TOSA product.
+"""
+from __future__ import annotations
+
+import math
+
+from nn2tosa.ir import TensorType, Value
+
+from ..context import LoweringContext
+from . import rule
+from .conv import FLOAT_TYPES, float_type, rearrange
+
+# element type -> type of the MATMUL result (its accumulator)
+PRODUCT_TYPE = {"f32": "f32", "f16": "f32", "bf16": "f32", "i8": "i32"}
+
+
+def _product_type(ctx: LoweringContext, what: str) -> str:
+    """The element type both operands are multiplied in."""
+    dtypes = {t.dtype for t in ctx.in_types if isinstance(t, TensorType)}
+    quantized = any(isinstance(t, TensorType) and t.quant is not None for t in ctx.nn_in_types + ctx.nn_out_types)
+    if dtypes == {"i8"} and not quantized:
+        return "i8"
+    if dtypes - set(FLOAT_TYPES) and not quantized:
+        ctx.unsupported(f"{what} on {', '.join(sorted(dtypes))} tensors: TOSA MATMUL multiplies floats, i8 and "
+                        "(quantized) i16 only")
+    return float_type(ctx, what)
+
+
+def batch_matmul(ctx: LoweringContext, a: Value, b: Value, dtype: str) -> Value:
+    """TOSA MATMUL of [N, H, C] and [N, C, W] operands in `dtype`; the result is in PRODUCT_TYPE[dtype]."""
+    a, b = ctx.cast(a, dtype), ctx.cast(b, dtype)
+    (n, h, _), w = ctx.type_of(a).shape, ctx.type_of(b).shape[2]
+    zero = ctx.zero_point(dtype)
+    return ctx.op("tosa.matmul", [a, b, zero, zero], types=[TensorType((n, h, w), PRODUCT_TYPE[dtype])])
+
+
+def _tiled_to(ctx: LoweringContext, x: Value, batch: tuple[int, ...]) -> Value:
+    """x [..batch.., M, K] with its batch dimensions of size 1 repeated to `batch`."""
+    shape = ctx.type_of(x).shape
+    multiples = [b // d for b, d in zip(batch, shape[:-2])] + [1, 1]
+    if all(m == 1 for m in multiples):
+        return x
+    tiled = ctx.type_of(x).with_shape(tuple(batch) + tuple(shape[-2:]))
+    return ctx.op("tosa.tile", [x, ctx.shape(multiples)], types=[tiled])
+
+
+@rule("nn.matmul")
+def matmul(ctx: LoweringContext) -> Value:
+    dtype = _product_type(ctx, "matmul")
+    a, b = ctx.same_rank(*ctx.operands)
+    a_shape, b_shape = ctx.type_of(a).shape, ctx.type_of(b).shape
+    (m, k), n = a_shape[-2:], b_shape[-1]
+    out = ctx.out_types[0]
+    batch = out.shape[:-2]
+    if all(d == 1 for d in b_shape[:-2]):  # b is one matrix: a's batch joins its rows
+        y = batch_matmul(ctx, ctx.reshape(a, (1, math.prod(batch) * m, k)), ctx.reshape(b, (1, k, n)), dtype)
+    else:
+        a3 = ctx.reshape(_tiled_to(ctx, a, batch), (math.prod(batch), m, k))
+        b3 = ctx.reshape(_tiled_to(ctx, b, batch), (math.prod(batch), k, n))
+        y = batch_matmul(ctx, a3, b3, dtype)
+    return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
+
+
+@rule("nn.fully_connected")
+def fully_connected(ctx: LoweringContext) -> Value:
+    dtype = _product_type(ctx, "fully_connected")
+    x, w = ctx.operands[:2]
+    o, k = ctx.type_of(w).shape
+    out = ctx.out_types[0]
+    rows = ctx.type_of(x).num_elements // k
+    y = batch_matmul(ctx, ctx.reshape(x, (1, rows, k)), rearrange(ctx, w, perm=(1, 0), shape=(1, k, o)), dtype)
+    if len(ctx.operands) > 2:  # added in the accumulator type: one rounding to the result type
+        bias = ctx.reshape(ctx.cast(ctx.operands[2], ctx.type_of(y).dtype), (1, 1, o))
+        y = ctx.op("tosa.add", [y, bias])
+    return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
