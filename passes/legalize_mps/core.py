@@ -1,0 +1,248 @@
+"""What a legalization rule sees of one MPS node, the rule registry, and the helpers rules share.
+
+A rule receives a `Node` and returns one nn value per *logical* result of the node: the node's
+result fields in order (`output_id`, or `output1_id`..`output3_id`, or every entry of
+`output_ids`), including the ones the file left out (-1), as `frontend/mps/dialect.py`'s
+`node_results` lists them. A rule may return None for a result it does not compute (BatchNorm's
+saved statistics): that is fine as long as nothing reads it.
+
+Element types. The backend declares every value with the exported program's dtype, but in an fp16
+graph MPS computes in fp16 what it declares fp32 (docs/frontend_mps.md). nn keeps what MPS
+computes: the element type of a float result follows its operands, promoted the way the runtime's
+binary ops promote (f16 with f16 stays f16, f16 with f32 is f32); a float result computed from no
+float operand (int / int true division, fills) takes its declared type. Integer and boolean
+results always have their declared type. So an fp16 graph computes in f16 from the in-place input
+cast to the in-place output cast, and an fp32 graph in f32.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from nn2tosa.frontend.mps.dialect import node_operands, node_results
+from nn2tosa.frontend.mps.dtypes import ELEMENT_TYPES
+from nn2tosa.ir import Builder, Graph, TensorType, Value
+from nn2tosa.ir.types import FLOAT_TYPES, bit_width
+
+from ..fold import constant_value
+
+
+class NotLegalizable(Exception):
+    """The node has no meaning in the nn dialect (or none this pass can express); `why` says why."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+Results = Sequence["Value | None"] | Value
+Rule = Callable[["Node"], Results]
+RULES: dict[str, Rule] = {}
+
+
+def rule(*members: str) -> Callable[[Rule], Rule]:
+    """Register a rule for MPSNodeUnion members (`"MPSConv2D"`, ...)."""
+
+    def register(fn: Rule) -> Rule:
+        for member in members:
+            if member in RULES:
+                raise ValueError(f"two rules for {member}")
+            RULES[member] = fn
+        return fn
+
+    return register
+
+
+# ------------------------------------------------------------------------------ element types
+def is_float(dtype: str) -> bool:
+    return dtype in FLOAT_TYPES
+
+
+def is_int(dtype: str) -> bool:
+    return not is_float(dtype) and dtype != "i1"
+
+
+def promote(dtypes: Sequence[str]) -> str:
+    """PyTorch's promotion of tensor dtypes (what the runtime's binary ops do too): bool < integers
+    < floats; f16 with bf16 is f32; signed with an unsigned of the same width or wider goes to the next
+    wider signed type."""
+    floats = {d for d in dtypes if is_float(d)}
+    if floats:
+        if len(floats) == 1:
+            return floats.pop()
+        widest = max(floats, key=bit_width)
+        return "f32" if bit_width(widest) == 16 else widest
+    ints = [d for d in dtypes if is_int(d)]
+    if not ints:
+        return "i1"
+    signed = [d for d in ints if not d.startswith("ui")]
+    unsigned = [d for d in ints if d.startswith("ui")]
+    if not signed:
+        return max(unsigned, key=bit_width)
+    widest_signed = max(signed, key=bit_width)
+    if unsigned and bit_width(max(unsigned, key=bit_width)) >= bit_width(widest_signed):
+        return {8: "i16", 16: "i32", 32: "i64"}.get(bit_width(max(unsigned, key=bit_width)), "i64")
+    return widest_signed
+
+
+def element_type(mps_dtype: str) -> str:
+    """The IR element type of an MPSDataType name ("mps_data_type_float16" -> "f16")."""
+    element = ELEMENT_TYPES.get(mps_dtype)
+    if element is None:
+        raise NotLegalizable(f"data type {mps_dtype} has no nn element type")
+    return element
+
+
+def bf16_bits(values: np.ndarray) -> np.ndarray:
+    """Numbers -> the raw bits of their nearest bfloat16 (ties to even), nn2tosa's bf16 storage."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
+
+
+# ------------------------------------------------------------------------------ layout
+NCHW_TO_NHWC = [0, 2, 3, 1]
+NHWC_TO_NCHW = [0, 3, 1, 2]
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """PyTorch's dim: negative counts from the end."""
+    a = axis + rank if axis < 0 else axis
+    if not 0 <= a < max(rank, 1):
+        raise ValueError(f"dimension {axis} is out of range for rank {rank}")
+    return a
+
+
+# ------------------------------------------------------------------------------ the node
+class Node:
+    """One `mps.*` op being legalized: its fields by schema name, declared result types, and a builder
+    that puts every op it creates at the node's location."""
+
+    def __init__(self, graph: Graph, node: int):
+        self.graph = graph
+        self.node = node
+        self.member = "MPS" + graph.op(node).split(".", 1)[1]  # the MPSNodeUnion member, e.g. "MPSConv2D"
+        self.attrs: dict[str, Any] = graph.attrs(node)
+        self.fields = node_operands(graph, node)
+        self.loc = graph.loc(node)
+        self.builder = Builder(graph, loc=self.loc)
+        # logical results (every result field, None where the file had -1) and their mps values
+        self.result_values: list[Value | None] = []
+        for v in node_results(graph, node).values():
+            self.result_values.extend(v if isinstance(v, list) else [v])
+
+    # ---- reading ------------------------------------------------------------------------
+    @property
+    def where(self) -> str:
+        """How users see the node in messages: "node 3" (the frontend's location name)."""
+        return self.loc.name if self.loc is not None else f"%{self.node}"
+
+    def input(self, field: str) -> Value:
+        """The operand of a value-id field the node needs."""
+        v = self.fields.get(field)
+        if not isinstance(v, Value):
+            raise ValueError(f"{field} is absent (-1), but {self.member} needs it")
+        return v
+
+    def optional(self, field: str) -> Value | None:
+        v = self.fields.get(field)
+        return v if isinstance(v, Value) else None
+
+    def inputs(self, field: str) -> list[Value | None]:
+        """A list field (Cat's input_ids, IndexTensor's indices_id), None where the file had -1."""
+        return list(self.fields.get(field) or [])
+
+    def type_of(self, v: Value) -> TensorType:
+        return self.graph.type_of(v)
+
+    def declared(self, index: int = 0) -> TensorType:
+        """The declared type of logical result `index`."""
+        v = self.result_values[index]
+        if v is None:
+            raise ValueError(f"result #{index} is absent (-1)")
+        return self.graph.type_of(v)
+
+    @property
+    def out(self) -> TensorType:
+        return self.declared(0)
+
+    def used(self, index: int) -> bool:
+        """Whether anything (an op or a graph output) reads logical result `index`."""
+        v = self.result_values[index]
+        return v is not None and self.graph.has_uses(v)
+
+    def constant_value(self, v: Value) -> np.ndarray | None:
+        """The value of an operand that a constant produces (nn.constant once legalized), else None."""
+        return constant_value(self.graph, v)
+
+    # ---- element types --------------------------------------------------------------------
+    def compute_dtype(self, operands: Sequence[Value], declared: str | None = None) -> str:
+        """The element type this node computes its (first) result in, from its operands (module docstring)."""
+        declared = self.out.dtype if declared is None else declared
+        if not is_float(declared):
+            return declared
+        floats = [self.type_of(v).dtype for v in operands if is_float(self.type_of(v).dtype)]
+        return promote(floats) if floats else declared
+
+    def common_dtype(self, operands: Sequence[Value]) -> str:
+        """The promoted element type of operands compared or combined with each other."""
+        return promote([self.type_of(v).dtype for v in operands])
+
+    def cast(self, v: Value, dtype: str) -> Value:
+        """v converted to `dtype` with PyTorch's conversion (float -> integer truncates toward zero)."""
+        have = self.type_of(v).dtype
+        if have == dtype:
+            return v
+        if is_float(have) and is_int(dtype):
+            v = self.trunc(v)
+        return self.op("nn.cast", [v], type=self.type_of(v).with_dtype(dtype))
+
+    def trunc(self, x: Value) -> Value:
+        """Round toward zero (nn has floor and ceil, not trunc): sign(x) * floor(|x|)."""
+        if not is_float(self.type_of(x).dtype):
+            return x
+        return self.op("nn.mul", [self.op("nn.sign", [x]), self.op("nn.floor", [self.op("nn.abs", [x])])])
+
+    # ---- building -------------------------------------------------------------------------
+    def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
+           type: TensorType | None = None) -> Value:
+        """An nn op at the node's location; its result type is `type` when given, else inferred."""
+        return self.builder.op(name, list(operands), attrs, None if type is None else [type])
+
+    def ops(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None) -> list[Value]:
+        return self.builder.op_results(name, list(operands), attrs)
+
+    def elementwise(self, name: str, operands: Sequence[Value], dtype: str, attrs: dict[str, Any] | None = None) -> Value:
+        """An elementwise nn op on the operands converted to `dtype`."""
+        return self.op(name, [self.cast(v, dtype) for v in operands], attrs)
+
+    def constant(self, value: Any, dtype: str) -> Value:
+        """An nn.constant of element type `dtype` holding `value` (numbers; bf16 is stored as its bits)."""
+        array = np.asarray(value)
+        if dtype == "i1":
+            array = array != 0
+        elif dtype == "bf16" and array.dtype != np.uint16:
+            array = bf16_bits(array)
+        return self.builder.constant(np.ascontiguousarray(array, dtype=TensorType((), dtype).numpy_dtype), dtype)
+
+    def scalar(self, value: float, dtype: str) -> Value:
+        """A rank-0 constant (nn broadcasts it against anything)."""
+        return self.constant(np.asarray(value), dtype)
+
+    def reshape(self, x: Value, shape: Sequence[int]) -> Value:
+        if tuple(shape) == tuple(self.type_of(x).shape):
+            return x
+        return self.op("nn.reshape", [x], {"shape": [int(d) for d in shape]})
+
+    def transpose(self, x: Value, perm: Sequence[int]) -> Value:
+        if list(perm) == list(range(len(perm))):
+            return x
+        return self.op("nn.transpose", [x], {"perm": [int(p) for p in perm]})
+
+    def to_nhwc(self, x: Value) -> Value:
+        return self.transpose(x, NCHW_TO_NHWC)
+
+    def to_nchw(self, x: Value) -> Value:
+        return self.transpose(x, NHWC_TO_NCHW)
