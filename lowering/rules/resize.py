@@ -1,0 +1,161 @@
+"""Resize (nearest and bilinear) of NHWC images.
+
+Along each axis nn samples the input at a source coordinate that is an exact rational affine
+function of the output index o, src(o) = (o * d + offset) / n (in integers):
+  align_corners    o * (in - 1) / (out - 1)            n = out - 1, d = in - 1, offset = 0
+  half_pixel       (o + 1/2) * in / out - 1/2          n = 2 out,   d = 2 in,   offset = in - out
+  otherwise        o * in / out                        n = out,     d = in,     offset = 0
+Nearest takes floor(src + 1/2) (nearest_rounding 'half_up') or floor(src) ('floor': the same as
+half_up of src - 1/2, i.e. n, d, offset doubled and offset - n), clamped to the input; bilinear
+weighs the two clamped neighbours of floor(src) by the fraction of src.
+
+That is exactly TOSA RESIZE with scale [n, d], offset and border = (out - 1) * d - (in - 1) * n +
+offset (the border makes TOSA's output size formula give `out`): RESIZE picks floor(src) + 1 when
+its fraction is >= 1/2 and clamps the neighbours the same way. RESIZE is used when both axes meet
+its limits (n <= 2048, d < 16 n, -n <= offset < 16 n, -16 n <= border < n; level 8K: n <= 256 d)
+and the type has a RESIZE (floats; i8/i16 nearest). An input axis of size 1 samples its only row
+whatever the mode: RESIZE takes it with n = out, d = 1.
+
+Otherwise (a downscale by 16 or more, an upscale beyond 256, align_corners onto one pixel from many,
+i32 data) the resize is decomposed per axis, width first then height as nn interpolates: the
+source rows are fetched with TOSA GATHER (indices computed here, exactly) and bilinear weighs the
+two gathered neighbours with constant weights.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from nn2tosa.ir import TensorType, Value
+
+from ..context import LoweringContext
+from . import rule
+from .conv import FLOAT_TYPES, constant
+
+# RESIZE limits (TOSA 1.0 ERROR_IFs, and level 8K's MAX_SCALE)
+MAX_SCALE_NUMERATOR = 1 << 11
+MAX_DOWNSCALE = 16
+MAX_SCALE = 256
+# element types RESIZE takes, per mode (integers: nearest only; bilinear of integers is fixed point)
+RESIZE_TYPES = {"nearest": (*FLOAT_TYPES, "i8", "i16"), "bilinear": FLOAT_TYPES}
+GATHER_TYPES = (*FLOAT_TYPES, "i8", "i16", "i32")
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Source coordinate (o * d + offset) / n of output index o along one axis of size `size` -> `out`."""
+
+    n: int
+    d: int
+    offset: int
+    size: int
+    out: int
+
+    @property
+    def border(self) -> int:
+        return (self.out - 1) * self.d - (self.size - 1) * self.n + self.offset
+
+    def fits_resize(self) -> bool:
+        n, d = self.n, self.d
+        return (0 < n <= MAX_SCALE_NUMERATOR and 0 < d < MAX_DOWNSCALE * n and n <= MAX_SCALE * d
+                and -n <= self.offset < MAX_DOWNSCALE * n and -MAX_DOWNSCALE * n <= self.border < n)
+
+    def is_identity(self, mode: str) -> bool:
+        """Whether output index o samples exactly input index o (nothing to do along this axis)."""
+        if self.size != self.out:
+            return False
+        base, fraction = self.floor_and_fraction()
+        if mode == "nearest":
+            return bool(np.array_equal(base + (2 * fraction >= self.n), np.arange(self.out)))
+        return bool(np.array_equal(base, np.arange(self.out)) and not fraction.any())
+
+    def floor_and_fraction(self) -> tuple[np.ndarray, np.ndarray]:
+        """floor(src) and the numerator of its fraction (over n), for every output index."""
+        y = np.arange(self.out, dtype=np.int64) * self.d + self.offset
+        return y // self.n, y % self.n
+
+
+def sampling(size: int, out: int, attrs: dict) -> Sampling:
+    """How nn.resize samples one axis (see the module doc)."""
+    if size == 1:  # every mode reads the only row; TOSA needs d > 0
+        n, d, offset = out, 1, 0
+    elif attrs["align_corners"]:
+        n, d, offset = (out - 1, size - 1, 0) if out > 1 else (1, 1, 0)
+    elif attrs["half_pixel_centers"]:
+        n, d, offset = 2 * out, 2 * size, size - out
+    else:
+        n, d, offset = out, size, 0
+    if attrs["mode"] == "nearest" and attrs.get("nearest_rounding", "half_up") == "floor" and size > 1:
+        n, d, offset = 2 * n, 2 * d, 2 * offset - n
+    g = math.gcd(n, d, offset)
+    return Sampling(n // g, d // g, offset // g, size, out)
+
+
+def _resize_type(ctx: LoweringContext) -> str:
+    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
+    dtype = ctx.in_types[0].dtype
+    mode = ctx.attrs["mode"]
+    if mode not in RESIZE_TYPES:
+        ctx.unsupported(f"resize mode {mode!r} is not 'nearest' or 'bilinear'")
+    if (x.quant is not None or y.quant is not None) and not (mode == "nearest" and x.quant == y.quant):
+        ctx.unsupported(f"quantized {mode} resize is not lowered yet")
+    if dtype not in GATHER_TYPES or (mode == "bilinear" and dtype not in FLOAT_TYPES):
+        ctx.unsupported(f"{mode} resize of {dtype} tensors: TOSA interpolates floats (integers only as "
+                        "fixed-point quantized data)")
+    return dtype
+
+
+def _tosa_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]) -> Value:
+    sy, sx = axes
+    mode = "BILINEAR" if ctx.attrs["mode"] == "bilinear" else "NEAREST_NEIGHBOR"
+    operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
+                ctx.shape([sy.border, sx.border])]
+    return ctx.op("tosa.resize", operands, {"mode": mode}, types=[ctx.out_types[0]])
+
+
+def _gather_rows(ctx: LoweringContext, x: Value, indices: np.ndarray) -> Value:
+    """x [N, K, R] -> [N, len(indices), R], row i being x[:, indices[i]]."""
+    n, _, r = ctx.type_of(x).shape
+    index = ctx.const(np.tile(indices.astype(np.int32), (n, 1)), "i32")
+    return ctx.op("tosa.gather", [x, index])
+
+
+def _interpolate_axis(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
+    """nn's resize along axis 1 of x [N, size, R] -> [N, out, R]."""
+    base, fraction = s.floor_and_fraction()
+    if ctx.attrs["mode"] == "nearest":
+        return _gather_rows(ctx, x, np.clip(base + (2 * fraction >= s.n), 0, s.size - 1))
+    dtype = ctx.type_of(x).dtype
+    low = _gather_rows(ctx, x, np.clip(base, 0, s.size - 1))
+    high = _gather_rows(ctx, x, np.clip(base + 1, 0, s.size - 1))
+    weight = (fraction / s.n).reshape(1, -1, 1)
+    return ctx.op("tosa.add", [ctx.mul(low, constant(ctx, 1 - weight, dtype)),
+                               ctx.mul(high, constant(ctx, weight, dtype))])
+
+
+def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]) -> Value:
+    sy, sx = axes
+    n, h, w, c = ctx.type_of(x).shape
+    mode = ctx.attrs["mode"]
+    if not sx.is_identity(mode):  # width: on [N, W, H*C]
+        t = ctx.reshape(ctx.transpose(x, (0, 2, 1, 3)), (n, w, h * c))
+        t = _interpolate_axis(ctx, t, sx)
+        x = ctx.transpose(ctx.reshape(t, (n, sx.out, h, c)), (0, 2, 1, 3))
+    if not sy.is_identity(mode):  # height: on [N, H, W'*C]
+        t = _interpolate_axis(ctx, ctx.reshape(x, (n, h, sx.out * c)), sy)
+        x = ctx.reshape(t, (n, sy.out, sx.out, c))
+    return x
+
+
+@rule("nn.resize")
+def resize(ctx: LoweringContext) -> Value:
+    dtype = _resize_type(ctx)
+    x = ctx.operands[0]
+    _, h, w, _ = ctx.type_of(x).shape
+    oh, ow = ctx.attrs["size"]
+    axes = (sampling(h, oh, ctx.attrs), sampling(w, ow, ctx.attrs))
+    if dtype in RESIZE_TYPES[ctx.attrs["mode"]] and all(s.fits_resize() for s in axes):
+        return _tosa_resize(ctx, x, axes)
+    return _decomposed_resize(ctx, x, axes)
