@@ -27,6 +27,14 @@ def tosa_type(t: Type) -> Type:
     return TensorType(t.shape, _TOSA_ELEMENT.get(t.dtype, t.dtype))
 
 
+def bf16_bits(values: Any) -> np.ndarray:
+    """Real values -> bf16 storage (uint16 bits), rounded to nearest even (NaN stays NaN)."""
+    values = np.asarray(values, dtype=np.float32)
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
+
+
 class LoweringUnsupported(Exception):
     """A rule cannot lower this op (the message says why)."""
 
@@ -61,8 +69,12 @@ class LoweringContext:
         return self.b.op_results(name, operands, attrs, types)
 
     def const(self, value: Any, dtype: str) -> Value:
-        """A tosa.const of element type `dtype` (numpy value converted to its storage dtype)."""
-        return self.b.constant(np.asarray(value), dtype)
+        """A tosa.const of element type `dtype` (numpy value converted to its storage dtype;
+        floating-point values given for a bf16 constant are rounded to bf16 bits)."""
+        value = np.asarray(value)
+        if dtype == "bf16" and value.dtype.kind == "f":
+            value = bf16_bits(value)
+        return self.b.constant(value, dtype)
 
     def scalar(self, value: float | int, dtype: str, rank: int) -> Value:
         """A constant broadcastable against rank-`rank` tensors (shape [1] * rank)."""
