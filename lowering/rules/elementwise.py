@@ -11,7 +11,7 @@ from . import rule
 # nn op -> TOSA op, operands in the same order (rank equalized for broadcasting)
 DIRECT_BINARY = {
     "nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maximum", "nn.minimum": "tosa.minimum",
-    "nn.pow": "tosa.pow", "nn.bitwise_and": "tosa.bitwise_and", "nn.bitwise_or": "tosa.bitwise_or",
+    "nn.bitwise_and": "tosa.bitwise_and", "nn.bitwise_or": "tosa.bitwise_or",
     "nn.bitwise_xor": "tosa.bitwise_xor", "nn.logical_and": "tosa.logical_and", "nn.logical_or": "tosa.logical_or",
     "nn.logical_xor": "tosa.logical_xor", "nn.equal": "tosa.equal", "nn.greater": "tosa.greater",
     "nn.greater_equal": "tosa.greater_equal",
