@@ -112,10 +112,19 @@ ARITHMETIC = {
 }
 
 
+# On booleans PyTorch's add is `or`, mul, min are `and`, max is `or` (sub and pow refuse booleans).
+BOOLEAN_ARITHMETIC = {"MPSAdd": "nn.logical_or", "MPSMul": "nn.logical_and", "MPSMinimum": "nn.logical_and",
+                      "MPSMin": "nn.logical_and", "MPSMax": "nn.logical_or"}
+
+
 @rule(*ARITHMETIC)
 def arithmetic(n: Node) -> Value:
     x, y = n.input("input1_id"), n.input("input2_id")
     dtype = n.compute_dtype([x, y])
+    if dtype == "i1":
+        if n.member not in BOOLEAN_ARITHMETIC:
+            raise ValueError(f"{n.member} of booleans (PyTorch refuses it)")
+        return n.elementwise(BOOLEAN_ARITHMETIC[n.member], [x, y], dtype)
     alpha = n.attrs.get("alpha", 1.0)
     if alpha != 1.0:  # add/sub: x + alpha * y (an integer tensor takes an integral alpha)
         y = n.op("nn.mul", [n.cast(y, dtype), n.scalar(alpha if is_float(dtype) else int(alpha), dtype)])

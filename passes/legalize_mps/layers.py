@@ -35,12 +35,12 @@ def convolution(n: Node) -> Value:
     if len(xs) != 4 or len(ws) != 4:
         raise ValueError(f"convolution of {list(xs)} by weights {list(ws)}: expected NCHW and OIHW")
     groups = int(n.attrs["groups"]) or 1
-    if ws[1] * groups != xs[1]:
+    attrs = {"stride": [n.attrs["stride_y"], n.attrs["stride_x"]],
+             "dilation": [n.attrs["dilation_y"], n.attrs["dilation_x"]],
+             "pad": [n.attrs[f"padding_{s}"] for s in ("top", "bottom", "left", "right")]}
+    if not _is_forward(n, xs, ws, groups, attrs, conv1d):
         y = _transposed_convolution(n, x, w, bias, groups, conv1d)
     else:
-        attrs = {"stride": [n.attrs["stride_y"], n.attrs["stride_x"]],
-                 "dilation": [n.attrs["dilation_y"], n.attrs["dilation_x"]],
-                 "pad": [n.attrs[f"padding_{s}"] for s in ("top", "bottom", "left", "right")]}
         operands = [n.to_nhwc(x)]
         channels, out_channels = xs[1], ws[0]
         if groups == channels and ws[1] == 1 and groups > 1:  # depthwise, channel multiplier M
@@ -65,6 +65,18 @@ def _insert_unit(shape: tuple[int, ...], axis: int) -> list[int]:
     return list(shape[:axis]) + [1] + list(shape[axis:])
 
 
+def _is_forward(n: Node, xs: tuple[int, ...], ws: tuple[int, ...], groups: int, attrs: dict, conv1d: bool) -> bool:
+    """Whether the weights fit a forward convolution of x giving the declared result (else the node is
+    a transposed convolution the backend serialized as a forward one)."""
+    if ws[1] * groups != xs[1]:
+        return False
+    (sy, sx), (dy, dx), (pt, pb, pl, pr) = attrs["stride"], attrs["dilation"], attrs["pad"]
+    h = (xs[2] + pt + pb - dy * (ws[2] - 1) - 1) // sy + 1
+    w = (xs[3] + pl + pr - dx * (ws[3] - 1) - 1) // sx + 1
+    forward = (xs[0], ws[0], w) if conv1d else (xs[0], ws[0], h, w)
+    return forward == tuple(n.out.shape)
+
+
 def _transposed_convolution(n: Node, x: Value, w: Value, bias: Value | None, groups: int, conv1d: bool) -> Value:
     """The backend serializes ConvTranspose2d as a forward MPSConv2D with the transposed conv's
     [Cin, Cout/groups, KH, KW] weights (it ignores aten.convolution's `transposed` flag); such a node
@@ -77,7 +89,8 @@ def _transposed_convolution(n: Node, x: Value, w: Value, bias: Value | None, gro
     fits = ws[0] == xs[1] and len(declared) == 4 and declared[1] == ws[1] * groups
     extra = [declared[2 + i] - ((xs[2 + i] - 1) * stride[i] - pad[2 * i] - pad[2 * i + 1] + ws[2 + i]) for i in range(2)]
     if not fits or any(not 0 <= e < max(stride[i], 1) for i, e in enumerate(extra)):
-        raise ValueError(f"weights {list(ws)} do not fit the {xs[1]} input channels in {groups} groups")
+        raise ValueError(f"neither a convolution nor a transposed convolution of {list(xs)} by weights {list(ws)} "
+                         f"({groups} groups) gives the declared {list(n.out.shape)}")
     if groups != 1:
         raise NotLegalizable("a transposed convolution (serialized as MPSConv2D) with groups; nn.transpose_conv2d has none")
     if [n.attrs["dilation_y"], n.attrs["dilation_x"]] != [1, 1]:
