@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
-from nn2tosa.ir import INPUT_OP, Graph, Value
+from nn2tosa.ir import INPUT_OP, Graph, Type, Value
 from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tosa_type
@@ -19,8 +19,12 @@ def lower_to_tosa(graph: Graph) -> None:
     """Lower nn ops to TOSA 1.0 ops; every op that cannot be lowered is reported, all at once."""
     unsupported: list[Unsupported] = []
     changed_inputs = []
+    # the nn-level type of every value that lowering retypes (graph inputs, lowered results): rules
+    # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
+    nn_types: dict[Value, Type] = {}
     for node in graph.inputs:
         t = graph.types(node)[0]
+        nn_types[Value(node, 0)] = t
         low = tosa_type(t)
         if low != t:
             graph.types(node)[0] = low
@@ -38,7 +42,7 @@ def lower_to_tosa(graph: Graph) -> None:
         if fn is None:
             unsupported.append(Unsupported(op, _where(graph, node), "no lowering to TOSA yet"))
             continue
-        nn_in_types = [graph.type_of(v) for v in graph.operands(node)]
+        nn_in_types = [nn_types.get(v, graph.type_of(v)) for v in graph.operands(node)]
         upstream_failed = any(not graph.op(v.node).startswith(("tosa.", INPUT_OP)) for v in graph.operands(node))
         ctx = LoweringContext(graph, node, nn_in_types)
         try:
@@ -51,6 +55,7 @@ def lower_to_tosa(graph: Graph) -> None:
                 continue
             raise
         results = [results] if isinstance(results, Value) else list(results)
+        nn_types.update(zip(results, graph.types(node)))
         graph.replace_op(node, results)
     if unsupported:
         raise UnsupportedError(unsupported)
