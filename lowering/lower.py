@@ -55,7 +55,8 @@ def lower_to_tosa(graph: Graph) -> None:
                 continue
             raise
         results = [results] if isinstance(results, Value) else list(results)
-        nn_types.update(zip(results, graph.types(node)))
+        for value, t in zip(results, graph.types(node)):
+            nn_types.setdefault(value, t)  # a value a rule passes through keeps its own type
         graph.replace_op(node, results)
     if unsupported:
         raise UnsupportedError(unsupported)
