@@ -220,6 +220,8 @@ def _cast(attrs, xs, types):
     x, t = xs[0], types[0]
     if t.dtype == "i1":
         return x != 0
+    if t.is_float:  # bf16 (stored as uint16 bits) included: to_storage rounds to the type
+        return x.astype(np.float64)
     dtype = t.numpy_dtype
     if x.dtype.kind == "f" and dtype.kind in "iu":  # round half to even, saturate
         info = np.iinfo(dtype)
