@@ -688,7 +688,9 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
             x = ctx.cast(x, "f32")
         return ctx.cast(x, low_dst)
     if t.dtype in FLOAT_TYPES:  # float -> integer
-        if dst in UNSIGNED_WIDTH:
+        if dst in UNSIGNED_WIDTH:  # clamp in f32: 16-bit floats cannot hold the bound 65535
+            x = ctx.cast(x, "f32")
+            a = Arith(ctx, "f32", t.rank)
             hi = float((1 << UNSIGNED_WIDTH[dst]) - 1) if UNSIGNED_WIDTH[dst] < 32 else 4294967040.0
             x = ctx.op("tosa.clamp", [x], {"min_val": 0.0, "max_val": hi})
             if UNSIGNED_WIDTH[dst] >= 32:  # the upper half lands on negative i32 bits
