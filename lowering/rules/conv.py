@@ -66,6 +66,22 @@ def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
     return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None
 
 
+def _real(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Stored values of a float type as float32/float16 numbers (bf16 bits widened to float32)."""
+    return (values.astype(np.uint32) << 16).view(np.float32) if dtype == "bf16" else values
+
+
+def cast(ctx: LoweringContext, v: Value, dtype: str) -> Value:
+    """v converted to float type `dtype`: a constant (weights, biases) is converted here, rounding to
+    nearest even as TOSA CAST does, other values by a CAST op."""
+    t = ctx.type_of(v)
+    array = constant_value(ctx, v)
+    if t.dtype == dtype or array is None or t.dtype not in FLOAT_TYPES or dtype not in FLOAT_TYPES:
+        return ctx.cast(v, dtype)
+    return constant(ctx, _real(array, t.dtype).astype(np.float32 if dtype == "bf16" else TensorType((), dtype).numpy_dtype),
+                    dtype)
+
+
 def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
               shape: Sequence[int] | None = None) -> Value:
     """v transposed by `perm`, then reshaped to `shape`; a constant is rearranged here (once, in
@@ -133,19 +149,36 @@ def concat(ctx: LoweringContext, values: Sequence[Value], axis: int) -> Value:
 
 
 def fit_windows(ctx: LoweringContext, x: Value, windows: Sequence[int], strides: Sequence[int],
-                pads: Sequence[int]) -> tuple[Value, list[int]]:
+                pads: Sequence[int]) -> tuple[Value, list[int], list[int]]:
     """x (spatial dimensions 1..len(windows)) and pads such that every window extent fits a whole
-    number of strides, as TOSA requires: (size + pads - window) % stride rows past the last window
-    are taken off the trailing padding first, then off the input. Output sizes do not change."""
+    number of strides, as TOSA requires: the (size + pads - window) % stride rows past the last window
+    are taken off the trailing padding first, then off the input.
+
+    When no window reaches the input along an axis, dropping rows could leave no input at all; the
+    trailing padding then grows to the next whole stride instead, and TOSA computes one output
+    position more than nn. Returns x, pads and those extra positions per axis (see `drop_extra`)."""
     t = ctx.type_of(x)
     pads = list(pads)
     size = list(t.shape)
+    extra_outputs = [0] * len(windows)
     for i, (window, stride) in enumerate(zip(windows, strides)):
         extra = (t.shape[1 + i] + pads[2 * i] + pads[2 * i + 1] - window) % stride
         from_pad = min(extra, pads[2 * i + 1])
+        if extra - from_pad >= t.shape[1 + i]:
+            pads[2 * i + 1] += stride - extra
+            extra_outputs[i] = 1
+            continue
         pads[2 * i + 1] -= from_pad
         size[1 + i] -= extra - from_pad
-    return slice_of(ctx, x, [0] * t.rank, size), pads
+    return slice_of(ctx, x, [0] * t.rank, size), pads, extra_outputs
+
+
+def drop_extra(ctx: LoweringContext, y: Value, extra_outputs: Sequence[int]) -> Value:
+    """y without the extra trailing output positions `fit_windows` made TOSA compute."""
+    shape = list(ctx.type_of(y).shape)
+    for i, extra in enumerate(extra_outputs):
+        shape[1 + i] -= extra
+    return slice_of(ctx, y, [0] * len(shape), shape)
 
 
 def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value | None, dtype: str, *,
@@ -153,17 +186,17 @@ def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value |
                 dilation: Sequence[int] | None = None) -> Value:
     """TOSA convolution `op` in `dtype` (operands cast to it; f32 accumulation), bias zeros when
     None. The result has element type `dtype`."""
-    x, w = ctx.cast(x, dtype), ctx.cast(w, dtype)
+    x, w = cast(ctx, x, dtype), cast(ctx, w, dtype)
     attrs = {"stride": list(stride), "acc_type": ACCUMULATOR[dtype]}
     if dilation is not None:  # every convolution but transpose_conv2d
         windows = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
-        x, pad = fit_windows(ctx, x, windows, stride, pad)
+        x, pad, extra = fit_windows(ctx, x, windows, stride, pad)
         attrs.update(pad=pad, dilation=list(dilation))
     else:
-        attrs["out_pad"] = list(pad)
-    bias = ctx.const(np.zeros(1), dtype) if bias is None else ctx.cast(bias, dtype)
+        attrs["out_pad"], extra = list(pad), []
+    bias = ctx.const(np.zeros(1), dtype) if bias is None else cast(ctx, bias, dtype)
     zero = ctx.zero_point(dtype)
-    return ctx.op(op, [x, w, bias, zero, zero], attrs)
+    return drop_extra(ctx, ctx.op(op, [x, w, bias, zero, zero], attrs), extra)
 
 
 def _bias(ctx: LoweringContext) -> Value | None:

@@ -19,7 +19,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .conv import FLOAT_TYPES, float_type, rearrange
+from .conv import FLOAT_TYPES, cast, float_type, rearrange
 
 # element type -> type of the MATMUL result (its accumulator)
 PRODUCT_TYPE = {"f32": "f32", "f16": "f32", "bf16": "f32", "i8": "i32"}
@@ -39,7 +39,7 @@ def _product_type(ctx: LoweringContext, what: str) -> str:
 
 def batch_matmul(ctx: LoweringContext, a: Value, b: Value, dtype: str) -> Value:
     """TOSA MATMUL of [N, H, C] and [N, C, W] operands in `dtype`; the result is in PRODUCT_TYPE[dtype]."""
-    a, b = ctx.cast(a, dtype), ctx.cast(b, dtype)
+    a, b = cast(ctx, a, dtype), cast(ctx, b, dtype)
     (n, h, _), w = ctx.type_of(a).shape, ctx.type_of(b).shape[2]
     zero = ctx.zero_point(dtype)
     return ctx.op("tosa.matmul", [a, b, zero, zero], types=[TensorType((n, h, w), PRODUCT_TYPE[dtype])])
@@ -81,6 +81,6 @@ def fully_connected(ctx: LoweringContext) -> Value:
     rows = ctx.type_of(x).num_elements // k
     y = batch_matmul(ctx, ctx.reshape(x, (1, rows, k)), rearrange(ctx, w, perm=(1, 0), shape=(1, k, o)), dtype)
     if len(ctx.operands) > 2:  # added in the accumulator type: one rounding to the result type
-        bias = ctx.reshape(ctx.cast(ctx.operands[2], ctx.type_of(y).dtype), (1, 1, o))
+        bias = rearrange(ctx, cast(ctx, ctx.operands[2], ctx.type_of(y).dtype), shape=(1, 1, o))
         y = ctx.op("tosa.add", [y, bias])
     return ctx.reshape(ctx.cast(y, out.dtype), out.shape)

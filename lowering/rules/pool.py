@@ -33,7 +33,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .conv import ACCUMULATOR, FLOAT_TYPES, constant, fit_windows, float_type, padded, slice_of
+from .conv import ACCUMULATOR, FLOAT_TYPES, constant, drop_extra, fit_windows, float_type, padded, slice_of
 
 MAX_POOL_INTEGERS = ("i8", "i16")
 
@@ -64,8 +64,9 @@ def max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: Sequ
         return _dilated_max_pool(ctx, x, kernel, stride, pad, dilation, lowest)
     if any(p >= kernel[i // 2] for i, p in enumerate(pad)):
         x, pad = padded(ctx, x, _spatial_pads(pad), lowest), [0, 0, 0, 0]
-    x, pad = fit_windows(ctx, x, kernel, stride, pad)
-    return ctx.op("tosa.max_pool2d", [x], {"kernel": list(kernel), "stride": list(stride), "pad": pad})
+    x, pad, extra = fit_windows(ctx, x, kernel, stride, pad)
+    y = ctx.op("tosa.max_pool2d", [x], {"kernel": list(kernel), "stride": list(stride), "pad": pad})
+    return drop_extra(ctx, y, extra)
 
 
 def _dilated_max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: Sequence[int],
@@ -126,10 +127,11 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
         if np.all(factor == factor.flat[0]):
             factor = factor[:1, :1]
     x = padded(ctx, x, _spatial_pads(explicit), 0)
-    x, uncounted = fit_windows(ctx, x, kernel, stride, uncounted)
+    x, uncounted, extra = fit_windows(ctx, x, kernel, stride, uncounted)
     zero = ctx.zero_point(t.dtype)
     y = ctx.op("tosa.avg_pool2d", [x, zero, zero], {"kernel": list(kernel), "stride": list(stride), "pad": uncounted,
                                                      "acc_type": ACCUMULATOR[t.dtype]})
+    y = drop_extra(ctx, y, extra)
     if factor is None or np.all(factor == 1):
         return y
     return ctx.mul(y, constant(ctx, factor.reshape((1, *factor.shape, 1)), t.dtype))
