@@ -1,0 +1,358 @@
+"""Shapes and data movement: broadcast, concat/split/slice (strided, negative strides), pad in every
+mode, tile, reverse, gather, gather_nd and scatter_nd.
+
+TOSA's data-movement ops are few: SLICE (unit stride), PAD (constant), TILE, REVERSE (one axis),
+CONCAT, RESHAPE, TRANSPOSE, GATHER/SCATTER on [N, K, C] tensors. Everything else is built from them:
+- a strided slice splits a dimension into (count, stride) with RESHAPE and keeps index 0;
+- reflect/symmetric/edge padding is a static index map per axis, emitted as runs of slices (reversed
+  where the map walks backwards, tiled where it repeats one index) joined by CONCAT;
+- gather along any axis reshapes the data to [outer, axis, inner] and tiles the indices over outer;
+- gather_nd/scatter_nd flatten the indexed prefix into one linear index (a dot product with the
+  prefix's strides).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from nn2tosa.ir import TensorType, Value
+
+from ..context import LoweringContext
+from . import rule
+from .math import Arith, to_i32
+
+MAX_CONCAT_OPERANDS = 64  # TOSA level 8K's tensor list size
+
+
+# ------------------------------------------------------------------------------ helpers
+def tosa_slice(ctx: LoweringContext, x: Value, start: Sequence[int], size: Sequence[int]) -> Value:
+    t = ctx.type_of(x)
+    if list(start) == [0] * t.rank and tuple(size) == tuple(t.shape):
+        return x
+    return ctx.op("tosa.slice", [x, ctx.shape(start), ctx.shape(size)], types=[t.with_shape(tuple(size))])
+
+
+def slice_axis(ctx: LoweringContext, x: Value, axis: int, start: int, size: int) -> Value:
+    t = ctx.type_of(x)
+    begin = [0] * t.rank
+    begin[axis] = start
+    shape = list(t.shape)
+    shape[axis] = size
+    return tosa_slice(ctx, x, begin, shape)
+
+
+def concat(ctx: LoweringContext, xs: Sequence[Value], axis: int) -> Value:
+    """CONCAT of any number of tensors (groups of at most 64, the level's tensor list size)."""
+    xs = list(xs)
+    if len(xs) == 1:
+        return xs[0]
+    while len(xs) > MAX_CONCAT_OPERANDS:
+        xs = [concat(ctx, xs[i:i + MAX_CONCAT_OPERANDS], axis) for i in range(0, len(xs), MAX_CONCAT_OPERANDS)]
+    return ctx.op("tosa.concat", xs, {"axis": axis})
+
+
+def tile(ctx: LoweringContext, x: Value, multiples: Sequence[int]) -> Value:
+    t = ctx.type_of(x)
+    if all(m == 1 for m in multiples):
+        return x
+    shape = tuple(d * m for d, m in zip(t.shape, multiples))
+    return ctx.op("tosa.tile", [x, ctx.shape(multiples)], types=[t.with_shape(shape)])
+
+
+def reverse(ctx: LoweringContext, x: Value, axis: int) -> Value:
+    if ctx.type_of(x).shape[axis] == 1:
+        return x
+    return ctx.op("tosa.reverse", [x], {"axis": axis})
+
+
+def pad_constant(ctx: LoweringContext, x: Value, pads: Sequence[int], value: float | int | bool) -> Value:
+    """TOSA PAD with a constant. MLIR's level check limits shape values to 6 entries (a rank-3
+    PAD's padding), so higher ranks pad one axis at a time on an [outer, axis, inner] view."""
+    t = ctx.type_of(x)
+    pad_const = ctx.zero_point(t.dtype, value)
+    if t.rank <= 3:
+        out = tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(t.shape))
+        return ctx.op("tosa.pad", [x, ctx.shape(pads), pad_const], types=[t.with_shape(out)])
+    for axis in range(t.rank):
+        before, after = pads[2 * axis], pads[2 * axis + 1]
+        if not (before or after):
+            continue
+        shape = ctx.type_of(x).shape
+        outer = int(np.prod(shape[:axis], dtype=np.int64))
+        inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+        view = ctx.reshape(x, (outer, shape[axis], inner))
+        padded = ctx.op("tosa.pad", [view, ctx.shape([0, 0, before, after, 0, 0]), pad_const],
+                        types=[ctx.type_of(view).with_shape((outer, shape[axis] + before + after, inner))])
+        new_shape = list(shape)
+        new_shape[axis] += before + after
+        x = ctx.reshape(padded, new_shape)
+    return x
+
+
+def take_static(ctx: LoweringContext, x: Value, axis: int, indices: Sequence[int]) -> Value:
+    """x indexed along `axis` by a compile-time index list, as runs of consecutive indices: an
+    ascending run is a SLICE, a descending one a reversed SLICE, a repeated index a tiled one."""
+    pieces = []
+    i = 0
+    n = len(indices)
+    while i < n:
+        j = i + 1
+        step = indices[j] - indices[i] if j < n else 1
+        if step not in (-1, 0, 1):
+            step = 1
+        while j < n and indices[j] - indices[j - 1] == step:
+            j += 1
+        first, count = indices[i], j - i
+        if step == 0:
+            piece = slice_axis(ctx, x, axis, first, 1)
+            multiples = [1] * ctx.type_of(x).rank
+            multiples[axis] = count
+            piece = tile(ctx, piece, multiples)
+        elif step == 1:
+            piece = slice_axis(ctx, x, axis, first, count)
+        else:
+            piece = reverse(ctx, slice_axis(ctx, x, axis, first - count + 1, count), axis)
+        pieces.append(piece)
+        i = j
+    return concat(ctx, pieces, axis)
+
+
+def _check_same_quantization(ctx: LoweringContext) -> None:
+    """Data movement keeps stored values: every operand must be quantized as the result is."""
+    out = ctx.nn_out_types[0].quant
+    if any(isinstance(t, TensorType) and t.quant != out for t in ctx.nn_in_types):
+        ctx.unsupported("operands quantized differently from the result need a RESCALE (quantized lowering)")
+
+
+def _as_i32_indices(ctx: LoweringContext, idx: Value) -> Value:
+    return ctx.cast(idx, "i32")
+
+
+# ------------------------------------------------------------------------------ rules
+@rule("nn.broadcast_to")
+def broadcast_to(ctx: LoweringContext) -> Value:
+    shape = [int(d) for d in ctx.attrs["shape"]]
+    x = ctx.to_rank(ctx.operands[0], len(shape))
+    multiples = [o if i == 1 else 1 for i, o in zip(ctx.type_of(x).shape, shape)]
+    return tile(ctx, x, multiples)
+
+
+@rule("nn.concat")
+def concat_rule(ctx: LoweringContext) -> Value:
+    _check_same_quantization(ctx)
+    return concat(ctx, ctx.operands, int(ctx.attrs["axis"]))
+
+
+@rule("nn.split")
+def split(ctx: LoweringContext) -> list[Value]:
+    axis = int(ctx.attrs["axis"])
+    starts = np.concatenate([[0], np.cumsum(ctx.attrs["sizes"])[:-1]])
+    return [slice_axis(ctx, ctx.operands[0], axis, int(s), int(n)) for s, n in zip(starts, ctx.attrs["sizes"])]
+
+
+@rule("nn.slice")
+def slice_rule(ctx: LoweringContext) -> Value:
+    return tosa_slice(ctx, ctx.operands[0], [int(b) for b in ctx.attrs["begin"]], [int(s) for s in ctx.attrs["size"]])
+
+
+def _stride_axis(ctx: LoweringContext, x: Value, axis: int, count: int, stride: int) -> Value:
+    """Every `stride`-th element along `axis` from index 0, `count` of them: pad the axis to
+    count*stride, view it as (count, stride) with the other axes folded (rank 4 at most), keep
+    column 0."""
+    t = ctx.type_of(x)
+    span = count * stride
+    have = t.shape[axis]
+    if have > span:
+        x = slice_axis(ctx, x, axis, 0, span)
+    elif have < span:
+        padding = [0] * (2 * t.rank)
+        padding[2 * axis + 1] = span - have
+        x = pad_constant(ctx, x, padding, False if t.dtype == "i1" else 0)
+    outer = int(np.prod(t.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(t.shape[axis + 1:], dtype=np.int64))
+    folded = ctx.reshape(x, (outer, count, stride, inner))
+    picked = tosa_slice(ctx, folded, [0, 0, 0, 0], [outer, count, 1, inner])
+    shape = list(t.shape)
+    shape[axis] = count
+    return ctx.reshape(picked, shape)
+
+
+@rule("nn.strided_slice")
+def strided_slice(ctx: LoweringContext) -> Value:
+    """Python slicing per axis: the indices it visits are range(first, ..., step); a negative
+    step reverses the axis first (and mirrors the first index)."""
+    x = ctx.operands[0]
+    shape = ctx.type_of(x).shape
+    plan = []
+    for axis, (b, e, s, d) in enumerate(zip(ctx.attrs["begin"], ctx.attrs["end"], ctx.attrs["strides"], shape)):
+        visited = range(*slice(int(b), None if (s < 0 and e < 0) else int(e), int(s)).indices(d))
+        if len(visited) == 0:
+            ctx.unsupported(f"strided_slice selecting nothing along axis {axis} (TOSA has no empty tensors)")
+        plan.append((axis, visited))
+    for axis, visited in plan:
+        first, step, count = visited[0], visited.step, len(visited)
+        if step < 0:
+            x = reverse(ctx, x, axis)
+            first, step = shape[axis] - 1 - first, -step
+        if count == 1:
+            step = 1
+        x = slice_axis(ctx, x, axis, first, min(shape[axis] - first, (count - 1) * step + 1))
+        if step > 1:
+            x = _stride_axis(ctx, x, axis, count, step)
+    return x
+
+
+def _fill_value(ctx: LoweringContext, dtype: str, value: float):
+    if dtype == "i1":
+        return bool(value)
+    if dtype in ("f32", "f16", "bf16"):
+        return float(value)
+    return int(value)
+
+
+@rule("nn.pad")
+def pad(ctx: LoweringContext) -> Value:
+    x = ctx.operands[0]
+    t = ctx.type_of(x)
+    pads = [int(p) for p in ctx.attrs["pads"]]
+    mode = ctx.attrs["mode"]
+    if mode == "constant":
+        if ctx.nn_in_types[0].quant is not None:
+            ctx.unsupported("constant padding of quantized tensors (the fill value needs quantizing)")
+        value = _fill_value(ctx, t.dtype, ctx.attrs["value"])
+        if t.dtype not in ("f32", "f16", "bf16", "i1"):
+            info = np.iinfo(ctx.nn_in_types[0].numpy_dtype)
+            value = int(np.clip(value, info.min, info.max))
+        return pad_constant(ctx, x, pads, value) if any(pads) else x
+    if mode not in ("reflect", "symmetric", "edge"):
+        ctx.unsupported(f"pad mode {mode!r}")
+    for axis, d in enumerate(t.shape):
+        before, after = pads[2 * axis], pads[2 * axis + 1]
+        if before or after:
+            if mode == "reflect" and d == 1:
+                ctx.unsupported("reflect padding of a size-1 dimension (nothing to reflect)")
+            index_map = np.pad(np.arange(d), (before, after), mode=mode)  # numpy's modes are nn's
+            x = take_static(ctx, x, axis, [int(i) for i in index_map])
+    return x
+
+
+@rule("nn.tile")
+def tile_rule(ctx: LoweringContext) -> Value:
+    return tile(ctx, ctx.operands[0], [int(m) for m in ctx.attrs["multiples"]])
+
+
+@rule("nn.reverse")
+def reverse_rule(ctx: LoweringContext) -> Value:
+    x = ctx.operands[0]
+    for axis in sorted(set(int(a) for a in ctx.attrs["axes"])):
+        x = reverse(ctx, x, axis)
+    return x
+
+
+# ------------------------------------------------------------------------------ gather and scatter
+# element types TOSA GATHER/SCATTER move directly; others travel as the same-width integer
+_GATHER_CARRIER = {"i1": "i8"}
+
+
+def _gather_rows(ctx: LoweringContext, values: Value, indices: Value) -> Value:
+    """TOSA GATHER of [N, K, C] values by [N, W] i32 indices (booleans carried as i8)."""
+    vt = ctx.type_of(values)
+    carrier = _GATHER_CARRIER.get(vt.dtype, vt.dtype)
+    n, w = ctx.type_of(indices).shape
+    out = ctx.op("tosa.gather", [ctx.cast(values, carrier), indices])
+    return ctx.cast(out, vt.dtype) if carrier != vt.dtype else out
+
+
+@rule("nn.gather")
+def gather(ctx: LoweringContext) -> Value:
+    """numpy.take along `axis`: data as [outer, axis, inner], the flattened indices tiled over outer."""
+    data, idx = ctx.operands
+    axis = int(ctx.attrs["axis"])
+    dt, it = ctx.type_of(data), ctx.type_of(idx)
+    outer = int(np.prod(dt.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(dt.shape[axis + 1:], dtype=np.int64))
+    w = int(np.prod(it.shape, dtype=np.int64))
+    values = ctx.reshape(data, (outer, dt.shape[axis], inner))
+    indices = tile(ctx, ctx.reshape(_as_i32_indices(ctx, idx), (1, w)), [outer, 1])
+    return ctx.reshape(_gather_rows(ctx, values, indices), ctx.out_types[0].shape)
+
+
+def _linear_prefix_index(ctx: LoweringContext, idx: Value, prefix: Sequence[int]) -> Value:
+    """indices [..., k] into the first k dimensions of data -> flat row numbers [...] (i32)."""
+    idx = _as_i32_indices(ctx, idx)
+    t = ctx.type_of(idx)
+    k = len(prefix)
+    strides = np.array([int(np.prod(prefix[j + 1:], dtype=np.int64)) for j in range(k)], np.int32)
+    weighted = ctx.mul(idx, ctx.const(strides.reshape((1,) * (t.rank - 1) + (k,)), "i32"))
+    summed = ctx.op("tosa.reduce_sum", [weighted], {"axis": t.rank - 1})
+    return ctx.reshape(summed, t.shape[:-1])
+
+
+@rule("nn.gather_nd")
+def gather_nd(ctx: LoweringContext) -> Value:
+    data, idx = ctx.operands
+    dt, it = ctx.type_of(data), ctx.type_of(idx)
+    k = it.shape[-1]
+    rows = int(np.prod(dt.shape[:k], dtype=np.int64))
+    inner = int(np.prod(dt.shape[k:], dtype=np.int64))
+    w = int(np.prod(it.shape[:-1], dtype=np.int64))
+    flat = ctx.reshape(_linear_prefix_index(ctx, idx, dt.shape[:k]), (1, w))
+    values = ctx.reshape(data, (1, rows, inner))
+    return ctx.reshape(_gather_rows(ctx, values, flat), ctx.out_types[0].shape)
+
+
+# scatter_nd reduction -> how updates landing on the same row combine with the row
+_SCATTER_REDUCE = {"add": "tosa.reduce_sum", "mul": "tosa.reduce_product", "max": "tosa.reduce_max",
+                   "min": "tosa.reduce_min"}
+_SCATTER_COMBINE = {"add": "tosa.add", "max": "tosa.maximum", "min": "tosa.minimum"}
+
+
+@rule("nn.scatter_nd")
+def scatter_nd(ctx: LoweringContext) -> Value:
+    """Rows of data (its first k dimensions flattened, P rows of C elements) replaced by, or
+    combined with, the W update rows whose index names them. TOSA SCATTER forbids duplicate
+    indices, which nn allows ('none': the last update wins), so the rule compares every row
+    number with every index ([P, W] booleans) instead:
+      'none'  the last matching update's position (REDUCE_MAX over a [P, W] position table) picks
+              the row through GATHER; rows no index names keep data;
+      others  the updates matching each row, the reduction's identity elsewhere ([P, W, C]), are
+              reduced over W and combined with data."""
+    data, idx, updates = ctx.operands
+    reduction = ctx.attrs["reduction"]
+    dt, it = ctx.type_of(data), ctx.type_of(idx)
+    k = it.shape[-1]
+    rows = int(np.prod(dt.shape[:k], dtype=np.int64))
+    inner = int(np.prod(dt.shape[k:], dtype=np.int64))
+    w = int(np.prod(it.shape[:-1], dtype=np.int64))
+    flat_idx = ctx.reshape(_linear_prefix_index(ctx, idx, dt.shape[:k]), (1, w))
+    row_numbers = ctx.const(np.arange(rows, dtype=np.int32).reshape(rows, 1), "i32")
+    hits = ctx.binary("tosa.equal", row_numbers, flat_idx)  # [P, W]
+    base = ctx.reshape(data, (rows, inner))
+    upd = ctx.reshape(updates, (w, inner))
+    i32 = Arith(ctx, "i32", 2)
+    if reduction == "none":
+        positions = ctx.const(np.arange(w, dtype=np.int32).reshape(1, w), "i32")
+        last = ctx.op("tosa.reduce_max", [i32.select(hits, positions, -1)], {"axis": 1})  # [P, 1]
+        picked = _gather_rows(ctx, ctx.reshape(upd, (1, w, inner)),
+                              ctx.reshape(i32.maximum(last, 0), (1, rows)))
+        result = Arith(ctx, dt.dtype, 2).select(i32.ge(last, 0), ctx.reshape(picked, (rows, inner)), base)
+        return ctx.reshape(result, dt.shape)
+    if reduction not in _SCATTER_REDUCE:
+        ctx.unsupported(f"scatter_nd reduction {reduction!r}")
+    if dt.dtype == "i1" or (reduction == "mul" and dt.dtype not in ("f32", "f16", "bf16")):
+        ctx.unsupported(f"scatter_nd reduction {reduction!r} on {dt.dtype} (TOSA has no such reduction)")
+    identity = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[reduction]
+    compute = dt.dtype
+    if dt.dtype not in ("f32", "f16", "bf16"):  # integer reductions and sums are i32 in TOSA
+        base, upd = to_i32(ctx, base, ctx.nn_in_types[0].dtype), to_i32(ctx, upd, ctx.nn_in_types[2].dtype)
+        compute = "i32"
+        identity = {"add": 0, "max": -(1 << 31), "min": (1 << 31) - 1}[reduction]
+    a = Arith(ctx, compute, 3)
+    spread = a.select(ctx.reshape(hits, (rows, w, 1)), ctx.reshape(upd, (1, w, inner)), identity)  # [P, W, C]
+    gathered = ctx.reshape(ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1}), (rows, inner))
+    if reduction == "mul":
+        combined = ctx.mul(base, gathered)
+    else:
+        combined = ctx.binary(_SCATTER_COMBINE[reduction], base, gathered)
+    return ctx.reshape(ctx.cast(combined, dt.dtype), dt.shape)
