@@ -261,6 +261,19 @@ class _Walk:
         self.in_use.add(value)
         return value
 
+    def known_constant(self, v: Value) -> np.ndarray | None:
+        """v's data when it is a constant or transposes of one (pending, or not visited yet)."""
+        g = self.graph
+        phys, perm = self.where(v) or (v, ())
+        while constant_value(g, phys) is None and g.op(phys.node) == "nn.transpose":
+            inner = tuple(g.attrs(phys.node)["perm"])
+            perm = compose(inner, perm) if perm else inner
+            phys = g.operand(phys.node, 0)
+        data = constant_value(g, phys)
+        if data is None:
+            return None
+        return data.transpose(perm) if perm else data
+
     def reusable(self, phys: Value, perm: Perm) -> bool:
         """transpose(phys, perm) is already in the rewritten graph (or is a constant: folded for free)."""
         return self.available.get((phys, perm)) in self.in_use or constant_value(self.graph, phys) is not None
@@ -470,7 +483,7 @@ class _Walk:
         if is_identity(P) or P[0] != 0 or len(t) != 2 or t[0] != s[0] or g.is_output(result):
             return None
         users = g.users(result)
-        weights = [constant_value(g, g.operand(u.node, 1)) if g.op(u.node) == "nn.fully_connected" and u.operand == 0
+        weights = [self.known_constant(g.operand(u.node, 1)) if g.op(u.node) == "nn.fully_connected" and u.operand == 0
                    else None for u in users]
         if not users or any(w is None for w in weights):
             return None

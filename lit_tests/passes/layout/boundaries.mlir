@@ -67,3 +67,20 @@ func.func @matmul_barrier(%x: tensor<3x2xf32>, %y: tensor<3x4xf32>) -> tensor<2x
   %m = "nn.matmul"(%n, %y) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   return %m : tensor<2x4xf32>
 }
+
+// The fully_connected weights may still be transposes of a constant (as legalized from a source
+// that stores them [K, O]): they are read through the transposes, and permuted the same way.
+// CHECK-LABEL: sym_name = "flatten_into_fc_transposed_weights"
+// CHECK: ^bb0(%[[X:[^:]*]]:
+// CHECK-DAG: %[[W:.*]] = "nn.constant"() {value = dense<{{\[\[}}0.000000e+00, 2.000000e+00, 1.000000e+00, 3.000000e+00]]> : tensor<1x4xf32>}
+// CHECK-DAG: %[[F:.*]] = "nn.reshape"(%[[X]]) {shape = array<i64: 1, 4>}
+// CHECK: "nn.fully_connected"(%[[F]], %[[W]])
+// CHECK-NOT: nn.transpose
+func.func @flatten_into_fc_transposed_weights(%x: tensor<1x1x2x2xf32>) -> tensor<1x1xf32> {
+  %t = "nn.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x2x1x2xf32>
+  %f = "nn.reshape"(%t) {shape = array<i64: 1, 4>} : (tensor<1x2x1x2xf32>) -> tensor<1x4xf32>
+  %k = "nn.constant"() {value = dense<[[0.0], [1.0], [2.0], [3.0]]> : tensor<4x1xf32>} : () -> tensor<4x1xf32>
+  %w = "nn.transpose"(%k) {perm = array<i64: 1, 0>} : (tensor<4x1xf32>) -> tensor<1x4xf32>
+  %y = "nn.fully_connected"(%f, %w) : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x1xf32>
+  return %y : tensor<1x1xf32>
+}
