@@ -1,6 +1,7 @@
 """Flatbuffer schemas the project reads and writes, and the code generated from them.
 
-- `armnn.fbs`, `mps.fbs`, `tosa.fbs`: the schemas (package data), each with a first line naming its source.
+- `armnn.fbs`, `mps.fbs`, `tosa.fbs`: the schemas (package data), each with a first line naming its source;
+  `tosa_0_100.fbs`: the seed's older TOSA layout (0.90 semantics, stamped 0.100.0 draft), for `--tosa-version 0.100-draft`.
 - `*_generated.py`: what `flatc --python --gen-onefile` makes of them (committed; `regenerate.py` remakes
   them and `--check` tells whether they are current).
 - `fbs`: a parser for the .fbs language subset these schemas use -> a `Schema` model.
@@ -24,11 +25,11 @@ from .fbs import Schema, SchemaError, parse_schema
 
 __all__ = ["SCHEMA_NAMES", "Schema", "SchemaError", "load_schema", "schema_text"]
 
-SCHEMA_NAMES = ("armnn", "mps", "tosa")
+SCHEMA_NAMES = ("armnn", "mps", "tosa", "tosa_0_100")
 
 
 def schema_text(name: str) -> str:
-    """The text of the packaged schema `name` ("armnn", "mps" or "tosa")."""
+    """The text of the packaged schema `name` (one of SCHEMA_NAMES)."""
     if name not in SCHEMA_NAMES:
         raise ValueError(f"unknown schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
     return resources.files(__name__).joinpath(f"{name}.fbs").read_text(encoding="utf-8")
@@ -36,7 +37,7 @@ def schema_text(name: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load_schema(name: str) -> Schema:
-    """The parsed packaged schema `name` ("armnn", "mps" or "tosa"); parsed once per process.
+    """The parsed packaged schema `name` (one of SCHEMA_NAMES); parsed once per process.
 
     The returned model is shared: treat it as read-only.
     """

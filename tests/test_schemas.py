@@ -82,10 +82,11 @@ def test_packaged_schemas_name_their_source():
 
 
 def test_schema_headers():
-    armnn, mps, tosa = (load_schema(n) for n in SCHEMA_NAMES)
+    armnn, mps, tosa, tosa_0_100 = (load_schema(n) for n in ("armnn", "mps", "tosa", "tosa_0_100"))
     assert (armnn.namespace, armnn.file_identifier, armnn.root_type) == ("armnnSerializer", "ARMN", "SerializedGraph")
     assert (mps.namespace, mps.file_identifier, mps.root_type) == ("mpsgraph", "MP00", "MPSGraph")
     assert (tosa.namespace, tosa.file_identifier, tosa.root_type) == ("tosa", "TOSA", "TosaGraph")
+    assert (tosa_0_100.namespace, tosa_0_100.file_identifier, tosa_0_100.root_type) == ("tosa", "TOSA", "TosaGraph")
 
 
 def test_armnn_counts():
@@ -169,7 +170,7 @@ def test_table_slots_match_generated_code(name):
         expected = {norm(f.name): f.voffset for f in t.fields}
         assert accessor_voffsets(classes[t.name]) == expected, t.name
         checked += len(expected)
-    assert checked > 100
+    assert checked > 80  # the smallest, tosa_0_100, has 88 fields
 
 
 @pytest.mark.parametrize("name", SCHEMA_NAMES)
