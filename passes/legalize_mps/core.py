@@ -225,7 +225,7 @@ class Node:
             array = array != 0
         elif dtype == "bf16" and array.dtype != np.uint16:
             array = bf16_bits(array)
-        return self.builder.constant(np.ascontiguousarray(array, dtype=TensorType((), dtype).numpy_dtype), dtype)
+        return self.builder.constant(np.array(array, dtype=TensorType((), dtype).numpy_dtype, order="C"), dtype)
 
     def scalar(self, value: float, dtype: str) -> Value:
         """A rank-0 constant (nn broadcasts it against anything)."""

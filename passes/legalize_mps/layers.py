@@ -161,8 +161,8 @@ def _max_pool_indices(n: Node, x: Value, wy: Window, wx: Window) -> Value:
     _, _, oh, ow = n.out.shape
     dtype = n.type_of(x).dtype
     lowest = -math.inf if is_float(dtype) else float(np.iinfo(n.type_of(x).numpy_dtype).min)
-    padded = n.op("nn.pad", [x], {"pads": [0, 0, 0, 0, wy.before, wy.after, wx.before, wx.after],
-                                 "mode": "constant", "value": lowest})
+    pads = [0, 0, 0, 0, wy.before, wy.after, wx.before, wx.after]
+    padded = n.op("nn.pad", [x], {"pads": pads, "mode": "constant", "value": lowest}) if any(pads) else x
     taps, offsets = [], []
     for ky in range(wy.kernel):
         for kx in range(wx.kernel):
