@@ -1,0 +1,34 @@
+// RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
+
+// Float division: x * reciprocal(y), the divisor reshaped to the dividend's rank.
+// CHECK-LABEL: sym_name = "div_f32"
+// CHECK: ^bb0(%[[X:[^:]*]]: tensor<2x3xf32>{{.*}}, %[[Y:[^:]*]]: tensor<3xf32>
+// CHECK: %[[R:.*]] = "tosa.reciprocal"(%[[Y]])
+// CHECK: %[[R2:.*]] = "tosa.reshape"(%[[R]], %{{.*}}) : (tensor<3xf32>, !tosa.shape<2>) -> tensor<1x3xf32>
+// CHECK: %[[Q:.*]] = "tosa.mul"(%[[X]], %[[R2]], %{{.*}}) : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1xi8>)
+// CHECK: "func.return"(%[[Q]])
+func.func @div_f32(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  %a = "nn.div"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %a : tensor<2x3xf32>
+}
+
+// Integer division truncates: TOSA INTDIV on i32, i8 operands widened and the result narrowed.
+// CHECK-LABEL: sym_name = "div_i8"
+// CHECK: "tosa.cast"{{.*}} -> tensor<4xi32>
+// CHECK: %[[D:.*]] = "tosa.intdiv"({{.*}}) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+// CHECK: %[[N:.*]] = "tosa.cast"(%[[D]]) : (tensor<4xi32>) -> tensor<4xi8>
+// CHECK: "func.return"(%[[N]])
+func.func @div_i8(%x: tensor<4xi8>, %y: tensor<4xi8>) -> tensor<4xi8> {
+  %a = "nn.div"(%x, %y) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  return %a : tensor<4xi8>
+}
+
+// Unsigned operands are zero-extended (bitwise_and 255 after the sign-extending cast).
+// CHECK-LABEL: sym_name = "div_ui8"
+// CHECK: "tosa.const"() <{values = dense<255> : tensor<1xi32>}>
+// CHECK: "tosa.bitwise_and"
+// CHECK: "tosa.intdiv"
+func.func @div_ui8(%x: tensor<4xui8>, %y: tensor<4xui8>) -> tensor<4xui8> {
+  %a = "nn.div"(%x, %y) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %a : tensor<4xui8>
+}
