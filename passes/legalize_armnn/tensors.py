@@ -6,6 +6,8 @@ them against the operand's rank.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from nn2tosa.ir import TensorType, Value, op_def
@@ -155,13 +157,15 @@ _PAD_MODES = {"Constant": "constant", "Reflect": "reflect", "Symmetric": "symmet
 @rule("Pad")
 def _pad(layer: Layer) -> list[Value]:
     """padList holds (before, after) per dimension. A quantized Pad's padValue is the raw stored
-    integer (Arm NN writes it into the output as is), so nn gets the real value it stands for
-    under the output's quantization: scale * (padValue - zero_point), which quantizes back to
-    exactly padValue."""
+    value: Arm NN encodes it with scale 1 and zero point 0, i.e. rounds it half away from zero and
+    saturates it to the storage type. nn's value is real, so it gets the real value that stored
+    integer stands for, scale * (stored - zero_point), which quantizes back to exactly it."""
     x, out = layer.operands[0], layer.out_type
     value = float(layer.attrs["padValue"])
     if out.quant is not None:
-        value = out.quant.scale * (value - out.quant.zero_point)
+        info = np.iinfo(out.numpy_dtype)
+        stored = min(max(math.copysign(math.floor(abs(value) + 0.5), value), info.min), info.max)
+        value = out.quant.scale * (stored - out.quant.zero_point)
     attrs = {"pads": list(layer.attrs["padList"]), "mode": _PAD_MODES[layer.attrs["paddingMode"]], "value": value}
     return [layer.op("nn.pad", [x], attrs, type=out)]
 
