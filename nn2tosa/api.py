@@ -5,8 +5,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from nn2tosa.diagnostics import Unsupported, UnsupportedError
+from nn2tosa.diagnostics import Unsupported, UnsupportedError, UsageError
 from nn2tosa.ir import Graph
+
+# Layouts Result.write can give a .tosa file (the CLI's --tosa-version).
+TOSA_VERSIONS = ("1.0", "0.100-draft")
 
 
 def load(source: str | os.PathLike | bytes | memoryview) -> Graph | list[Graph]:
@@ -18,7 +21,10 @@ def load(source: str | os.PathLike | bytes | memoryview) -> Graph | list[Graph]:
 
 
 def tosa_pipeline(source_format: str) -> list[str]:
-    """The passes that take a source-level graph to a TOSA-level graph."""
+    """The passes that take a source-level graph to a TOSA-level graph (none for a .tosa file,
+    whose graph is TOSA-level already)."""
+    if source_format == "tosa":
+        return []
     return [f"legalize-{source_format}", "canonicalize", "lower-to-tosa", "cse", "dce"]
 
 
@@ -54,9 +60,18 @@ class Result:
 
         return validate(self.mlir_module(), self.target)
 
-    def write(self, path: str, kind: str, *, elide_constants: bool = False, pretty: bool = False) -> None:
-        """Write `kind` ("mlir" text, "mlirbc" bytecode, "tosa" flatbuffer) to `path` ("-": stdout)."""
-        if kind == "tosa":
+    def write(self, path: str, kind: str, *, elide_constants: bool = False, pretty: bool = False,
+              tosa_version: str = "1.0") -> None:
+        """Write `kind` ("mlir" text, "mlirbc" bytecode, "tosa" flatbuffer) to `path` ("-": stdout).
+        `tosa_version` picks the flatbuffer layout (TOSA_VERSIONS): "1.0", or "0.100-draft" for the
+        older generation (TOSA 0.90 semantics) that lowering/flatbuffer_0100.py writes."""
+        if kind == "tosa" and tosa_version not in TOSA_VERSIONS:
+            raise UsageError(f"unknown TOSA flatbuffer version {tosa_version!r} (known: {', '.join(TOSA_VERSIONS)})")
+        if kind == "tosa" and tosa_version == "0.100-draft":
+            from nn2tosa.lowering.flatbuffer_0100 import write_flatbuffer_0100
+
+            write_flatbuffer_0100(self.graph, path)
+        elif kind == "tosa":
             from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
 
             write_flatbuffer(self.graph, path)

@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="MLIR text in the pretty form (default: the generic form, which every MLIR version parses)")
     p.add_argument("--report", action="store_true",
                    help="print the TOSA profiles, extensions and level the output needs (and why) to stderr")
+    from nn2tosa.api import TOSA_VERSIONS
+
+    p.add_argument("--tosa-version", choices=TOSA_VERSIONS, default=TOSA_VERSIONS[0],
+                   help=".tosa layout: 1.0 (default), or 0.100-draft, the older generation with TOSA 0.90 "
+                        "semantics (zero points and shapes as attributes); what 0.90 cannot express is refused")
     p.add_argument("--validate", action="store_true",
                    help="run MLIR's tosa-attach-target + tosa-validate (strict) for that target on the output")
     _add_common(p)
@@ -106,7 +111,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for out, kind in zip(args.output, kinds):
         for i, result in enumerate(results):
             target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
-            result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty)
+            result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty,
+                         tosa_version=args.tosa_version)
     return 0
 
 
