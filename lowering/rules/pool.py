@@ -15,10 +15,12 @@ output sizes (`fit_windows`), and an average whose divisor counts the input elem
   padding (>= kernel) or a divisor overrides the count, all padding is explicit (TOSA divides by
   the kernel area) and a constant per output position rescales: result * area / (divisor or
   nn's count). A window with nothing counted gives 0 * inf = NaN, as nn's 0 / 0.
-- l2_pool2d: sqrt (POW 0.5) of the average of x * x, padding uncounted.
-- 3-D pools: a window is a box and nn's count of a box is the product of its per-axis counts, so a
-  3-D pool is a 2-D pool over (H, W) of every depth slice, then a (depth x 1) pool over
-  [N, D, OH*OW, C]. Max is exact; averages round twice (once per pass).
+- l2_pool2d: sqrt (RECIPROCAL of RSQRT) of the average of x * x, padding uncounted, in f32; where
+  the mean square of f32/bf16 data overflows f32, the same on x * 2^-64, times 2^64.
+- 3-D pools: a 3-D pool is a 2-D pool over (H, W) of every depth slice, then a (depth x 1) pool
+  over [N, D, OH*OW, C]. Max is exact. Averages are computed in f32 as window sums (both passes
+  with divisor 1), times 1 / (divisor or the count): a window is a box, and nn's count of a box is
+  the product of its per-axis counts.
 Floats pool in their own type with an f32 accumulator; max pooling also takes i8 and i16 (and
 quantized data whose input and result quantization agree: max commutes with dequantization).
 """
@@ -138,13 +140,31 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
 
 
 def _sqrt(ctx: LoweringContext, x: Value) -> Value:
-    """sqrt(x) as POW(x, 0.5), TOSA having no SQRT (pow(0, 0.5) = 0, unlike x * rsqrt(x))."""
-    t = ctx.type_of(x)
-    return ctx.op("tosa.pow", [x, constant(ctx, np.full((1,) * t.rank, 0.5), t.dtype)])
+    """sqrt(x) as RECIPROCAL(RSQRT(x)), TOSA having no SQRT. POW(x, 0.5) would be one rounding, but
+    TOSA leaves POW unpredictable for NaN and infinite operands (which an L2 pool can produce), and
+    x * RSQRT(x) gives NaN for 0."""
+    return ctx.op("tosa.reciprocal", [ctx.op("tosa.rsqrt", [x])])
 
 
-def l2_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int]) -> Value:
-    return _sqrt(ctx, average_pool(ctx, ctx.mul(x, x), kernel, stride, pad))
+# L2 pools square in f32; magnitudes beyond 2^63 would overflow there, so those windows are redone
+# on x * 2^-64 (exact: a power of two) and scaled back.
+L2_RESCALE = 2.0 ** -64
+
+
+def l2_pool(ctx: LoweringContext, x: Value, mean: Callable[[Value], Value]) -> Value:
+    """sqrt(mean(x * x)) of float `x`, `mean` being the pool's average over windows (padding not
+    counted). Computed in f32 whatever x's float type: f16 squares always fit it; for f32 and bf16
+    data, windows whose mean square overflows f32 take the result of the rescaled input."""
+    dtype = ctx.type_of(x).dtype
+    x = ctx.cast(x, "f32")
+    y = _sqrt(ctx, mean(ctx.mul(x, x)))
+    if dtype != "f16":
+        rank = ctx.type_of(x).rank
+        small = ctx.mul(x, ctx.scalar(L2_RESCALE, "f32", rank))
+        rescaled = ctx.mul(_sqrt(ctx, mean(ctx.mul(small, small))), ctx.scalar(1 / L2_RESCALE, "f32", rank))
+        overflowed = ctx.binary("tosa.equal", y, ctx.scalar(math.inf, "f32", rank))
+        y = ctx.op("tosa.select", ctx.same_rank(overflowed, rescaled, y))
+    return ctx.cast(y, dtype)
 
 
 def _pool3d(ctx: LoweringContext, x: Value, pool: Callable[..., Value], hw_options: dict | None = None,
@@ -157,6 +177,27 @@ def _pool3d(ctx: LoweringContext, x: Value, pool: Callable[..., Value], hw_optio
     y = pool(ctx, ctx.reshape(y, (n, d, oh * ow, c)), (kernel[0], 1), (stride[0], 1), (*pad[:2], 0, 0),
              **(depth_options or {}))
     return ctx.reshape(y, ctx.out_types[0].shape)
+
+
+def average_pool3d(ctx: LoweringContext, x: Value, count_pad: Sequence[int], divisor: int) -> Value:
+    """nn's avg_pool3d (the op's window attributes) of f32 NDHWC `x`: window sums by two 2-D passes
+    (padding adds zeros), times one constant per output position, 1 / (divisor or the product of the
+    per-axis counts). Sums, not averages, pass between the 2-D pools: an average would carry NaN
+    for a (H, W) window of uncounted padding into a counted depth-padding row, where nn counts it."""
+    sums = _pool3d(ctx, x, average_pool, {"divisor": 1}, {"divisor": 1})
+    if divisor > 0:
+        counts = np.full((1, 1, 1), float(divisor))
+    else:
+        counts = np.ones((1, 1, 1))
+        kernel, stride, pad = ctx.attrs["kernel"], ctx.attrs["stride"], ctx.attrs["pad"]
+        for i, (size, out) in enumerate(zip(ctx.type_of(x).shape[1:4], ctx.out_types[0].shape[1:4])):
+            axis = _window_counts(size, out, kernel[i], stride[i], pad[2 * i], count_pad[2 * i], count_pad[2 * i + 1])
+            counts = counts * axis.reshape([-1 if j == i else 1 for j in range(3)])
+    with np.errstate(divide="ignore"):
+        scale = 1 / counts
+    if np.all(scale == scale.flat[0]):
+        scale = scale[:1, :1, :1]
+    return ctx.mul(sums, constant(ctx, scale.reshape((1, *scale.shape, 1)), "f32"))
 
 
 def _float_input(ctx: LoweringContext, what: str) -> Value:
@@ -186,7 +227,8 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
 @rule("nn.l2_pool2d")
 def l2_pool2d(ctx: LoweringContext) -> Value:
     a = ctx.attrs
-    return _finish(ctx, l2_pool(ctx, _float_input(ctx, "l2_pool2d"), a["kernel"], a["stride"], a["pad"]))
+    return _finish(ctx, l2_pool(ctx, _float_input(ctx, "l2_pool2d"),
+                                lambda v: average_pool(ctx, v, a["kernel"], a["stride"], a["pad"])))
 
 
 @rule("nn.max_pool3d")
@@ -197,14 +239,10 @@ def max_pool3d(ctx: LoweringContext) -> Value:
 
 @rule("nn.avg_pool3d")
 def avg_pool3d(ctx: LoweringContext) -> Value:
-    count_pad, divisor = ctx.attrs["count_pad"], ctx.attrs["divisor"]
-    # with a divisor, the first pass sums (divisor 1) and the second divides by it
-    y = _pool3d(ctx, _float_input(ctx, "avg_pool3d"), average_pool, {"count_pad": count_pad[2:], "divisor": 1 if divisor > 0 else 0},
-                {"count_pad": (*count_pad[:2], 0, 0), "divisor": divisor})
-    return _finish(ctx, y)
+    x = ctx.cast(_float_input(ctx, "avg_pool3d"), "f32")
+    return _finish(ctx, average_pool3d(ctx, x, ctx.attrs["count_pad"], ctx.attrs["divisor"]))
 
 
 @rule("nn.l2_pool3d")
 def l2_pool3d(ctx: LoweringContext) -> Value:
-    x = _float_input(ctx, "l2_pool3d")
-    return _finish(ctx, _sqrt(ctx, _pool3d(ctx, ctx.mul(x, x), average_pool)))
+    return _finish(ctx, l2_pool(ctx, _float_input(ctx, "l2_pool3d"), lambda v: average_pool3d(ctx, v, (0,) * 6, 0)))
