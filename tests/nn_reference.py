@@ -487,10 +487,14 @@ def _matmul(attrs, xs, types):
     return np.matmul(xs[0], xs[1])
 
 
-def _max_pool(attrs, x, d):
+def _max_pool(attrs, x, d, t):
+    x = x.astype(np.float64)  # integers too: the -inf padding needs a float (values up to 2**53 stay exact)
     views, _ = _window_views(x, attrs["kernel"], attrs["stride"], attrs.get("dilation", [1] * d), attrs["pad"],
                              fill=-np.inf)
-    return np.max(np.stack([v for _, v in views]), axis=0)
+    result = np.max(np.stack([v for _, v in views]), axis=0)
+    if t.quant is None and not t.is_float and t.dtype != "i1":  # a window over padding only: the type's minimum
+        result = np.maximum(result, np.iinfo(t.numpy_dtype).min)
+    return result
 
 
 def _avg_pool(attrs, x, d):
@@ -518,7 +522,7 @@ def _l2_pool(attrs, x, d):
 
 
 for _d, _suffix in ((2, "2d"), (3, "3d")):
-    op(f"nn.max_pool{_suffix}")(lambda attrs, xs, types, d=_d: _max_pool(attrs, xs[0], d))
+    op(f"nn.max_pool{_suffix}")(lambda attrs, xs, types, d=_d: _max_pool(attrs, xs[0], d, types[0]))
     op(f"nn.avg_pool{_suffix}")(lambda attrs, xs, types, d=_d: _avg_pool(attrs, xs[0], d))
     op(f"nn.l2_pool{_suffix}")(lambda attrs, xs, types, d=_d: _l2_pool(attrs, xs[0], d))
 

@@ -565,7 +565,8 @@ def _infer_pool(attrs: Attrs, types: list[Type]) -> list[Type]:
 _POOL_ATTRS = {"kernel": attr("ints", "[y, x]"), "stride": attr("ints", "[y, x]"),
                "pad": attr("ints", "[top, bottom, left, right]")}
 define("nn.max_pool2d", operands=1, attrs={**_POOL_ATTRS, "dilation": attr("ints", "[y, x]")},
-       doc="Max over windows of NHWC input; padding never wins (acts as -inf).", infer=_infer_pool)
+       doc="Max over windows of NHWC input; padding never wins (acts as -inf: a window over padding only "
+           "gives -inf, or the minimum of an integer type).", infer=_infer_pool)
 define("nn.avg_pool2d", operands=1,
        attrs={**_POOL_ATTRS,
               "count_pad": attr("ints", "[top, bottom, left, right]: the part of `pad` counted in the divisor "
@@ -588,7 +589,7 @@ def _infer_pool3d(attrs: Attrs, types: list[Type]) -> list[Type]:
 
 _POOL3D_ATTRS = {"kernel": attr("ints", "[z, y, x]"), "stride": attr("ints", "[z, y, x]"),
                  "pad": attr("ints", "[front, back, top, bottom, left, right]")}
-define("nn.max_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS), doc="Max over windows of NDHWC input.",
+define("nn.max_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS), doc="Max over windows of NDHWC input (see max_pool2d).",
        infer=_infer_pool3d)
 define("nn.avg_pool3d", operands=1,
        attrs={**_POOL3D_ATTRS, "count_pad": attr("ints", "the part of `pad` counted as zeros"),
