@@ -37,8 +37,8 @@ def embedding(n: Node) -> Value:
 
 def _integer_index(n: Node, index: Value) -> Value:
     if not is_int(n.type_of(index).dtype):
-        raise NotLegalizable(f"a {n.type_of(index).dtype} index (a boolean mask selects a data-dependent "
-                             "number of elements; static shapes cannot hold it)")
+        raise NotLegalizable(f"an index of element type {n.type_of(index).dtype} (a boolean mask selects a "
+                             "data-dependent number of elements; static shapes cannot hold it)")
     return index
 
 
