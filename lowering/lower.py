@@ -6,7 +6,7 @@ from nn2tosa.ir import INPUT_OP, Graph, Type, Value
 from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tosa_type
-from .rules import RULES
+from .rules import rule_for
 
 
 def _where(graph: Graph, node: int) -> str:
@@ -38,11 +38,12 @@ def lower_to_tosa(graph: Graph) -> None:
         if not op.startswith("nn."):
             unsupported.append(Unsupported(op, _where(graph, node), "not legalized to the nn dialect"))
             continue
-        fn = RULES.get(op)
+        nn_in_types = [nn_types.get(v, graph.type_of(v)) for v in graph.operands(node)]
+        quantized = any(getattr(t, "quant", None) is not None for t in [*nn_in_types, *graph.types(node)])
+        fn = rule_for(op, quantized)
         if fn is None:
             unsupported.append(Unsupported(op, _where(graph, node), "no lowering to TOSA yet"))
             continue
-        nn_in_types = [nn_types.get(v, graph.type_of(v)) for v in graph.operands(node)]
         upstream_failed = any(not graph.op(v.node).startswith(("tosa.", INPUT_OP)) for v in graph.operands(node))
         ctx = LoweringContext(graph, node, nn_in_types)
         try:
