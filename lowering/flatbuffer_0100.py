@@ -1,0 +1,820 @@
+"""TOSA-level graph -> the seed's flatbuffer generation: TOSA 0.90 semantics, stamped 0.100.0 draft
+(schemas/tosa_0_100.fbs), for `convert --tosa-version 0.100-draft`.
+
+    data = build_flatbuffer_0100(graph)          # a memoryview of the finished buffer
+    write_flatbuffer_0100(graph, "model.tosa")   # atomic write of the same bytes
+
+The IR holds TOSA 1.0; this layout differs (schemas/README.md and docs/tosa_formats.md list it all):
+- ops and element types have other numbers; several ops share one attribute table (PoolAttribute,
+  ConvAttribute, AxisAttribute);
+- what TOSA 1.0 passes as constant operands is an attribute field: zero points, RESCALE
+  multiplier/shift, MUL shift, TABLE contents, PAD's pad value, and the shape operands of
+  RESHAPE, SLICE, TILE, PAD and RESIZE (int16 for RESIZE). Those constants are folded into the
+  fields and written as tensors only if something else reads them too;
+- unsigned data has types of its own: a value a RESCALE reads or writes unsigned is UINT8/UINT16
+  (zero point as the unsigned number), which works only where nothing but RESCALEs touch it;
+- CLAMP bounds are min_int/max_int or min_fp/max_fp (a little-endian float32, what the
+  serializers of that generation wrote whatever the float type), PAD's float value likewise;
+- convolutions have no accumulator attribute: 0.90 accumulates in the output type.
+What 0.90 cannot express is refused (UnsupportedError, every item at once): COS, SIN, variables,
+nan_mode IGNORE, INEXACT_ROUND, an accumulator other than the output type, shapes beyond int16 in
+RESIZE, ... (each Field's `refusal` says it).
+
+`LEGACY_OPS` is the one table of the mapping, per op a list of Fields, each knowing both
+directions: `write` (IR op -> table fields) here, `read` (table fields -> IR attributes and
+constant operands) used by nn2tosa.frontend.tosa.layout_0100, so the two cannot disagree.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import flatbuffers
+import numpy as np
+
+from nn2tosa.diagnostics import Unsupported, UnsupportedError
+from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
+from nn2tosa.fileio import write_atomic
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, op_def
+from nn2tosa.schemas import load_schema
+from nn2tosa.schemas import tosa_0_100_generated as fb0
+
+from .flatbuffer_emitter import _bf16_bits, _Builder, _camel, _constant_bytes, _hashable, _Names, _storage_bytes
+from .target import require_tosa_1_0
+
+VERSION = (0, 100, 0)
+BLOCK_NAME = "main"
+SCHEMA = load_schema("tosa_0_100")
+
+DTYPES = {
+    "i1": fb0.DType.BOOL, "i4": fb0.DType.INT4, "i8": fb0.DType.INT8, "i16": fb0.DType.INT16,
+    "i32": fb0.DType.INT32, "i48": fb0.DType.INT48, "f32": fb0.DType.FP32, "f16": fb0.DType.FP16,
+    "bf16": fb0.DType.BF16, "f8E4M3FN": fb0.DType.FP8E4M3, "f8E5M2": fb0.DType.FP8E5M2,
+}
+# The type of a value that RESCALE reads or writes unsigned.
+UNSIGNED_DTYPES = {"i8": fb0.DType.UINT8, "i16": fb0.DType.UINT16}
+
+
+# ------------------------------------------------------------------------------ views of one op
+class WriteView(Protocol):
+    """One IR op, as a Field's write side sees it."""
+
+    attrs: dict[str, Any]
+
+    def operand_type(self, k: int) -> TensorType: ...
+    def const(self, k: int) -> np.ndarray: ...  # values of the tosa.const / tosa.const_shape at operand k
+    def result_type(self) -> TensorType: ...
+
+
+class ReadView(Protocol):
+    """One 0.100 operator being read (frontend/tosa/layout_0100.py), as a Field's read side sees it."""
+
+    attrs: dict[str, Any]  # the IR op's attributes, being filled
+
+    def field(self, name: str) -> Any: ...  # the attribute table's field (schema default when absent)
+    def enum_name(self, name: str) -> str: ...
+    def input_type(self, k: int) -> str: ...  # element type of the k-th data input
+    def input_unsigned(self, k: int) -> bool: ...
+    def result_type(self) -> TensorType: ...
+    def result_unsigned(self) -> bool: ...
+    def set_const(self, operand: int, values: Any, element_type: str) -> None: ...
+    def set_shape(self, operand: int, values: Iterable[int]) -> None: ...
+    def fail(self, message: str) -> None: ...
+
+
+# ------------------------------------------------------------------------------ fields
+# Where a zero point's element type comes from: a data operand (0, 1) or the result.
+RESULT = -1
+
+
+def _storage_to_float(values: np.ndarray, element_type: str) -> np.ndarray:
+    """Float values of IR storage (bf16 raw bits widened; fp8 not decoded: callers only test it for zero)."""
+    if element_type == "bf16":
+        return (np.asarray(values, dtype="<u2").astype("<u4") << 16).view("<f4")
+    if element_type.startswith("f8"):
+        return np.where((np.asarray(values, dtype=np.uint8) & 0x7F) == 0, 0.0, np.nan)
+    return np.asarray(values, dtype=np.float64)
+
+
+def _float_storage(value: float, element_type: str) -> np.ndarray:
+    """One float as IR storage of `element_type` (bf16 rounded to nearest even, as MLIR does)."""
+    if element_type == "bf16":
+        return np.array([_bf16_bits(value)], dtype="<u2")
+    if element_type.startswith("f8"):
+        if value != 0:
+            raise ValueError(f"{value} on {element_type}")
+        return np.zeros(1, dtype=np.uint8)
+    return np.array([value], dtype=TensorType((), element_type).numpy_dtype)
+
+
+def _is_float(element_type: str) -> bool:
+    return element_type.startswith(("f", "bf"))
+
+
+class Field:
+    """How some of a 0.100 attribute table's fields stand for the IR op's attributes or constant
+    operands. `operands` are the IR operand positions the fields replace (no tensor is written for
+    them)."""
+
+    operands: tuple[int, ...] = ()
+
+    def refusal(self, view: WriteView) -> str | None:
+        """Why 0.90 cannot express this part of the op, or None."""
+        return None
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        """{table field: value}."""
+        return {}
+
+    def read(self, view: ReadView) -> None:
+        """Fill view.attrs / the constant operands from the table."""
+
+
+@dataclass(frozen=True)
+class Attr(Field):
+    """An IR attribute kept as a table field with the same meaning (`field` when the name differs)."""
+
+    name: str
+    field_name: str | None = None
+    renamed: tuple[tuple[str, str], ...] = ()  # (IR enum name, 0.100 enum name)
+
+    @property
+    def field(self) -> str:
+        return self.field_name or self.name
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        value = view.attrs.get(self.name)
+        if isinstance(value, str):
+            value = dict(self.renamed).get(value, value)
+        return {} if value is None else {self.field: value}
+
+    def read(self, view: ReadView) -> None:
+        raw = view.field(self.field)
+        if isinstance(raw, np.ndarray):
+            view.attrs[self.name] = [int(v) for v in raw]
+        elif raw is not None and not isinstance(raw, (str, bool)) and self.renamed:
+            name = view.enum_name(self.field)
+            if name == "UNKNOWN":
+                view.fail(f"{self.field} is UNKNOWN")
+            view.attrs[self.name] = {old: new for new, old in self.renamed}.get(name, name)
+        elif raw is not None:
+            view.attrs[self.name] = raw
+
+
+@dataclass(frozen=True)
+class OptionalFlag(Field):
+    """An optional IR bool attribute (absent = false) kept as a table field."""
+
+    name: str
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {self.name: bool(view.attrs.get(self.name, False))}
+
+    def read(self, view: ReadView) -> None:
+        if view.field(self.name):
+            view.attrs[self.name] = True
+
+
+@dataclass(frozen=True)
+class ZeroPoint(Field):
+    """A zero point: IR operand `operand` (a one-element constant of the element type of data
+    operand `like`, or of the result) <-> an int32 field. On an unsigned side (`unsigned` names
+    the RESCALE attribute) the field holds the unsigned number."""
+
+    name: str
+    operand: int
+    like: int
+    unsigned: str | None = None
+
+    @property
+    def operands(self) -> tuple[int, ...]:  # type: ignore[override]
+        return (self.operand,)
+
+    def _element(self, view: WriteView) -> str:
+        return (view.result_type() if self.like == RESULT else view.operand_type(self.like)).dtype
+
+    def refusal(self, view: WriteView) -> str | None:
+        values = view.const(self.operand)
+        element = self._element(view)
+        if values.size != 1:
+            return f"{self.name} has {values.size} values; 0.90 has one"
+        if _is_float(element) and not _storage_to_float(values, element)[0] == 0:
+            return f"{self.name} of a {element} tensor is not zero"
+        return None
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        element = self._element(view)
+        if _is_float(element):
+            return {self.name: 0}
+        value = int(view.const(self.operand).reshape(-1)[0])
+        if self.unsigned and view.attrs.get(self.unsigned):
+            value &= (1 << int(element[1:])) - 1
+        return {self.name: value}
+
+    def read(self, view: ReadView) -> None:
+        element = view.result_type().dtype if self.like == RESULT else view.input_type(self.like)
+        value = int(view.field(self.name))
+        if _is_float(element):
+            if value != 0:
+                view.fail(f"{self.name} is {value} on a {element} tensor (must be 0)")
+            view.set_const(self.operand, _float_storage(0.0, element), element)
+            return
+        bits = 48 if element == "i48" else int(element[1:])
+        unsigned = view.result_unsigned() if self.like == RESULT else view.input_unsigned(self.like)
+        if unsigned and 0 <= value < 1 << bits:  # the stored signed storage of the unsigned number
+            value = value - (1 << bits) if value >= 1 << (bits - 1) else value
+        if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+            view.fail(f"{self.name} {value} does not fit {'unsigned ' if unsigned else ''}{element}")
+        view.set_const(self.operand, np.array([value]), element)
+
+
+@dataclass(frozen=True)
+class ShapeField(Field):
+    """A !tosa.shape operand (a tosa.const_shape) <-> an int32 (or int16) vector field."""
+
+    name: str
+    operand: int
+    bits: int = 32
+
+    @property
+    def operands(self) -> tuple[int, ...]:  # type: ignore[override]
+        return (self.operand,)
+
+    def refusal(self, view: WriteView) -> str | None:
+        values = view.const(self.operand)
+        limit = 1 << (self.bits - 1)
+        if values.size and not (-limit <= values.min() and values.max() < limit):
+            return f"{self.name} {values.tolist()} does not fit int{self.bits}"
+        return None
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {self.name: [int(v) for v in view.const(self.operand)]}
+
+    def read(self, view: ReadView) -> None:
+        values = view.field(self.name)
+        view.set_shape(self.operand, () if values is None else [int(v) for v in values])
+
+
+@dataclass(frozen=True)
+class ConstVector(Field):
+    """A constant operand <-> an integer vector field; `element` gives its IR element type."""
+
+    name: str
+    operand: int
+    element: Callable[[dict[str, Any], str], str]  # (IR attributes, input element type) -> element type
+
+    @property
+    def operands(self) -> tuple[int, ...]:  # type: ignore[override]
+        return (self.operand,)
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {self.name: [int(v) for v in view.const(self.operand).reshape(-1)]}
+
+    def read(self, view: ReadView) -> None:
+        values = view.field(self.name)
+        values = np.array([] if values is None else [int(v) for v in values], dtype=np.int64)
+        element = self.element(view.attrs, view.input_type(0))
+        info = np.iinfo(TensorType((), element).numpy_dtype)
+        if values.size and not (info.min <= values.min() and values.max() <= info.max):
+            view.fail(f"{self.name} values do not fit {element}")
+        view.set_const(self.operand, values, element)
+
+
+@dataclass(frozen=True)
+class MulShift(Field):
+    """MUL's shift: a tensor<1xi8> operand <-> an int32 field."""
+
+    operands: tuple[int, ...] = (2,)
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {"shift": int(view.const(2).reshape(-1)[0])}
+
+    def read(self, view: ReadView) -> None:
+        shift = int(view.field("shift"))
+        if not -128 <= shift <= 127:
+            view.fail(f"shift {shift} does not fit i8")
+        view.set_const(2, np.array([shift]), "i8")
+
+
+@dataclass(frozen=True)
+class TableContents(Field):
+    """TABLE's table: a constant operand (i8[256] or i16[513], by input type) <-> an int16 vector."""
+
+    operands: tuple[int, ...] = (1,)
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {"table": [int(v) for v in view.const(1).reshape(-1)]}
+
+    def read(self, view: ReadView) -> None:
+        element = view.input_type(0)
+        values = view.field("table")
+        values = np.array([] if values is None else values, dtype=np.int64)
+        if element == "i8" and values.size and not (-128 <= values.min() and values.max() <= 127):
+            view.fail("an i8 TABLE holds values beyond i8")
+        view.set_const(1, values, element)
+
+
+@dataclass(frozen=True)
+class PadValue(Field):
+    """PAD's pad_const operand <-> pad_const_int (integer and bool inputs) or pad_const_fp (floats,
+    as a little-endian float32)."""
+
+    operands: tuple[int, ...] = (2,)
+
+    def refusal(self, view: WriteView) -> str | None:
+        element = view.operand_type(0).dtype
+        if element.startswith("f8") and not _storage_to_float(view.const(2), element)[0] == 0:
+            return "a non-zero fp8 pad value (0.90 stores pad values as float32; nn2tosa converts only 0)"
+        return None
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        element = view.operand_type(0).dtype
+        values = view.const(2).reshape(-1)
+        if _is_float(element):
+            return {"pad_const_fp": struct.pack("<f", float(_storage_to_float(values, element)[0]))}
+        return {"pad_const_int": int(values[0])}
+
+    def read(self, view: ReadView) -> None:
+        element = view.input_type(0)
+        if _is_float(element):
+            raw = view.field("pad_const_fp")
+            value = 0.0 if raw is None or raw.size < 4 else struct.unpack("<f", raw[:4].tobytes())[0]
+            try:
+                view.set_const(2, _float_storage(value, element), element)
+            except ValueError:
+                view.fail(f"pad value {value} on {element}: only 0 is converted")
+        else:
+            view.set_const(2, np.array([int(view.field("pad_const_int"))]), element)
+
+
+@dataclass(frozen=True)
+class ClampBounds(Field):
+    """CLAMP's min_val/max_val <-> min_int/max_int (integers) or min_fp/max_fp (float32 bytes)."""
+
+    def refusal(self, view: WriteView) -> str | None:
+        if view.operand_type(0).dtype.startswith("f8"):
+            return "CLAMP on fp8"
+        return None
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        element = view.operand_type(0).dtype
+        lo, hi = view.attrs["min_val"], view.attrs["max_val"]
+        if not _is_float(element):
+            return {"min_int": int(lo), "max_int": int(hi)}
+
+        def as_float32(value: float) -> bytes:  # the bound as the input type holds it, widened to float32
+            return struct.pack("<f", float(_storage_to_float(_float_storage(float(value), element), element)[0]))
+
+        return {"min_fp": as_float32(lo), "max_fp": as_float32(hi)}
+
+    def read(self, view: ReadView) -> None:
+        element = view.input_type(0)
+        if not _is_float(element):
+            view.attrs["min_val"], view.attrs["max_val"] = int(view.field("min_int")), int(view.field("max_int"))
+            return
+        for attr_name, name in (("min_val", "min_fp"), ("max_val", "max_fp")):
+            raw = view.field(name)
+            if raw is None or raw.size < 4:
+                view.fail(f"{name} holds {0 if raw is None else raw.size} bytes, a float32 needs 4")
+            view.attrs[attr_name] = struct.unpack("<f", raw[:4].tobytes())[0]
+
+
+@dataclass(frozen=True)
+class AccumulatorIsResult(Field):
+    """Convolutions: 0.90 has no accumulator attribute, it accumulates in the output type."""
+
+    def refusal(self, view: WriteView) -> str | None:
+        acc, result = view.attrs["acc_type"], view.result_type().dtype
+        if acc != result:
+            return f"a {acc} accumulator with a {result} output (0.90 accumulates in the output type)"
+        return None
+
+    def read(self, view: ReadView) -> None:
+        view.attrs["acc_type"] = view.result_type().dtype
+
+
+@dataclass(frozen=True)
+class PoolAccumulator(Field):
+    """AVG_POOL2D's acc_type <-> PoolAttribute.accum_dtype."""
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {"accum_dtype": DTYPES[view.attrs["acc_type"]]}
+
+    def read(self, view: ReadView) -> None:
+        element = _READ_DTYPES.get(int(view.field("accum_dtype")))
+        if element is None:
+            view.fail(f"accum_dtype {view.enum_name('accum_dtype')} is no accumulator type")
+        view.attrs["acc_type"] = element
+
+
+@dataclass(frozen=True)
+class OutputShape(Field):
+    """TRANSPOSE_CONV2D's output_shape: 0.90 repeats the result shape in an attribute."""
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {"output_shape": list(view.result_type().shape)}
+
+    def read(self, view: ReadView) -> None:
+        shape = view.field("output_shape")
+        if shape is not None and [int(v) for v in shape] != list(view.result_type().shape):
+            view.fail(f"output_shape {[int(v) for v in shape]} differs from the output tensor's shape")
+
+
+@dataclass(frozen=True)
+class DoubleRound(Field):
+    """RESCALE's rounding_mode <-> double_round (0.90 has no INEXACT_ROUND)."""
+
+    def refusal(self, view: WriteView) -> str | None:
+        mode = view.attrs["rounding_mode"]
+        return None if mode in ("SINGLE_ROUND", "DOUBLE_ROUND") else f"rounding_mode {mode}"
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {"double_round": view.attrs["rounding_mode"] == "DOUBLE_ROUND"}
+
+    def read(self, view: ReadView) -> None:
+        view.attrs["rounding_mode"] = "DOUBLE_ROUND" if view.field("double_round") else "SINGLE_ROUND"
+
+
+@dataclass(frozen=True)
+class Unsigned(Field):
+    """RESCALE's input_unsigned/output_unsigned: the field, and on reading also the UINT8/UINT16
+    type of that side (either says unsigned)."""
+
+    name: str
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {self.name: bool(view.attrs[self.name])}
+
+    def read(self, view: ReadView) -> None:
+        typed = view.input_unsigned(0) if self.name == "input_unsigned" else view.result_unsigned()
+        view.attrs[self.name] = bool(view.field(self.name)) or typed
+
+
+@dataclass(frozen=True)
+class PropagatesNan(Field):
+    """0.90 always propagates NaN: nan_mode IGNORE has no 0.90 form."""
+
+    def refusal(self, view: WriteView) -> str | None:
+        return "nan_mode IGNORE (0.90 always propagates NaN)" if view.attrs.get("nan_mode") == "IGNORE" else None
+
+
+@dataclass(frozen=True)
+class ImplementationAttrs(Field):
+    """CUSTOM's implementation_attrs: an IR string <-> a ubyte vector of its UTF-8."""
+
+    def write(self, view: WriteView) -> dict[str, Any]:
+        return {"implementation_attrs": view.attrs["implementation_attrs"].encode()}
+
+    def read(self, view: ReadView) -> None:
+        raw = view.field("implementation_attrs")
+        try:
+            view.attrs["implementation_attrs"] = "" if raw is None else raw.tobytes().decode("utf-8")
+        except UnicodeDecodeError:
+            view.fail("implementation_attrs is not UTF-8 text")
+
+
+# ------------------------------------------------------------------------------ the table
+@dataclass(frozen=True)
+class LegacyOp:
+    """How one IR op is written in the 0.100 layout: its Op name, attribute table and fields."""
+
+    op: str
+    table: str | None = None
+    fields: tuple[Field, ...] = ()
+
+    @property
+    def folded(self) -> frozenset[int]:
+        """IR operand positions kept in attribute fields (not written as operator inputs)."""
+        return frozenset(k for f in self.fields for k in f.operands)
+
+
+def _row(op: str, table: str | None = None, *fields: Field) -> LegacyOp:
+    return LegacyOp(op, table, tuple(fields))
+
+
+_POOL_SHAPE = (Attr("pad"), Attr("kernel"), Attr("stride"))
+_CONV = (Attr("pad"), Attr("stride"), Attr("dilation"), ZeroPoint("input_zp", 3, like=0),
+         ZeroPoint("weight_zp", 4, like=1), OptionalFlag("local_bound"), AccumulatorIsResult())
+_NO_ATTRIBUTE = ("add", "bitwise_and", "bitwise_or", "bitwise_xor", "intdiv", "logical_and", "logical_left_shift",
+                 "logical_right_shift", "logical_or", "logical_xor", "pow", "sub", "abs", "bitwise_not", "ceil", "clz",
+                 "exp", "floor", "log", "logical_not", "reciprocal", "rsqrt", "select", "equal", "greater",
+                 "greater_equal", "gather", "scatter", "cast", "const", "identity", "erf", "sigmoid", "tanh")
+
+LEGACY_OPS: dict[str, LegacyOp] = {
+    **{f"tosa.{name}": _row(name.upper()) for name in _NO_ATTRIBUTE},
+    "tosa.argmax": _row("ARGMAX", "AxisAttribute", Attr("axis"), PropagatesNan()),
+    "tosa.avg_pool2d": _row("AVG_POOL2D", "PoolAttribute", *_POOL_SHAPE, ZeroPoint("input_zp", 1, like=0),
+                            ZeroPoint("output_zp", 2, like=RESULT), PoolAccumulator()),
+    "tosa.max_pool2d": _row("MAX_POOL2D", "PoolAttribute", *_POOL_SHAPE, PropagatesNan()),
+    "tosa.conv2d": _row("CONV2D", "ConvAttribute", *_CONV),
+    "tosa.conv3d": _row("CONV3D", "ConvAttribute", *_CONV),
+    "tosa.depthwise_conv2d": _row("DEPTHWISE_CONV2D", "ConvAttribute", *_CONV),
+    "tosa.transpose_conv2d": _row("TRANSPOSE_CONV2D", "TransposeConvAttribute", Attr("out_pad"), Attr("stride"),
+                                  OutputShape(), ZeroPoint("input_zp", 3, like=0), ZeroPoint("weight_zp", 4, like=1),
+                                  OptionalFlag("local_bound"), AccumulatorIsResult()),
+    "tosa.fft2d": _row("FFT2D", "FFTAttribute", Attr("inverse"), OptionalFlag("local_bound")),
+    "tosa.rfft2d": _row("RFFT2D", "RFFTAttribute", OptionalFlag("local_bound")),
+    "tosa.matmul": _row("MATMUL", "MatMulAttribute", ZeroPoint("a_zp", 2, like=0), ZeroPoint("b_zp", 3, like=1)),
+    "tosa.clamp": _row("CLAMP", "ClampAttribute", ClampBounds(), PropagatesNan()),
+    "tosa.arithmetic_right_shift": _row("ARITHMETIC_RIGHT_SHIFT", "ArithmeticRightShiftAttribute", Attr("round")),
+    "tosa.maximum": _row("MAXIMUM", None, PropagatesNan()),
+    "tosa.minimum": _row("MINIMUM", None, PropagatesNan()),
+    "tosa.mul": _row("MUL", "MulAttribute", MulShift()),
+    "tosa.table": _row("TABLE", "TableAttribute", TableContents()),
+    "tosa.negate": _row("NEGATE", "NegateAttribute", ZeroPoint("input1_zp", 1, like=0),
+                        ZeroPoint("output_zp", 2, like=RESULT)),
+    **{f"tosa.{name}": _row(name.upper(), "AxisAttribute", Attr("axis"))
+       for name in ("reduce_all", "reduce_any", "reduce_product", "reduce_sum", "concat", "reverse")},
+    "tosa.reduce_max": _row("REDUCE_MAX", "AxisAttribute", Attr("axis"), PropagatesNan()),
+    "tosa.reduce_min": _row("REDUCE_MIN", "AxisAttribute", Attr("axis"), PropagatesNan()),
+    "tosa.pad": _row("PAD", "PadAttribute", ShapeField("padding", 1), PadValue()),
+    "tosa.reshape": _row("RESHAPE", "ReshapeAttribute", ShapeField("new_shape", 1)),
+    "tosa.slice": _row("SLICE", "SliceAttribute", ShapeField("start", 1), ShapeField("size", 2)),
+    "tosa.tile": _row("TILE", "TileAttribute", ShapeField("multiples", 1)),
+    "tosa.transpose": _row("TRANSPOSE", "TransposeAttribute", Attr("perms")),
+    "tosa.resize": _row("RESIZE", "ResizeAttribute", ShapeField("scale", 1, bits=16), ShapeField("offset", 2, bits=16),
+                        ShapeField("border", 3, bits=16), Attr("mode", renamed=(("NEAREST_NEIGHBOR", "NEAREST"),))),
+    # (fields are read in order: the multiplier's element type depends on scale32)
+    "tosa.rescale": _row("RESCALE", "RescaleAttribute", Attr("scale32"), DoubleRound(), Attr("per_channel"),
+                         Unsigned("input_unsigned"), Unsigned("output_unsigned"),
+                         ZeroPoint("input_zp", 3, like=0, unsigned="input_unsigned"),
+                         ZeroPoint("output_zp", 4, like=RESULT, unsigned="output_unsigned"),
+                         ConstVector("multiplier", 1, lambda attrs, input_type: "i32" if attrs["scale32"] else "i16"),
+                         ConstVector("shift", 2, lambda attrs, input_type: "i8")),
+    "tosa.custom": _row("CUSTOM", "CustomAttribute", Attr("operator_name"), Attr("domain_name"), ImplementationAttrs()),
+    "tosa.cond_if": _row("COND_IF", "CondIfAttribute", Attr("then_graph", "then_branch"),
+                         Attr("else_graph", "else_branch")),
+    "tosa.while_loop": _row("WHILE_LOOP", "WhileLoopAttribute", Attr("cond_graph", "cond_branch"),
+                            Attr("body_graph", "body_branch")),
+}
+# TOSA 1.0 ops the 0.90 generation does not have.
+NOT_IN_0_90 = {
+    "tosa.cos": "COS is not a TOSA 0.90 operator",
+    "tosa.sin": "SIN is not a TOSA 0.90 operator",
+    "tosa.variable": "variables are not in the 0.90 layout",
+    "tosa.variable_read": "variables are not in the 0.90 layout",
+    "tosa.variable_write": "variables are not in the 0.90 layout",
+}
+_READ_DTYPES = {value: element for element, value in DTYPES.items()}
+
+
+def _check_table() -> None:
+    """Every tosa op is either in LEGACY_OPS, refused, or const_shape (folded into its users)."""
+    from nn2tosa.ir import ops_of
+
+    names = {d.name for d in ops_of("tosa")}
+    missing = names - set(LEGACY_OPS) - set(NOT_IN_0_90) - {"tosa.const_shape"}
+    assert not missing, f"ops without a 0.100 row: {sorted(missing)}"
+    for row in LEGACY_OPS.values():
+        assert hasattr(fb0.Op, row.op), row.op
+        assert row.table is None or row.table in SCHEMA.tables, row.table
+
+
+_check_table()
+
+
+# ------------------------------------------------------------------------------ writing
+@dataclass
+class _OpView:
+    graph: Graph
+    node: int
+    attrs: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.attrs = self.graph.attrs(self.node)
+
+    def operand_type(self, k: int) -> TensorType:
+        return self.graph.type_of(self.graph.operand(self.node, k))  # type: ignore[return-value]
+
+    def const(self, k: int) -> np.ndarray:
+        return np.asarray(self.graph.attrs(self.graph.operand(self.node, k).node)["values"])
+
+    def result_type(self) -> TensorType:
+        return self.graph.types(self.node)[0]  # type: ignore[return-value]
+
+
+def _where(graph: Graph, node: int) -> str:
+    return f"{graph.name}: {graph.loc(node) or f'%{node}'}"
+
+
+def _unsigned_values(graph: Graph, items: list[Unsupported]) -> set[Value]:
+    """Values that RESCALEs read or write unsigned, which get UINT8/UINT16 types. Refused (in
+    `items`) where 0.90 cannot type them so: something other than a RESCALE (unsigned), a graph
+    input or output, or a constant produces or reads them."""
+    unsigned: set[Value] = set()
+    for node in graph.nodes():
+        if graph.op(node) == "tosa.rescale":
+            if graph.attrs(node).get("input_unsigned"):
+                unsigned.add(graph.operand(node, 0))
+            if graph.attrs(node).get("output_unsigned"):
+                unsigned.add(Value(node, 0))
+    for value in sorted(unsigned):
+        producer = graph.op(value.node)
+        if producer not in (INPUT_OP, "tosa.const") and not (
+                producer == "tosa.rescale" and graph.attrs(value.node).get("output_unsigned")):
+            items.append(Unsupported(producer, _where(graph, value.node), "its result is read unsigned by a RESCALE; "
+                                     "0.90 types unsigned data UINT8/UINT16, which only RESCALE may produce"))
+        for use in graph.users(value):
+            if not (graph.op(use.node) == "tosa.rescale" and use.operand == 0
+                    and graph.attrs(use.node).get("input_unsigned")):
+                items.append(Unsupported(graph.op(use.node), _where(graph, use.node),
+                                         "reads a value a RESCALE treats as unsigned; 0.90 types it UINT8/UINT16, "
+                                         "which only RESCALE may read"))
+    return unsigned
+
+
+def _refusals(graph: Graph) -> list[Unsupported]:
+    items = unsupported_for_emission([graph])
+    for node in graph.topological():
+        op = graph.op(node)
+        if op in (INPUT_OP, "tosa.const_shape") or op_def(op) is None or op_def(op).dialect != "tosa":
+            continue
+        if op in NOT_IN_0_90:
+            items.append(Unsupported(op, _where(graph, node), NOT_IN_0_90[op]))
+            continue
+        row = LEGACY_OPS[op]
+        view = _OpView(graph, node)
+        items.extend(Unsupported(op, _where(graph, node), f"{why}: no TOSA 0.90 form")
+                     for why in (f.refusal(view) for f in row.fields) if why)
+    return items
+
+
+def build_flatbuffer_0100(graph: Graph) -> memoryview:
+    """The 0.100-draft flatbuffer of one TOSA-level graph, as a view of the finished buffer."""
+    return _build(graph, defer_data=False).finished_view()
+
+
+def write_flatbuffer_0100(graph: Graph, path: str | os.PathLike) -> None:
+    """Write the graph's 0.100-draft flatbuffer to `path` atomically ("-" is stdout)."""
+    write_atomic(path, _build(graph, defer_data=True).write_to)
+
+
+@dataclass
+class _Operator:
+    row: LegacyOp
+    view: _OpView
+    inputs: list[str]
+    outputs: list[str]
+
+
+def _build(graph: Graph, defer_data: bool) -> _Builder:
+    items = _refusals(graph)
+    if not items:
+        require_tosa_1_0(graph)
+    graph = with_distinct_outputs(graph)
+    unsigned = _unsigned_values(graph, items)
+    if items:
+        raise UnsupportedError(items)
+    order = [n for n in graph.topological() if graph.op(n) != INPUT_OP]
+    # A constant's value needs a tensor only if some use is not folded into an attribute field.
+    needs_tensor = {o.value for o in graph.outputs}
+    for node in order:
+        op = graph.op(node)
+        folded = LEGACY_OPS[op].folded if op in LEGACY_OPS else frozenset()
+        needs_tensor.update(v for k, v in enumerate(graph.operands(node)) if k not in folded)
+
+    names = _Names()
+    value_names: dict[Value, str] = {Value(n, 0): names.claim(graph.input_name(n)) for n in graph.inputs}
+    input_names = [value_names[Value(n, 0)] for n in graph.inputs]
+    for out in graph.outputs:
+        value_names[out.value] = names.claim(out.name)
+    output_names = [value_names[o.value] for o in graph.outputs]
+
+    def dtype(value: Value, t: TensorType) -> int:
+        return UNSIGNED_DTYPES[t.dtype] if value in unsigned else DTYPES[t.dtype]
+
+    tensors = [(value_names[Value(n, 0)], graph.types(n)[0], dtype(Value(n, 0), graph.types(n)[0]), None)
+               for n in graph.inputs]
+    operators = []
+    for node in order:
+        op = graph.op(node)
+        if op in ("tosa.const", "tosa.const_shape") and Value(node, 0) not in needs_tensor:
+            continue
+        row = LEGACY_OPS[op]
+        outputs = []
+        for value, t in zip(graph.results(node), graph.types(node)):
+            if value not in value_names:
+                value_names[value] = names.fresh()
+            outputs.append(value_names[value])
+            data = _storage_bytes(graph.attrs(node)["values"], t.dtype) if op == "tosa.const" else None
+            tensors.append((value_names[value], t, dtype(value, t), data))
+        inputs = [value_names[v] for k, v in enumerate(graph.operands(node)) if k not in row.folded]
+        operators.append(_Operator(row, _OpView(graph, node), inputs, outputs))
+
+    strings = sum(len(n.encode()) for n in names.taken)
+    attribute_bytes = sum(4 * sum(np.asarray(graph.attrs(graph.operand(o.view.node, k).node)["values"]).size
+                                  for k in o.row.folded) for o in operators)
+    size = (sum(_constant_bytes(graph, n) for n in order) + 2 * strings + attribute_bytes
+            + 256 * (len(tensors) + 2 * len(operators)) + 4096)
+    if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
+        raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: over the 2 GB a "
+                                            "flatbuffer can hold")])
+    builder = _Builder(size, defer_data)
+    _write_graph(builder, tensors, operators, input_names, output_names)
+    return builder
+
+
+def _field_value(builder: _Builder, kind: Any, value: Any) -> Any:
+    """A Python field value -> what the generated Add<Field> takes, by the schema's field type."""
+    if kind.kind == "vector":
+        element = kind.element.scalar
+        if element == "ubyte":
+            return builder.data_vector(np.frombuffer(bytes(value), dtype=np.uint8))
+        dtype = {"int": "<i4", "short": "<i2"}[element]
+        values = tuple(int(v) for v in value)
+        return builder.once((dtype, values), lambda: builder.CreateNumpyVector(np.asarray(values, dtype=dtype)))
+    if kind.kind == "string":
+        return builder.string(value)
+    if kind.kind == "enum" and isinstance(value, str):
+        return SCHEMA.enums[kind.name].values[value]
+    return value
+
+
+def _attribute(builder: _Builder, o: _Operator) -> int | None:
+    if o.row.table is None:
+        return None
+    values: dict[str, Any] = {}
+    for f in o.row.fields:
+        values.update(f.write(o.view))
+    table = o.row.table
+    key = (table, tuple(sorted((k, _hashable(v)) for k, v in values.items())))
+
+    def make() -> int:
+        fields = [(f.name, _field_value(builder, f.type, values[f.name]))
+                  for f in SCHEMA.tables[table].fields if f.name in values]  # vectors before the table starts
+        getattr(fb0, f"{table}Start")(builder)
+        for name, value in fields:
+            getattr(fb0, f"{table}Add{_camel(name)}")(builder, value)
+        return getattr(fb0, f"{table}End")(builder)
+
+    return builder.once(key, make)
+
+
+def _write_graph(builder: _Builder, tensors: list, operators: list[_Operator], input_names: list[str],
+                 output_names: list[str]) -> None:
+    string = builder.string
+    tensor_offsets = []
+    for name, t, dtype, data in tensors:
+        data_offset = builder.data_vector(data) if data is not None else None
+        shape_offset = builder.int32_vector(t.shape)
+        name_offset = string(name)
+        fb0.TosaTensorStart(builder)
+        fb0.TosaTensorAddName(builder, name_offset)
+        fb0.TosaTensorAddShape(builder, shape_offset)
+        fb0.TosaTensorAddType(builder, dtype)
+        if data_offset is not None:
+            fb0.TosaTensorAddData(builder, data_offset)
+        tensor_offsets.append(fb0.TosaTensorEnd(builder))
+
+    operator_offsets = []
+    for o in operators:
+        attribute = _attribute(builder, o)
+        inputs = builder.offsets_vector([string(s) for s in o.inputs])
+        outputs = builder.offsets_vector([string(s) for s in o.outputs])
+        fb0.TosaOperatorStart(builder)
+        fb0.TosaOperatorAddOp(builder, getattr(fb0.Op, o.row.op))
+        if attribute is not None:
+            fb0.TosaOperatorAddAttributeType(builder, getattr(fb0.Attribute, o.row.table))
+            fb0.TosaOperatorAddAttribute(builder, attribute)
+        fb0.TosaOperatorAddInputs(builder, inputs)
+        fb0.TosaOperatorAddOutputs(builder, outputs)
+        operator_offsets.append(fb0.TosaOperatorEnd(builder))
+
+    block_name = string(BLOCK_NAME)
+    operators_vec = builder.offsets_vector(operator_offsets)
+    tensors_vec = builder.offsets_vector(tensor_offsets)
+    inputs_vec = builder.offsets_vector([string(s) for s in input_names])
+    outputs_vec = builder.offsets_vector([string(s) for s in output_names])
+    fb0.TosaBasicBlockStart(builder)
+    fb0.TosaBasicBlockAddName(builder, block_name)
+    fb0.TosaBasicBlockAddOperators(builder, operators_vec)
+    fb0.TosaBasicBlockAddTensors(builder, tensors_vec)
+    fb0.TosaBasicBlockAddInputs(builder, inputs_vec)
+    fb0.TosaBasicBlockAddOutputs(builder, outputs_vec)
+    block = fb0.TosaBasicBlockEnd(builder)
+
+    blocks_vec = builder.offsets_vector([block])
+    fb0.TosaRegionStart(builder)
+    fb0.TosaRegionAddName(builder, block_name)
+    fb0.TosaRegionAddBlocks(builder, blocks_vec)
+    region = fb0.TosaRegionEnd(builder)
+    regions_vec = builder.offsets_vector([region])
+
+    fb0.VersionStart(builder)
+    fb0.VersionAdd_Major(builder, VERSION[0])
+    fb0.VersionAdd_Minor(builder, VERSION[1])
+    fb0.VersionAdd_Patch(builder, VERSION[2])
+    fb0.VersionAdd_Draft(builder, True)
+    version = fb0.VersionEnd(builder)
+    fb0.TosaGraphStart(builder)
+    fb0.TosaGraphAddVersion(builder, version)
+    fb0.TosaGraphAddRegions(builder, regions_vec)
+    root = fb0.TosaGraphEnd(builder)
+    builder.Finish(root, file_identifier=b"TOSA")
+
+
+__all__ = ["build_flatbuffer_0100", "write_flatbuffer_0100", "LEGACY_OPS", "NOT_IN_0_90", "DTYPES",
+           "UNSIGNED_DTYPES", "VERSION", "Field"]
