@@ -18,7 +18,6 @@ Where TOSA is stricter than nn:
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,8 +25,8 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..target import MAX_TENSOR_LIST_SIZE
 from . import rule
+from .shape import concat, tosa_slice
 
 FLOAT_TYPES = ("f32", "f16", "bf16")
 # accumulator of a TOSA convolution / average pool by element type: f32 for every float (TOSA
@@ -50,17 +49,6 @@ def float_type(ctx: LoweringContext, what: str) -> str:
     return dtypes.pop() if len(dtypes) == 1 else "f32"
 
 
-def constant(ctx: LoweringContext, values: np.ndarray | float | int, dtype: str) -> Value:
-    """A tosa.const of `values` (real numbers) in element type `dtype`: floats round to nearest even,
-    bf16 included (whose constants hold their raw bits)."""
-    values = np.asarray(values)
-    if dtype == "bf16":
-        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
-        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-        values = np.where(np.isnan(values), 0x7FC0, rounded).astype(np.uint16)
-    return ctx.const(values, dtype)
-
-
 def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
     """The stored array of `v` when a tosa.const makes it, else None."""
     return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None
@@ -78,8 +66,8 @@ def cast(ctx: LoweringContext, v: Value, dtype: str) -> Value:
     array = constant_value(ctx, v)
     if t.dtype == dtype or array is None or t.dtype not in FLOAT_TYPES or dtype not in FLOAT_TYPES:
         return ctx.cast(v, dtype)
-    return constant(ctx, _real(array, t.dtype).astype(np.float32 if dtype == "bf16" else TensorType((), dtype).numpy_dtype),
-                    dtype)
+    return ctx.const(_real(array, t.dtype).astype(np.float32 if dtype == "bf16" else TensorType((), dtype).numpy_dtype),
+                     dtype)
 
 
 def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
@@ -99,53 +87,12 @@ def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
 
 
 def slice_of(ctx: LoweringContext, x: Value, begin: Sequence[int], size: Sequence[int]) -> Value:
-    """x[begin : begin + size] in every dimension (constants are sliced here)."""
-    t = ctx.type_of(x)
-    if list(begin) == [0] * t.rank and tuple(size) == t.shape:
-        return x
+    """x[begin : begin + size] in every dimension; constants (weights, biases) are sliced here."""
     array = constant_value(ctx, x)
-    if array is not None:
-        index = tuple(slice(b, b + s) for b, s in zip(begin, size))
-        return ctx.const(np.ascontiguousarray(array[index]), t.dtype)
-    return ctx.op("tosa.slice", [x, ctx.shape(begin), ctx.shape(size)], types=[t.with_shape(tuple(size))])
-
-
-def padded(ctx: LoweringContext, x: Value, pads: Sequence[int], value: float | int = 0) -> Value:
-    """x padded by pads = [before0, after0, before1, after1, ...] with `value`.
-
-    MLIR 22's tosa-validate takes the length of PAD's padding shape for a rank and holds it to level
-    8K's MAX_RANK (6), so PAD of a tensor of rank > 3 fails validation: such a tensor is padded one
-    dimension at a time, on a rank-3 view [before it, it, after it]."""
-    t = ctx.type_of(x)
-    if not any(pads):
-        return x
-    fill = constant(ctx, np.array([value]), t.dtype)
-    if t.rank <= 3:
-        shape = tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(t.shape))
-        return ctx.op("tosa.pad", [x, ctx.shape(pads), fill], types=[t.with_shape(shape)])
-    shape = list(t.shape)
-    for i in range(t.rank):
-        before, after = pads[2 * i], pads[2 * i + 1]
-        if before == after == 0:
-            continue
-        view = (math.prod(shape[:i]), shape[i], math.prod(shape[i + 1:]))
-        grown = (view[0], view[1] + before + after, view[2])
-        x = ctx.op("tosa.pad", [ctx.reshape(x, view), ctx.shape([0, 0, before, after, 0, 0]), fill],
-                   types=[t.with_shape(grown)])
-        shape[i] += before + after
-        x = ctx.reshape(x, shape)
-    return x
-
-
-def concat(ctx: LoweringContext, values: Sequence[Value], axis: int) -> Value:
-    """Concatenation along `axis`, as a tree of CONCATs when there are more operands than level 8K's
-    tensor list size allows."""
-    values = list(values)
-    while len(values) > 1:
-        values = [values[i] if len(values[i:i + MAX_TENSOR_LIST_SIZE]) == 1 else
-                  ctx.op("tosa.concat", values[i:i + MAX_TENSOR_LIST_SIZE], {"axis": axis})
-                  for i in range(0, len(values), MAX_TENSOR_LIST_SIZE)]
-    return values[0]
+    if array is None or tuple(size) == ctx.type_of(x).shape:
+        return tosa_slice(ctx, x, begin, size)
+    return ctx.const(np.ascontiguousarray(array[tuple(slice(b, b + s) for b, s in zip(begin, size))]),
+                     ctx.type_of(x).dtype)
 
 
 def fit_windows(ctx: LoweringContext, x: Value, windows: Sequence[int], strides: Sequence[int],

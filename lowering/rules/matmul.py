@@ -20,6 +20,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from . import rule
 from .conv import FLOAT_TYPES, cast, float_type, rearrange
+from .shape import tile
 
 # element type -> type of the MATMUL result (its accumulator)
 PRODUCT_TYPE = {"f32": "f32", "f16": "f32", "bf16": "f32", "i8": "i32"}
@@ -48,11 +49,7 @@ def batch_matmul(ctx: LoweringContext, a: Value, b: Value, dtype: str) -> Value:
 def _tiled_to(ctx: LoweringContext, x: Value, batch: tuple[int, ...]) -> Value:
     """x [..batch.., M, K] with its batch dimensions of size 1 repeated to `batch`."""
     shape = ctx.type_of(x).shape
-    multiples = [b // d for b, d in zip(batch, shape[:-2])] + [1, 1]
-    if all(m == 1 for m in multiples):
-        return x
-    tiled = ctx.type_of(x).with_shape(tuple(batch) + tuple(shape[-2:]))
-    return ctx.op("tosa.tile", [x, ctx.shape(multiples)], types=[tiled])
+    return tile(ctx, x, [b // d for b, d in zip(batch, shape[:-2])] + [1, 1])
 
 
 @rule("nn.matmul")

@@ -35,7 +35,8 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .conv import ACCUMULATOR, FLOAT_TYPES, constant, drop_extra, fit_windows, float_type, padded, slice_of
+from .conv import ACCUMULATOR, FLOAT_TYPES, drop_extra, fit_windows, float_type, slice_of
+from .shape import pad_constant
 
 MAX_POOL_INTEGERS = ("i8", "i16")
 
@@ -65,7 +66,7 @@ def max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: Sequ
     if any(d > 1 for d in dilation):
         return _dilated_max_pool(ctx, x, kernel, stride, pad, dilation, lowest)
     if any(p >= kernel[i // 2] for i, p in enumerate(pad)):
-        x, pad = padded(ctx, x, _spatial_pads(pad), lowest), [0, 0, 0, 0]
+        x, pad = pad_constant(ctx, x, _spatial_pads(pad), lowest), [0, 0, 0, 0]
     x, pad, extra = fit_windows(ctx, x, kernel, stride, pad)
     y = ctx.op("tosa.max_pool2d", [x], {"kernel": list(kernel), "stride": list(stride), "pad": pad})
     return drop_extra(ctx, y, extra)
@@ -81,7 +82,7 @@ def _dilated_max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], str
     blocks = [-(-o * s // d) + k - 1 for o, s, d, k in zip(out, stride, dilation, kernel)]
     extent = [b * d for b, d in zip(blocks, dilation)]
     after = [e - size - pad[2 * i] for i, (e, size) in enumerate(zip(extent, (h, w)))]
-    x = padded(ctx, x, _spatial_pads([pad[0], max(after[0], 0), pad[2], max(after[1], 0)]), lowest)
+    x = pad_constant(ctx, x, _spatial_pads([pad[0], max(after[0], 0), pad[2], max(after[1], 0)]), lowest)
     x = slice_of(ctx, x, (0, 0, 0, 0), (n, extent[0], extent[1], c))
     by, bx = blocks
     phases = ctx.reshape(ctx.transpose(ctx.reshape(x, (n, by, dy, bx, dx, c)), (2, 4, 0, 1, 3, 5)),
@@ -128,7 +129,7 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
             factor = kernel[0] * kernel[1] / counts
         if np.all(factor == factor.flat[0]):
             factor = factor[:1, :1]
-    x = padded(ctx, x, _spatial_pads(explicit), 0)
+    x = pad_constant(ctx, x, _spatial_pads(explicit), 0)
     x, uncounted, extra = fit_windows(ctx, x, kernel, stride, uncounted)
     zero = ctx.zero_point(t.dtype)
     y = ctx.op("tosa.avg_pool2d", [x, zero, zero], {"kernel": list(kernel), "stride": list(stride), "pad": uncounted,
@@ -136,7 +137,7 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
     y = drop_extra(ctx, y, extra)
     if factor is None or np.all(factor == 1):
         return y
-    return ctx.mul(y, constant(ctx, factor.reshape((1, *factor.shape, 1)), t.dtype))
+    return ctx.mul(y, ctx.const(factor.reshape((1, *factor.shape, 1)), t.dtype))
 
 
 def _sqrt(ctx: LoweringContext, x: Value) -> Value:
@@ -197,7 +198,7 @@ def average_pool3d(ctx: LoweringContext, x: Value, count_pad: Sequence[int], div
         scale = 1 / counts
     if np.all(scale == scale.flat[0]):
         scale = scale[:1, :1, :1]
-    return ctx.mul(sums, constant(ctx, scale.reshape((1, *scale.shape, 1)), "f32"))
+    return ctx.mul(sums, ctx.const(scale.reshape((1, *scale.shape, 1)), "f32"))
 
 
 def _float_input(ctx: LoweringContext, what: str) -> Value:

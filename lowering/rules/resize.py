@@ -32,7 +32,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .conv import FLOAT_TYPES, constant
+from .conv import FLOAT_TYPES
 
 # RESIZE limits (TOSA 1.0 ERROR_IFs, and level 8K's MAX_SCALE)
 MAX_SCALE_NUMERATOR = 1 << 11
@@ -131,8 +131,8 @@ def _interpolate_axis(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
     low = _gather_rows(ctx, x, np.clip(base, 0, s.size - 1))
     high = _gather_rows(ctx, x, np.clip(base + 1, 0, s.size - 1))
     weight = (fraction / s.n).reshape(1, -1, 1)
-    return ctx.op("tosa.add", [ctx.mul(low, constant(ctx, 1 - weight, dtype)),
-                               ctx.mul(high, constant(ctx, weight, dtype))])
+    return ctx.op("tosa.add", [ctx.mul(low, ctx.const(1 - weight, dtype)),
+                               ctx.mul(high, ctx.const(weight, dtype))])
 
 
 def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]) -> Value:
