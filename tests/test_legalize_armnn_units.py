@@ -262,3 +262,17 @@ def test_cli_reports_unsupported_layers_on_one_line_with_exit_3(tmp_path) -> Non
     assert len(lines) == 1 and lines[0].startswith("nn2tosa: error:") and "3 unsupported constructs" in lines[0]
     for where in ("layer 1 'switch' (Switch)", "layer 2 'custom' (StandIn)", "layer 3 'lrn' (Normalization)"):
         assert where in lines[0]
+
+
+# ------------------------------------------------------------------------------ L2Normalization below rank 4
+@pytest.mark.parametrize("layout, rank, axes", [("NHWC", 2, (1,)), ("NCHW", 3, (0,)), ("NCHW", 2, ())])
+def test_l2_normalization_of_low_rank_input_pads_the_shape_like_arm_nn(layout: str, rank: int, axes: tuple) -> None:
+    """Arm NN pads the shape with leading 1s to 4-D and reduces over the layout's channel position:
+    rank-3 NCHW reduces dimension 0, rank-2 NCHW has a single channel (x / |x|)."""
+    shape = (3, 4, 5)[:rank]
+    g = ArmnnGraph()
+    x = g.input("x", f32(*shape))
+    g.output(g.layer("L2Normalization", [x], [f32(*shape)], dataLayout=layout, eps=1e-12))
+    data = RNG.normal(size=shape).astype(np.float32)
+    squares = np.sum(data.astype(np.float64) ** 2, axis=axes, keepdims=True)
+    np.testing.assert_allclose(run(g, data)[0], data / np.sqrt(np.maximum(squares, 1e-12)), rtol=1e-6)

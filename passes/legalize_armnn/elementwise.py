@@ -135,6 +135,9 @@ def _dequantize(layer: Layer) -> list[Value]:
     return _one_op(layer, "nn.dequantize")
 
 
+_FLOATS_AND_BOOL = frozenset({"f16", "f32", "f64", "bf16", "i1"})  # targets a float converts to without truncation
+
+
 @rule("Cast")
 def _cast(layer: Layer) -> list[Value]:
     """Arm NN's Cast converts stored values and ignores quantization (its reference backend resets
@@ -166,9 +169,6 @@ def _cast(layer: Layer) -> list[Value]:
     centred = layer.op("nn.sub", [stored, layer.scalar(out.quant.zero_point, stored)])
     real = layer.op("nn.mul", [centred, layer.scalar(out.quant.scale, centred)])
     return [layer.op("nn.quantize", [real], type=out)]
-
-
-_FLOATS_AND_BOOL = frozenset({"f16", "f32", "f64", "bf16", "i1"})
 
 
 def truncate(layer: Layer, x: Value) -> Value:

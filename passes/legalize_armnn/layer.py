@@ -102,21 +102,11 @@ class Layer:
 
         return constant_value(self.graph, v)
 
-    def require_constant(self, v: Value, what: str) -> np.ndarray:
-        value = self.constant_value(v)
-        if value is None:
-            raise NotLegalizable(f"its {what} is computed at run time; nn needs it as a constant")
-        return value
-
     # ---- building ---------------------------------------------------------------------------
     def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
            type: TensorType | None = None) -> Value:
         """An nn op; its result type is `type` when given, else inferred (unquantized)."""
         return self.builder.op(name, list(operands), attrs, None if type is None else [type])
-
-    def ops(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
-            types: Sequence[TensorType] | None = None) -> list[Value]:
-        return self.builder.op_results(name, list(operands), attrs, types)
 
     def move(self, name: str, x: Value, attrs: dict[str, Any]) -> Value:
         """A data-movement op whose result keeps x's element type and quantization."""
@@ -130,12 +120,6 @@ class Layer:
         elif quant is not None and quant.axis is not None and inferred.shape[quant.axis] != t.shape[quant.axis]:
             raise NotLegalizable(f"{name} would cut the per-axis quantized dimension {quant.axis}")
         return self.op(name, [x], attrs, TensorType(inferred.shape, t.dtype, quant))
-
-    def moves(self, name: str, x: Value, attrs: dict[str, Any]) -> list[Value]:
-        """A multi-result movement op (nn.split) keeping x's element type and quantization."""
-        t = self.type_of(x)
-        types = [TensorType(r.shape, t.dtype, t.quant) for r in op_def(name).infer(attrs, [t])]
-        return self.ops(name, [x], attrs, types)
 
     def transpose(self, x: Value, perm: Sequence[int]) -> Value:
         if list(perm) == list(range(len(perm))):
@@ -165,8 +149,9 @@ class Layer:
         return self.constant(np.asarray(value, dtype=t.numpy_dtype), TensorType((), t.dtype))
 
     # ---- layout -----------------------------------------------------------------------------
-    def channels_first(self, layout_attr: str = "dataLayout") -> bool:
-        return self.attrs[layout_attr] in CHANNEL_FIRST
+    def channels_first(self) -> bool:
+        """Whether the layer's dataLayout puts channels before the spatial dimensions."""
+        return self.attrs["dataLayout"] in CHANNEL_FIRST
 
     def to_channels_last(self, x: Value, channels_first: bool) -> Value:
         return self.transpose(x, to_channels_last_perm(self.type_of(x).rank)) if channels_first else x

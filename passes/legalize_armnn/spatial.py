@@ -207,9 +207,15 @@ def _batch_norm(layer: Layer) -> list[Value]:
 
 @rule("L2Normalization")
 def _l2_normalization(layer: Layer) -> list[Value]:
-    """x / sqrt(max(sum of x^2 over channels, eps))."""
+    """x / sqrt(max(sum of x^2 over channels, eps)). Arm NN pads a shape of rank < 4 with leading
+    1s and takes the channels at the layout's 4-D position, so rank-3 NCHW normalizes over
+    dimension 0 and rank-2 NCHW sees one channel (each element is normalized by itself)."""
     x = layer.operands[0]
-    attrs = {"axes": [_channel_axis(layer, layer.type_of(x).rank)], "epsilon": float(layer.attrs["eps"])}
+    rank = layer.type_of(x).rank
+    if rank > 4:
+        raise NotLegalizable(f"Arm NN's L2Normalization handles up to 4 dimensions, not {rank}")
+    axis = (1 if layer.channels_first() else 3) - (4 - rank)
+    attrs = {"axes": [axis] if axis >= 0 else [], "epsilon": float(layer.attrs["eps"])}
     return [layer.op("nn.l2_normalize", [x], attrs, type=layer.out_type)]
 
 
