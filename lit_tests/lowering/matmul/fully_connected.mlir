@@ -1,0 +1,34 @@
+// RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
+
+// x [2, 3, 4] -> [1, 6, 4]; constant W [2, 4] transposed at conversion time to [1, 4, 2]; the
+// bias is added to the product; the result reshaped to [2, 3, 2].
+// CHECK-LABEL: sym_name = "fc"
+// CHECK-NOT: "tosa.transpose"
+// CHECK-DAG: %[[W:.*]] = "tosa.const"() <{values = dense<{{\[\[\[}}1.000000e+00, 5.000000e+00], [2.000000e+00, 6.000000e+00], [3.000000e+00, 7.000000e+00], [4.000000e+00, 8.000000e+00]]]> : tensor<1x4x2xf32>}>
+// CHECK-DAG: %[[X:.*]] = "tosa.reshape"(%{{.*}}) : (tensor<2x3x4xf32>, !tosa.shape<3>) -> tensor<1x6x4xf32>
+// CHECK: %[[P:.*]] = "tosa.matmul"(%[[X]], %[[W]], %{{.*}}, %{{.*}}) : ({{.*}}) -> tensor<1x6x2xf32>
+// CHECK: %[[B:.*]] = "tosa.const"() <{values = dense<{{\[\[\[}}1.000000e+01, 2.000000e+01]]]> : tensor<1x1x2xf32>}>
+// CHECK: %[[S:.*]] = "tosa.add"(%[[P]], %[[B]]) : (tensor<1x6x2xf32>, tensor<1x1x2xf32>) -> tensor<1x6x2xf32>
+// CHECK: %[[Y:.*]] = "tosa.reshape"(%[[S]], %{{.*}}) : (tensor<1x6x2xf32>, !tosa.shape<3>) -> tensor<2x3x2xf32>
+// CHECK: "func.return"(%[[Y]])
+func.func @fc(%x: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %w = "nn.constant"() {value = dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>} : () -> tensor<2x4xf32>
+  %b = "nn.constant"() {value = dense<[10.0, 20.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = "nn.fully_connected"(%x, %w, %b) : (tensor<2x3x4xf32>, tensor<2x4xf32>, tensor<2xf32>) -> tensor<2x3x2xf32>
+  return %y : tensor<2x3x2xf32>
+}
+
+// Weights from an input are transposed at run time; f16: the f16 bias is converted to f32 at
+// conversion time, added to the f32 product, and one CAST rounds to f16.
+// CHECK-LABEL: sym_name = "runtime_weights_f16"
+// CHECK: ^bb0(%[[X:[^:]*]]: tensor<3x4xf16> {{.*}}, %[[W:[^:]*]]: tensor<5x4xf16>
+// CHECK: %[[T:.*]] = "tosa.transpose"(%[[W]]) <{perms = array<i32: 1, 0>}> : (tensor<5x4xf16>) -> tensor<4x5xf16>
+// CHECK: %[[P:.*]] = "tosa.matmul"({{.*}}) -> tensor<1x3x5xf32>
+// CHECK: %[[B:.*]] = "tosa.const"() <{values = dense<5.000000e-01> : tensor<1x1x5xf32>}>
+// CHECK: %[[S:.*]] = "tosa.add"(%[[P]], %[[B]])
+// CHECK: "tosa.cast"(%[[S]]) : (tensor<1x3x5xf32>) -> tensor<1x3x5xf16>
+func.func @runtime_weights_f16(%x: tensor<3x4xf16>, %w: tensor<5x4xf16>) -> tensor<3x5xf16> {
+  %b = "nn.constant"() {value = dense<0.5> : tensor<5xf16>} : () -> tensor<5xf16>
+  %y = "nn.fully_connected"(%x, %w, %b) : (tensor<3x4xf16>, tensor<5x4xf16>, tensor<5xf16>) -> tensor<3x5xf16>
+  return %y : tensor<3x5xf16>
+}
