@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nn2tosa.diagnostics import InvalidInputError, UnsupportedError
+from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import Graph
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer
@@ -94,6 +94,7 @@ def read(data: memoryview, name: str) -> list[Graph]:
     if not graphs:
         raise InvalidInputError("the file holds no basic block", where="TosaGraph.regions")
     _check_graph_references(graphs)
+    _check_tosa_1_0(graphs)
     meta = {"format": "tosa", "version": version_text(version), "layout": layout.name}
     writer = fb.root()["software_version"] if "software_version" in fb.root().fields() else None
     if writer is not None and writer["_major"] >= 0:
@@ -101,6 +102,17 @@ def read(data: memoryview, name: str) -> list[Graph]:
     for g in graphs:
         g.meta = {**meta, **g.meta}
     return graphs
+
+
+def _check_tosa_1_0(graphs: list[Graph]) -> None:
+    """A 1.1 draft file may use type combinations TOSA 1.0 lacks (GATHER on bool, ...): the IR's
+    TOSA-level graphs are TOSA 1.0, so those are unsupported, all listed."""
+    from nn2tosa.lowering.target import required_target
+
+    items = [Unsupported("type combination", f"{g.name}: {where}", why.strip())
+             for g in graphs for where, why in (p.split(":", 1) for p in required_target(g).problems)]
+    if items:
+        raise UnsupportedError(items)
 
 
 _GRAPH_ATTRS = ("then_graph", "else_graph", "cond_graph", "body_graph")
