@@ -37,9 +37,19 @@ LEGACY = {
 }
 
 
+# Unary math that only makes sense on floats. Arm NN's reference backend computes these on
+# Signed32 data in float32 and stores the result truncated toward zero (its Int32 encoder is a
+# static_cast), so integer operands get that float computation spelled out.
+FLOAT_MATH = frozenset({"nn.exp", "nn.log", "nn.sin", "nn.ceil", "nn.floor", "nn.sqrt", "nn.rsqrt"})
+
+
 def _one_op(layer: Layer, nn_op: str) -> list[Value]:
     """The layer is exactly `nn_op` on its operands, with the layer's result type."""
-    return [layer.op(nn_op, layer.operands, type=layer.out_type)]
+    out = layer.out_type
+    if nn_op in FLOAT_MATH and out.quant is None and not out.is_float:
+        floats = [layer.op("nn.cast", [x], type=TensorType(layer.type_of(x).shape, "f32")) for x in layer.operands]
+        return [layer.op("nn.cast", [truncate(layer, layer.op(nn_op, floats))], type=out)]
+    return [layer.op(nn_op, layer.operands, type=out)]
 
 
 @rule(*LEGACY)
@@ -132,7 +142,9 @@ def _quantize(layer: Layer) -> list[Value]:
 
 @rule("Dequantize")
 def _dequantize(layer: Layer) -> list[Value]:
-    return _one_op(layer, "nn.dequantize")
+    """Arm NN also "dequantizes" float data (Float16 weights to Float32): that is a cast."""
+    quantized = layer.type_of(layer.operands[0]).quant is not None
+    return _one_op(layer, "nn.dequantize" if quantized else "nn.cast")
 
 
 _FLOATS_AND_BOOL = frozenset({"f16", "f32", "f64", "bf16", "i1"})  # targets a float converts to without truncation
