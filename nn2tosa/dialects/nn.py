@@ -573,7 +573,8 @@ define("nn.avg_pool2d", operands=1,
                                         "as zeros (the rest is excluded)"),
               "divisor": attr("int", "if > 0, divide every window sum by this instead")},
        doc="Mean over windows of NHWC input: sum of the real elements / number of elements in the window that "
-           "lie in the input or in the counted padding (`divisor` overrides).", infer=_infer_pool)
+           "lie in the input or in the counted padding (`divisor` overrides; a window with none gives 0/0 = NaN).",
+       infer=_infer_pool)
 define("nn.l2_pool2d", operands=1, attrs=dict(_POOL_ATTRS),
        doc="sqrt(mean of x^2 over windows), padding excluded from the count.", infer=_infer_pool)
 
@@ -612,9 +613,12 @@ define("nn.resize", operands=1,
               "nearest_rounding": attr("str", "nearest only: 'half_up' (floor(src + 0.5), the default when absent) "
                                               "or 'floor' (floor(src): Arm NN's and PyTorch's nearest without "
                                               "align_corners/half_pixel_centers)", optional=True)},
-       doc="Resize NHWC images. Source coordinate: align_corners: x*(in-1)/(out-1); half_pixel_centers: "
-           "(x+0.5)*in/out-0.5; else x*in/out. Nearest takes the input pixel at floor(src + 0.5) (or floor(src) "
-           "with nearest_rounding='floor'), clamped to the input; bilinear interpolates clamped neighbours.",
+       doc="Resize NHWC images. Source coordinate of output index x, per axis, in exact rational arithmetic: "
+           "align_corners (which wins over half_pixel_centers): x*(in-1)/(out-1), 0 when out = 1; "
+           "half_pixel_centers: (x+0.5)*in/out-0.5; else x*in/out. Nearest takes the input pixel at "
+           "floor(src + 0.5) (or floor(src) with nearest_rounding='floor'), clamped to the input; bilinear "
+           "takes the clamped neighbours floor(src) and floor(src)+1 weighted by 1-f and f (f = src - floor(src)), "
+           "along the width first, then the height.",
        infer=_infer_resize)
 
 # ------------------------------------------------------------------------------ quantization
