@@ -108,3 +108,69 @@ if __name__ == "__main__":
     for member, (ok, n) in table.items():
         print(f"| {member} | {ok} / {n} |")
     print(f"\npayloads with expected outputs: {len(WITH_OUTPUTS)}; without (legalized only): {len(WITHOUT_OUTPUTS)}")
+
+
+# ------------------------------------------------------------------------------ hostile variations
+def _mutate(graph, rng) -> None:
+    """Change one field of one node at random: an attribute (integers to odd values, floats to NaN or
+    inf, lists edited, strings replaced, booleans flipped) or a declared result shape."""
+    import math
+
+    from nn2tosa.ir import TensorType
+
+    nodes = [n for n in graph.nodes() if graph.op(n).startswith("mps.") and graph.op(n) != "mps.constant"]
+    node = rng.choice(nodes)
+    attrs = graph.attrs(node)
+    keys = sorted(k for k in attrs if not k.endswith("SegmentSizes") and not k.startswith("absent_"))
+    if keys and rng.random() < 0.7:
+        key = rng.choice(keys)
+        value = attrs[key]
+        if isinstance(value, bool):
+            attrs[key] = not value
+        elif isinstance(value, int):
+            attrs[key] = rng.choice([-5, -1, 0, 1, 2, 3, 1 << 40])
+        elif isinstance(value, float):
+            attrs[key] = rng.choice([math.nan, math.inf, -1.0, 0.0, 1e30])
+        elif isinstance(value, str):
+            attrs[key] = rng.choice(["", "floor", "mps_data_type_uint4", "mps_data_type_bool", "nonsense"])
+        elif isinstance(value, list):
+            edited = list(value)
+            if edited and rng.random() < 0.5:
+                edited[rng.randrange(len(edited))] = rng.choice([-7, -1, 0, 1, 5, 1 << 40])
+            elif edited:
+                edited.pop()
+            else:
+                edited.append(3)
+            attrs[key] = edited
+        return
+    types = graph.types(node)
+    i = rng.randrange(len(types))
+    shape = list(types[i].shape)
+    if shape and rng.random() < 0.7:
+        shape[rng.randrange(len(shape))] = rng.choice([0, 1, 3, 1 << 40])
+    else:
+        shape.append(2)
+    types[i] = TensorType(tuple(shape), types[i].dtype)
+
+
+@requires_corpus
+def test_mutated_payloads_raise_only_our_errors():
+    """Seeded random edits of every corpus payload's nodes: legalization either succeeds (and the result
+    verifies) or reports InvalidInputError / UnsupportedError; never another exception, never a huge
+    allocation."""
+    import random
+
+    from nn2tosa.diagnostics import InvalidInputError, UnsupportedError
+
+    rng = random.Random(5)
+    outcomes = Counter()
+    for entry in MPS:
+        for _ in range(3):
+            (graph,) = load(CORPUS / entry["file"])
+            _mutate(graph, rng)
+            try:
+                PassManager.from_names("legalize-mps").run(graph)
+                outcomes["legalized"] += 1
+            except (InvalidInputError, UnsupportedError) as e:
+                outcomes[type(e).__name__] += 1
+    assert outcomes["InvalidInputError"] and outcomes["legalized"], outcomes

@@ -16,6 +16,7 @@ cast to the in-place output cast, and an fp32 graph in f32.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -102,6 +103,11 @@ def bf16_bits(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
 
 
+# Constants this pass computes itself (fills, ranges, index tables, default affine parameters) are
+# bounded: a file that declares a huge full() or index must not make the converter allocate it.
+MAX_COMPUTED_ELEMENTS = 1 << 24
+
+
 # ------------------------------------------------------------------------------ layout
 NCHW_TO_NHWC = [0, 2, 3, 1]
 NHWC_TO_NCHW = [0, 3, 1, 2]
@@ -153,6 +159,14 @@ class Node:
     def inputs(self, field: str) -> list[Value | None]:
         """A list field (Cat's input_ids, IndexTensor's indices_id), None where the file had -1."""
         return list(self.fields.get(field) or [])
+
+    def require(self, names: Sequence[str], low: int) -> list[int]:
+        """Integer attributes that must be at least `low` (strides, kernels: 1; paddings: 0)."""
+        values = [int(self.attrs[name]) for name in names]
+        bad = [f"{name} = {v}" for name, v in zip(names, values) if v < low]
+        if bad:
+            raise ValueError(f"{', '.join(bad)} (must be at least {low})")
+        return values
 
     def type_of(self, v: Value) -> TensorType:
         return self.graph.type_of(v)
@@ -221,11 +235,25 @@ class Node:
     def constant(self, value: Any, dtype: str) -> Value:
         """An nn.constant of element type `dtype` holding `value` (numbers; bf16 is stored as its bits)."""
         array = np.asarray(value)
+        storage = TensorType((), dtype).numpy_dtype
         if dtype == "i1":
             array = array != 0
         elif dtype == "bf16" and array.dtype != np.uint16:
             array = bf16_bits(array)
-        return self.builder.constant(np.array(array, dtype=TensorType((), dtype).numpy_dtype, order="C"), dtype)
+        elif storage.kind in "iu" and array.dtype != storage:
+            wide = array.astype(np.float64)  # also Python ints beyond int64 (an object array)
+            info = np.iinfo(storage)
+            if wide.size and not (np.isfinite(wide).all() and info.min <= wide.min() and wide.max() <= info.max):
+                raise ValueError(f"a value of {wide.min()}..{wide.max()} does not fit {dtype}")
+        with np.errstate(over="ignore"):  # a float beyond f16's range is inf, as in PyTorch
+            return self.builder.constant(np.array(array, dtype=storage, order="C"), dtype)
+
+    def check_computed(self, shape: Sequence[int], what: str) -> None:
+        """Refuse to compute a constant of more than MAX_COMPUTED_ELEMENTS elements."""
+        count = math.prod(int(d) for d in shape)
+        if count > MAX_COMPUTED_ELEMENTS:
+            raise NotLegalizable(f"its {what} has {count} elements, more than nn2tosa computes at compile time "
+                                 f"({MAX_COMPUTED_ELEMENTS})")
 
     def scalar(self, value: float, dtype: str) -> Value:
         """A rank-0 constant (nn broadcasts it against anything)."""

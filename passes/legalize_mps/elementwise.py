@@ -127,6 +127,8 @@ def arithmetic(n: Node) -> Value:
         return n.elementwise(BOOLEAN_ARITHMETIC[n.member], [x, y], dtype)
     alpha = n.attrs.get("alpha", 1.0)
     if alpha != 1.0:  # add/sub: x + alpha * y (an integer tensor takes an integral alpha)
+        if not is_float(dtype) and not float(alpha).is_integer():
+            raise ValueError(f"alpha {alpha} is not an integer, but the operands are {dtype}")
         y = n.op("nn.mul", [n.cast(y, dtype), n.scalar(alpha if is_float(dtype) else int(alpha), dtype)])
     return n.elementwise(ARITHMETIC[n.member], [x, y], dtype)
 

@@ -145,6 +145,7 @@ def scatter(n: Node) -> Value:
         raise ValueError(f"scatter index {list(index_shape)} and data {list(shape)} differ in rank")
     index = _wrapped(n, index, shape[axis])
     dtype = n.type_of(index).dtype
+    n.check_computed(list(index_shape) + [len(shape)], "scatter coordinates")
     grid = np.indices(index_shape)
     value = n.constant_value(index)
     if value is not None:

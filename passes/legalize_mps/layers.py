@@ -34,10 +34,9 @@ def convolution(n: Node) -> Value:
     xs, ws = n.type_of(x).shape, n.type_of(w).shape
     if len(xs) != 4 or len(ws) != 4:
         raise ValueError(f"convolution of {list(xs)} by weights {list(ws)}: expected NCHW and OIHW")
-    groups = int(n.attrs["groups"]) or 1
-    attrs = {"stride": [n.attrs["stride_y"], n.attrs["stride_x"]],
-             "dilation": [n.attrs["dilation_y"], n.attrs["dilation_x"]],
-             "pad": [n.attrs[f"padding_{s}"] for s in ("top", "bottom", "left", "right")]}
+    (groups,) = n.require(["groups"], 1)
+    attrs = {"stride": n.require(["stride_y", "stride_x"], 1), "dilation": n.require(["dilation_y", "dilation_x"], 1),
+             "pad": n.require([f"padding_{s}" for s in ("top", "bottom", "left", "right")], 0)}
     if not _is_forward(n, xs, ws, groups, attrs, conv1d):
         y = _transposed_convolution(n, x, w, bias, groups, conv1d)
     else:
@@ -84,11 +83,11 @@ def _transposed_convolution(n: Node, x: Value, w: Value, bias: Value | None, gro
     convolution's shape. output_padding is not stored: it follows from the declared result."""
     xs, ws = n.type_of(x).shape, n.type_of(w).shape
     declared = n.out.shape if not conv1d else _insert_unit(n.out.shape, 2)
-    stride = [n.attrs["stride_y"], n.attrs["stride_x"]]
-    pad = [n.attrs[f"padding_{s}"] for s in ("top", "bottom", "left", "right")]
+    stride = n.require(["stride_y", "stride_x"], 1)
+    pad = n.require([f"padding_{s}" for s in ("top", "bottom", "left", "right")], 0)
     fits = ws[0] == xs[1] and len(declared) == 4 and declared[1] == ws[1] * groups
     extra = [declared[2 + i] - ((xs[2 + i] - 1) * stride[i] - pad[2 * i] - pad[2 * i + 1] + ws[2 + i]) for i in range(2)]
-    if not fits or any(not 0 <= e < max(stride[i], 1) for i, e in enumerate(extra)):
+    if not fits or any(not 0 <= e < stride[i] for i, e in enumerate(extra)):
         raise ValueError(f"neither a convolution nor a transposed convolution of {list(xs)} by weights {list(ws)} "
                          f"({groups} groups) gives the declared {list(n.out.shape)}")
     if groups != 1:
@@ -130,10 +129,13 @@ def _window(n: Node, size: int, out: int, kernel: int, stride: int, dilation: in
 
 
 def _windows(n: Node, x: Value) -> tuple[Window, Window]:
+    if n.type_of(x).rank != 4 or n.out.rank != 4:
+        raise ValueError(f"pooling of {n.type_of(x)} to {n.out}: expected NCHW")
     (_, _, h, w), (_, _, oh, ow) = n.type_of(x).shape, n.out.shape
-    a = n.attrs
-    return (_window(n, h, oh, a["kernel_height"], a["stride_height"], a["dilation_height"], a["padding_top"], a["padding_bottom"]),
-            _window(n, w, ow, a["kernel_width"], a["stride_width"], a["dilation_width"], a["padding_left"], a["padding_right"]))
+    ky, kx, sy, sx, dy, dx = n.require(["kernel_height", "kernel_width", "stride_height", "stride_width",
+                                        "dilation_height", "dilation_width"], 1)
+    pt, pb, pl, pr = n.require(["padding_top", "padding_bottom", "padding_left", "padding_right"], 0)
+    return _window(n, h, oh, ky, sy, dy, pt, pb), _window(n, w, ow, kx, sx, dx, pl, pr)
 
 
 def _pool_attrs(y: Window, x: Window) -> dict:
@@ -175,6 +177,7 @@ def _max_pool_indices(n: Node, x: Value, wy: Window, wx: Window) -> Value:
     stacked = taps[0] if len(taps) == 1 else n.op("nn.concat", taps, {"axis": 4})
     best = n.op("nn.argmax", [stacked], {"axis": 4, "keep_dims": False, "output_type": "i64"})
     offset = n.op("nn.gather", [n.constant(np.array(offsets), "i64"), best], {"axis": 0})
+    n.check_computed([oh, ow], "table of window origins")
     oy, ox = np.meshgrid(np.arange(oh) * wy.stride - wy.before, np.arange(ow) * wx.stride - wx.before, indexing="ij")
     return n.op("nn.add", [offset, n.constant(oy * w + ox, "i64")])
 
@@ -206,6 +209,7 @@ def batch_norm(n: Node) -> list[Value | None]:
     weight, bias = n.optional("weight_id"), n.optional("bias_id")
     stats = [mean, var] + [v for v in (weight, bias) if v is not None]
     dtype = n.compute_dtype([x] + stats)
+    n.check_computed([channels], "default scale and shift")
     weight = weight if weight is not None else n.constant(np.ones(channels), dtype)
     bias = bias if bias is not None else n.constant(np.zeros(channels), dtype)
     operands = [n.cast(v, dtype) for v in (x, mean, var, weight, bias)]
@@ -227,6 +231,7 @@ def layer_norm(n: Node) -> list[Value | None]:
     axes = list(range(len(shape) - len(normalized), len(shape)))
     eps = float(n.attrs["eps"])
     if weight is None and bias is not None:
+        n.check_computed(normalized, "default scale")
         weight = n.constant(np.ones(normalized), dtype)
     affine = [n.cast(v, dtype) for v in (weight, bias) if v is not None]
     y = n.op("nn.layer_norm", [x, *affine], {"axes": axes, "epsilon": eps})

@@ -21,7 +21,7 @@ def reshape(n: Node) -> Value:
     dimensions among `dims` go), unsqueeze: all a reshape to the declared shape."""
     x = n.input("input1_id")
     target = n.out.shape
-    if int(np.prod(target)) != n.type_of(x).num_elements:
+    if math.prod(target) != n.type_of(x).num_elements:
         raise ValueError(f"cannot reshape {list(n.type_of(x).shape)} to the declared {list(target)}")
     return n.reshape(x, target)
 
@@ -106,7 +106,7 @@ def pixel_shuffle(n: Node) -> Value:
     """[..., C*r*r, H, W] -> [..., C, H*r, W*r] with out[c, h*r+i, w*r+j] = in[c*r*r + i*r + j, h, w]:
     a reshape to [..., C, r, r, H, W], a transpose to [..., C, H, r, W, r] and a reshape."""
     x = n.input("input1_id")
-    r = int(n.attrs["upscale_factor"])
+    (r,) = n.require(["upscale_factor"], 1)
     shape = n.type_of(x).shape
     if len(shape) < 3 or shape[-3] % (r * r):
         raise ValueError(f"pixel_shuffle by {r} needs a channel count divisible by {r * r}, got {list(shape)}")
@@ -147,12 +147,19 @@ def cast(n: Node) -> Value:
 
 
 # ------------------------------------------------------------------------------ constants
+# A larger fill is a broadcast of its scalar (still a constant expression; nothing is allocated here).
+MAX_MATERIALIZED_FILL = 1 << 20
+
+
 @rule("MPSFull", "MPSFullLike")
 def full(n: Node) -> Value:
     """A constant of the declared shape (full_like: its operand's) and `dtype`, filled with fill_value."""
     t = n.out
     dtype = element_type(n.attrs["dtype"])
-    return n.constant(np.full(t.shape, _in_dtype(float(n.attrs["fill_value"]), dtype)), dtype)
+    value = _in_dtype(float(n.attrs["fill_value"]), dtype)
+    if t.num_elements <= MAX_MATERIALIZED_FILL:
+        return n.constant(np.full(t.shape, value), dtype)
+    return n.op("nn.broadcast_to", [n.scalar(value, dtype)], {"shape": list(t.shape)})
 
 
 @rule("MPSArange")
@@ -166,6 +173,7 @@ def arange(n: Node) -> Value:
     if (length,) != tuple(n.out.shape):
         raise ValueError(f"arange({start}, {end}, {step}) has {length} elements, the file declares {list(n.out.shape)}")
     dtype = element_type(n.attrs["dtype"])
+    n.check_computed([length], "range")
     values = start + np.arange(length, dtype=np.float64) * step
     return n.constant(_in_dtype(values, dtype), dtype)
 
