@@ -6,7 +6,8 @@ from nn2tosa.ir import INPUT_OP, Graph, Type, Value
 from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tosa_type
-from .rules import rule_for
+from .quant import unsigned_input_to_signed, unsigned_output_from_signed
+from .rules import CARRY_QUANTIZATION, rule_for
 
 
 def _where(graph: Graph, node: int) -> str:
@@ -18,7 +19,9 @@ def _where(graph: Graph, node: int) -> str:
 def lower_to_tosa(graph: Graph) -> None:
     """Lower nn ops to TOSA 1.0 ops; every op that cannot be lowered is reported, all at once."""
     unsupported: list[Unsupported] = []
-    changed_inputs = []
+    # boundary tensors whose element type TOSA cannot have (ui8 -> i8, i64 -> i32, ...): `convert
+    # --report` lists them; unsigned quantized ones keep their raw bits (lowering/quant.py)
+    boundary_changes = []
     # the nn-level type of every value that lowering retypes (graph inputs, lowered results): rules
     # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
     nn_types: dict[Value, Type] = {}
@@ -28,9 +31,19 @@ def lower_to_tosa(graph: Graph) -> None:
         low = tosa_type(t)
         if low != t:
             graph.types(node)[0] = low
-            changed_inputs.append(f"{graph.input_name(node)}: {t.dtype} as {low.dtype}")
-    if changed_inputs:
-        graph.meta["boundary_changes"] = "; ".join(changed_inputs)
+        if getattr(low, "dtype", None) != getattr(t, "dtype", None):
+            boundary_changes.append(f"input {graph.input_name(node)}: {t.dtype} as {low.dtype}")
+    output_nn_types = [graph.type_of(o.value) for o in graph.outputs]
+    for out, t in zip(graph.outputs, output_nn_types):
+        low = tosa_type(t)
+        if getattr(low, "dtype", None) != getattr(t, "dtype", None):
+            boundary_changes.append(f"output {out.name}: {t.dtype} as {low.dtype}")
+    if boundary_changes:
+        graph.meta["boundary_changes"] = "; ".join(boundary_changes)
+    for node in list(graph.inputs):
+        signed = unsigned_input_to_signed(graph, node, nn_types[Value(node, 0)])
+        if signed is not None:
+            nn_types[signed] = nn_types[Value(node, 0)]
     for node in graph.topological():
         op = graph.op(node)
         if op == INPUT_OP or op.startswith("tosa."):
@@ -39,10 +52,13 @@ def lower_to_tosa(graph: Graph) -> None:
             unsupported.append(Unsupported(op, _where(graph, node), "not legalized to the nn dialect"))
             continue
         nn_in_types = [nn_types.get(v, graph.type_of(v)) for v in graph.operands(node)]
-        quantized = any(getattr(t, "quant", None) is not None for t in [*nn_in_types, *graph.types(node)])
-        fn = rule_for(op, quantized)
+        quants = {t.quant for t in [*nn_in_types, *graph.types(node)] if getattr(t, "quant", None) is not None}
+        fn = rule_for(op, bool(quants))
+        if fn is not None and len(quants) > 1 and op in CARRY_QUANTIZATION and rule_for(op, False) is fn:
+            fn = None  # carrying integers between different quantizations would change their values
         if fn is None:
-            unsupported.append(Unsupported(op, _where(graph, node), "no lowering to TOSA yet"))
+            what = f"quantized {op[3:]}" if quants else op[3:]
+            unsupported.append(Unsupported(op, _where(graph, node), f"no lowering of {what} to TOSA yet"))
             continue
         upstream_failed = any(not graph.op(v.node).startswith(("tosa.", INPUT_OP)) for v in graph.operands(node))
         ctx = LoweringContext(graph, node, nn_in_types)
@@ -61,3 +77,5 @@ def lower_to_tosa(graph: Graph) -> None:
         graph.replace_op(node, results)
     if unsupported:
         raise UnsupportedError(unsupported)
+    for out, t in zip(graph.outputs, output_nn_types):
+        unsigned_output_from_signed(graph, out, t)

@@ -30,9 +30,20 @@ def rule(*ops: str, quantized: bool = False) -> Callable[[Rule], Rule]:
     return register
 
 
+# Ops that only move stored values: their float rule is right for quantized tensors too, as long
+# as every quantized operand and result has the same quantization (the integers are carried).
+CARRY_QUANTIZATION = frozenset({
+    "nn.constant", "nn.reshape", "nn.transpose", "nn.broadcast_to", "nn.slice", "nn.strided_slice", "nn.reverse",
+    "nn.tile", "nn.split", "nn.gather", "nn.gather_nd", "nn.identity",
+})
+
+
 def rule_for(op: str, quantized: bool) -> Rule | None:
-    """The rule lowering `op`: its quantized rule when the op touches quantized types and one exists."""
-    return (QUANTIZED_RULES.get(op) if quantized else None) or RULES.get(op)
+    """The rule lowering `op`. For an op touching quantized types: its quantized rule, else its float
+    rule if the op only carries stored values (CARRY_QUANTIZATION), else None."""
+    if not quantized:
+        return RULES.get(op)
+    return QUANTIZED_RULES.get(op) or (RULES.get(op) if op in CARRY_QUANTIZATION else None)
 
 
 from . import elementwise  # noqa: E402,F401  (registration)
