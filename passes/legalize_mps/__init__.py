@@ -19,8 +19,8 @@ runtime itself deviates from both).
   them (node, type, why) after trying every node. A node whose declared shapes contradict what it
   computes is invalid input (exit 2).
 
-Values no op reads any more (constants consumed at compile time, such as int4 weights) are removed
-at the end.
+Constants no op reads any more (consumed at compile time, such as int4 weights) are removed at the
+end.
 """
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ import numpy as np
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import Builder, Graph, Value
 
-from ..dce import dce
 from ..manager import register_pass
 from . import elementwise, indexing, layers, shape  # noqa: F401  (rule registration)
 from .core import RULES, Node, NotLegalizable, Results, is_float
@@ -42,10 +41,12 @@ def legalize_mps(graph: Graph) -> None:
     """Rewrite mps.* nodes into nn ops with the file's semantics (all unsupported nodes reported at once)."""
     declared_outputs = [graph.type_of(o.value) for o in graph.outputs]
     unsupported: list[Unsupported] = []
+    constants: list[Value] = []
     for node in graph.topological():
         op = graph.op(node)
         if op == "mps.constant":
-            _replace(graph, node, [(Value(node, 0), _constant(graph, node))])
+            constants.append(_constant(graph, node))
+            _replace(graph, node, [(Value(node, 0), constants[-1])])
             continue
         if not op.startswith("mps."):
             continue
@@ -64,7 +65,9 @@ def legalize_mps(graph: Graph) -> None:
     if unsupported:
         raise UnsupportedError(unsupported)
     _keep_output_types(graph, declared_outputs)
-    dce(graph)
+    for v in constants:  # the ones consumed at compile time (int4 weights, scatter indices, ...)
+        if not graph.has_uses(v):
+            graph.erase(v.node)
 
 
 def _constant(graph: Graph, node: int) -> Value:
