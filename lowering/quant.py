@@ -1,0 +1,402 @@
+"""Quantized arithmetic on TOSA 1.0: multipliers, RESCALE, fixed-point intermediates and TABLEs.
+
+The quantized lowering rules (lowering/rules/quantized*.py) reproduce Arm NN CpuRef, which
+decodes quantized tensors to float32, computes in float32 and encodes the result:
+    real = scale * (q - zero_point)           (float32 products)
+    q    = clamp(round_half_away(real / scale) + zero_point)
+TOSA computes on integers instead. This module holds what every quantized rule shares:
+
+- how a quantized nn tensor is carried at TOSA level (`QInfo`, `qinfo`): TOSA 1.0 has no unsigned
+  tensors, so an unsigned quantized tensor (QAsymmU8: ui8) travels as i8 holding `q - 128`, zero
+  point `zp - 128` (the same real values). Only graph inputs and outputs keep the raw uint8 bits,
+  converted next to the boundary by RESCALE input_unsigned / output_unsigned (lowering/lower.py).
+- `multiplier_shift`: a real scale as RESCALE's (multiplier, shift), the rule FORMATS.md gives;
+- `rescale`: one RESCALE op (per tensor or per channel, zero points, unsigned flags);
+- `widen` / `narrow`: quantized tensor -> i32 holding `(q - zp) * factor`, and an i32 accumulator
+  -> quantized result. Rules compute between them on i32 "fixed-point" values: an i32 `v` stands
+  for the real value `v * unit`, with `unit` chosen (`fraction_bits`) so that rounding errors stay
+  far below one output step while no intermediate overflows;
+- TABLE contents: `table_i8` (256 entries: exact, every input is tabulated through the source
+  semantics) and `table_i16` (513 entries interpolated by TOSA: the entries are fitted to the source
+  semantics over all 65536 inputs).
+
+Rounding: TOSA's SINGLE_ROUND rounds half up; CpuRef rounds half away from zero. They differ only
+for negative values exactly halfway between two integers (tests/test_quant_corpus.py counts them
+per corpus file); DOUBLE_ROUND (TFLite's two-step rounding) would add errors near halves instead.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nn2tosa.ir import Graph, TensorType, Type, Value
+from nn2tosa.ir.graph import Output
+
+from .context import LoweringContext
+
+ROUNDING_MODE = "SINGLE_ROUND"
+
+# integer element type -> (min, max) of its signed values at TOSA level
+_RANGE = {"i8": (-128, 127), "i16": (-32768, 32767), "i32": (-(1 << 31), (1 << 31) - 1), "i48": (-(1 << 47), (1 << 47) - 1)}
+# nn element type of a quantized tensor -> (TOSA element type, offset subtracted from stored values)
+_CARRIER = {"i8": ("i8", 0), "ui8": ("i8", 128), "i16": ("i16", 0), "ui16": ("i16", 32768), "i32": ("i32", 0)}
+
+
+# ------------------------------------------------------------------------------ carried quantization
+@dataclass(frozen=True)
+class QInfo:
+    """A quantized nn tensor as TOSA carries it: `dtype` (i8/i16/i32) values v standing for the real
+    values scale * (v - zero_point). `offset` is what was subtracted from the stored (unsigned)
+    integers to make them signed: 128 for ui8, 0 for signed types."""
+
+    dtype: str
+    scales: tuple[float, ...]
+    zero_points: tuple[int, ...]
+    axis: int | None
+    offset: int = 0
+
+    @property
+    def scale(self) -> float:
+        if self.axis is not None and len(set(self.scales)) > 1:
+            raise ValueError("a per-axis quantization has no single scale")
+        return self.scales[0]
+
+    @property
+    def zero_point(self) -> int:
+        if self.axis is not None and len(set(self.zero_points)) > 1:
+            raise ValueError("a per-axis quantization has no single zero point")
+        return self.zero_points[0]
+
+    @property
+    def per_axis(self) -> bool:
+        return self.axis is not None and (len(set(self.scales)) > 1 or len(set(self.zero_points)) > 1)
+
+    @property
+    def qmin(self) -> int:
+        return _RANGE[self.dtype][0]
+
+    @property
+    def qmax(self) -> int:
+        return _RANGE[self.dtype][1]
+
+    @property
+    def span(self) -> int:
+        """The largest |v - zero_point| a value of this tensor can have."""
+        zps = np.asarray(self.zero_points)
+        return int(max(np.max(self.qmax - zps), np.max(zps - self.qmin)))
+
+
+def qinfo(t: TensorType) -> QInfo:
+    """The TOSA-level carrier of quantized nn type `t` (see the module doc)."""
+    if t.quant is None:
+        raise ValueError(f"{t} is not quantized")
+    if t.dtype not in _CARRIER:
+        raise ValueError(f"quantized {t.dtype} tensors are not supported")
+    dtype, offset = _CARRIER[t.dtype]
+    q = t.quant
+    return QInfo(dtype, tuple(float(s) for s in q.scales), tuple(int(z) - offset for z in q.zero_points), q.axis, offset)
+
+
+def carried_values(stored: np.ndarray, t: TensorType) -> np.ndarray:
+    """Stored integers of quantized type `t` as TOSA carries them (ui8 data minus 128, as int8)."""
+    q = qinfo(t)
+    return (np.asarray(stored).astype(np.int64) - q.offset).astype(TensorType((), q.dtype).numpy_dtype)
+
+
+def unsigned_offset(t: TensorType) -> int:
+    """128 (ui8) or 32768 (ui16) for an unsigned quantized type, else 0."""
+    return _CARRIER.get(t.dtype, ("", 0))[1] if t.quant is not None else 0
+
+
+def channel_scales(q: QInfo, channels: int) -> np.ndarray:
+    """Per-channel scales of `q` broadcast to `channels` entries (float64)."""
+    scales = np.asarray(q.scales, dtype=np.float64)
+    return np.broadcast_to(scales, (channels,)).copy() if scales.size == 1 else scales
+
+
+# ------------------------------------------------------------------------------ multiplier and shift
+def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
+    """A non-negative real scale as RESCALE's (multiplier, shift): scale ~ multiplier * 2**-shift.
+
+    mantissa, exp = frexp(scale); multiplier = round(mantissa * 2**31) (2**15 for a 16-bit
+    multiplier), halved with exp + 1 when it rounds up to 2**31; shift = 31 - exp (15 - exp);
+    shift is kept in TOSA's 2..62 (a tiny scale loses low multiplier bits, a zero scale is 0, 2)."""
+    if not math.isfinite(scale) or scale < 0:
+        raise ValueError(f"rescale factor {scale} is not a finite non-negative number")
+    bits = 31 if scale32 else 15
+    if scale == 0:
+        return 0, 2
+    mantissa, exp = math.frexp(scale)
+    multiplier = round(mantissa * (1 << bits))
+    if multiplier == 1 << bits:
+        multiplier //= 2
+        exp += 1
+    shift = bits - exp
+    if shift > 62:
+        multiplier >>= shift - 62
+        shift = 62
+    if shift < 2:
+        raise ValueError(f"rescale factor {scale} is too large for RESCALE (shift {shift} < 2)")
+    return int(multiplier), int(shift)
+
+
+def max_input_for(scale: float, scale32: bool = True) -> int:
+    """The largest |input - input_zp| RESCALE accepts with this scale (apply_scale_32 REQUIREs the
+    value to fit in shift - 1 bits)."""
+    _, shift = multiplier_shift(scale, scale32)
+    return (1 << (shift - 1)) - 1 if scale32 else (1 << 47) - 1
+
+
+def fraction_bits(max_abs: float, ratio: float = 1.0, *, headroom: int = 1, cap: int = 24,
+                  input_span: int | None = None) -> int:
+    """Fraction bits p for an i32 fixed-point value v = real_ratio * x * 2**p with |x| <= max_abs:
+    the largest p (up to `cap`) keeping |v| * 2**headroom below 2**30 and, when the values come from
+    a RESCALE of inputs up to `input_span`, within RESCALE's input limit for that scale."""
+    p = cap
+    while p > -31:
+        factor = ratio * 2.0 ** p
+        fits = max_abs * factor * 2.0 ** headroom < 2.0 ** 30
+        if fits and input_span is not None:
+            fits = factor <= 0 or input_span <= max_input_for(factor)
+        if fits:
+            return p
+        p -= 1
+    raise ValueError(f"no fixed-point format holds {max_abs} * {ratio}")
+
+
+# ------------------------------------------------------------------------------ RESCALE
+def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> Value:
+    """A [1] zero-point operand; an unsigned zero point is stored as its bits in the signed type."""
+    signed = TensorType((), dtype).numpy_dtype
+    if unsigned:  # e.g. 128 -> -128: the same 8 bits
+        value = int(np.array([value], dtype=np.int64).astype(signed.str.replace("i", "u")).view(signed)[0])
+    return ctx.const(np.array([value]), dtype)
+
+
+def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
+            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
+            rounding: str | None = None) -> Value:
+    """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
+    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA)."""
+    t = ctx.type_of(x)
+    scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
+    per_channel = scales.size > 1
+    if per_channel and scales.size != t.shape[-1]:
+        raise ValueError(f"{scales.size} scales for {t.shape[-1]} channels")
+    scale32 = t.dtype != "i48"
+    pairs = [multiplier_shift(float(s), scale32) for s in scales]
+    multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
+    shifts = np.array([s for _, s in pairs], dtype=np.int8)
+    mode = rounding or ROUNDING_MODE
+    if not scale32 and mode == "DOUBLE_ROUND":
+        mode = "SINGLE_ROUND"
+    attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
+             "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
+    operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
+                _zp_const(ctx, t.dtype, in_zp, input_unsigned), _zp_const(ctx, out_dtype, out_zp, output_unsigned)]
+    return ctx.op("tosa.rescale", operands, attrs, types=[TensorType(t.shape, out_dtype)])
+
+
+def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray = 1.0) -> Value:
+    """x (carried quantized, `q`) as i32 values (x - zero_point) * factor, rounded. A per-axis
+    zero point (rare) is subtracted with an i32 SUB."""
+    if q.per_axis and len(set(q.zero_points)) > 1:
+        raise ValueError("per-axis zero points are not supported")
+    if q.dtype == "i32" and np.all(np.asarray(factor) == 1.0) and q.zero_points[0] == 0:
+        return x
+    return rescale(ctx, x, factor, "i32", in_zp=q.zero_points[0])
+
+
+def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo) -> Value:
+    """An i32 (or i48) accumulator times `factor`, rounded, plus the output zero point, saturated to
+    the output's carried type."""
+    return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0])
+
+
+def clamp_int(ctx: LoweringContext, x: Value, low: int, high: int) -> Value:
+    """x limited to [low, high] (bounds clipped to its type): CLAMP for i8/i16, MAXIMUM/MINIMUM
+    for i32 (TOSA 1.0 has no i32 CLAMP)."""
+    dtype = ctx.type_of(x).dtype
+    lo, hi = _RANGE[dtype]
+    low, high = max(low, lo), min(high, hi)
+    if low <= lo and high >= hi:
+        return x
+    if dtype in ("i8", "i16"):
+        return ctx.op("tosa.clamp", [x], {"min_val": low, "max_val": high})
+    rank = ctx.type_of(x).rank
+    if low > lo:
+        x = ctx.binary("tosa.maximum", x, ctx.scalar(low, dtype, rank))
+    if high < hi:
+        x = ctx.binary("tosa.minimum", x, ctx.scalar(high, dtype, rank))
+    return x
+
+
+def saturate_to(ctx: LoweringContext, x: Value, out_dtype: str) -> Value:
+    """An i32 tensor clamped to `out_dtype`'s range and converted (exact: no rounding happens)."""
+    if ctx.type_of(x).dtype == out_dtype:
+        return x
+    lo, hi = _RANGE[out_dtype]
+    return ctx.cast(clamp_int(ctx, x, lo, hi), out_dtype)
+
+
+# ------------------------------------------------------------------------------ the source's encoding
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """Round to nearest, halves away from zero (C's round)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
+
+
+def encode(real: np.ndarray, q: QInfo) -> np.ndarray:
+    """Arm NN's Quantize of float32 values into `q`'s carried integers: round_half_away(real / scale)
+    (the division in float32) + zero point, clamped; NaN encodes as the zero point."""
+    real = np.asarray(real, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        scaled = real / np.float32(q.scale)
+        stored = round_half_away(np.nan_to_num(scaled, nan=0.0, posinf=1e30, neginf=-1e30)) + q.zero_point + q.offset
+    lo, hi = q.qmin + q.offset, q.qmax + q.offset
+    return (np.clip(stored, lo, hi) - q.offset).astype(np.int64)
+
+
+def decode(v: np.ndarray, q: QInfo) -> np.ndarray:
+    """Arm NN's Dequantize of carried integers: (q - zero_point) * scale in float32."""
+    return ((np.asarray(v, dtype=np.int64) - q.zero_point).astype(np.float32) * np.float32(q.scale)).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------ TABLE
+RealFunction = Callable[[np.ndarray], np.ndarray]
+
+
+def table_i8(fn: RealFunction, x: QInfo, y: QInfo) -> np.ndarray:
+    """The 256-entry TABLE computing y = encode(fn(decode(x))) for every i8 input (index v + 128)."""
+    inputs = np.arange(-128, 128)
+    with np.errstate(all="ignore"):
+        real = np.asarray(fn(decode(inputs, x)), dtype=np.float32)
+    return encode(real, y).astype(np.int8)
+
+
+def _interpolate_i16(table: np.ndarray) -> np.ndarray:
+    """TOSA TABLE on every i16 input: (table[i] << 7) + (table[i+1] - table[i]) * fraction, i32."""
+    v = np.arange(65536, dtype=np.int64)
+    index, fraction = v >> 7, v & 0x7F
+    base = table[index].astype(np.int64)
+    return (base << 7) + (table[index + 1].astype(np.int64) - base) * fraction
+
+
+def _round_shift(values: np.ndarray, shift: int) -> np.ndarray:
+    """RESCALE's SINGLE_ROUND by 2**-shift (round half up)."""
+    return (values + (1 << (shift - 1))) >> shift
+
+
+@dataclass(frozen=True)
+class Table16:
+    """A 513-entry i16 TABLE and how its i32 result becomes the output: output = round(result *
+    2**-shift) + zero point (one RESCALE)."""
+
+    entries: np.ndarray  # int16 [513]
+    shift: int
+
+
+def table_i16(fn: RealFunction, x: QInfo, y: QInfo, sweeps: int = 3) -> Table16:
+    """TABLE entries for an i16 -> i16 function, fitted to the source semantics.
+
+    TOSA interpolates 513 entries linearly between every 128th input. The entries start from the
+    exact results at those inputs (scaled up by 2**k when the function's outputs leave i16
+    headroom), then each entry is moved by up to +-2 where that makes more of the 65536 inputs give
+    exactly encode(fn(decode(v))), the integers Arm NN computes (ties: the smaller total error)."""
+    inputs = np.arange(-32768, 32768)
+    with np.errstate(all="ignore"):
+        want = encode(np.asarray(fn(decode(inputs, x)), dtype=np.float32), y) - y.zero_point  # [65536]
+        knots = np.arange(-32768, 32768 + 1, 128)
+        real_knots = np.asarray(fn(decode(knots, x)), dtype=np.float64)
+    exact = np.where(np.isfinite(real_knots), real_knots / y.scale, 0.0)
+    exact = np.clip(exact, y.qmin - y.zero_point, y.qmax - y.zero_point)
+    peak = max(float(np.max(np.abs(exact))), 1.0)
+    k = 0
+    while k < 8 and peak * 2 ** (k + 1) <= 32767 and np.max(np.abs(np.diff(exact))) * 2 ** (k + 1) <= 32767:
+        k += 1
+    entries = np.clip(np.round(exact * 2 ** k), -32768, 32767).astype(np.int64)
+    shift = 7 + k
+    lo, hi = y.qmin - y.zero_point, y.qmax - y.zero_point
+
+    def segment_cost(table: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        idx = (segments[:, None] * 128 + np.arange(128)[None, :])
+        base = table[segments][:, None]
+        got = np.clip(_round_shift((base << 7) + (table[segments + 1][:, None] - base) * np.arange(128), shift), lo, hi)
+        err = np.abs(got - want[idx])
+        return (err != 0).sum(axis=1), err.sum(axis=1)
+
+    for _ in range(sweeps):
+        changed = False
+        for i in range(513):
+            segments = np.array([s for s in (i - 1, i) if 0 <= s < 512])
+            best = None
+            for delta in (0, -1, 1, -2, 2):
+                candidate = entries[i] + delta
+                if not -32768 <= candidate <= 32767:
+                    continue
+                trial = entries.copy()
+                trial[i] = candidate
+                if np.any(np.abs(np.diff(trial[max(i - 1, 0):i + 2])) > 32767):
+                    continue
+                misses, error = segment_cost(trial, segments)
+                key = (int(misses.sum()), int(error.sum()))
+                if best is None or key < best[0]:
+                    best = (key, candidate)
+            if best is not None and best[1] != entries[i]:
+                entries[i] = best[1]
+                changed = True
+        if not changed:
+            break
+    assert np.all(np.abs(np.diff(entries)) <= 32767)
+    return Table16(entries.astype(np.int16), shift)
+
+
+def table_i16_outputs(table: Table16, y: QInfo) -> np.ndarray:
+    """What TABLE + RESCALE give for every i16 input (-32768..32767), as carried output integers."""
+    return np.clip(_round_shift(_interpolate_i16(table.entries.astype(np.int64)), table.shift) + y.zero_point,
+                   y.qmin, y.qmax)
+
+
+def apply_table(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInfo) -> Value:
+    """y = fn(x) on carried quantized data through TOSA TABLE (i8: one lookup; i16: interpolated
+    lookup, then a RESCALE by 2**-shift adding the output zero point)."""
+    if xq.dtype == "i8" and yq.dtype == "i8":
+        return ctx.op("tosa.table", [x, ctx.const(table_i8(fn, xq, yq), "i8")])
+    if xq.dtype == "i16" and yq.dtype == "i16":
+        table = table_i16(fn, xq, yq)
+        raw = ctx.op("tosa.table", [x, ctx.const(table.entries, "i16")])
+        return rescale(ctx, raw, 2.0 ** -table.shift, "i16", out_zp=yq.zero_point)
+    raise ValueError(f"no TABLE maps {xq.dtype} to {yq.dtype}")
+
+
+# ------------------------------------------------------------------------------ the graph boundary
+def unsigned_input_to_signed(graph: Graph, node: int, nn_type: Type) -> Value | None:
+    """For a graph input of unsigned quantized type (raw uint8 bits in an i8 tensor): a RESCALE
+    (input_unsigned) next to it making the carried signed values q - 128, which every use of the
+    input reads instead. Returns that value, or None for other inputs."""
+    if not isinstance(nn_type, TensorType) or not unsigned_offset(nn_type):
+        return None
+    raw = Value(node, 0)
+    users = graph.users(raw)
+    outputs = [o for o in graph.outputs if o.value == raw]
+    ctx = LoweringContext(graph, node, [])
+    offset = unsigned_offset(nn_type)
+    signed = rescale(ctx, raw, 1.0, qinfo(nn_type).dtype, in_zp=offset, input_unsigned=True)
+    for use in users:
+        graph.set_operand(use.node, use.operand, signed)
+    for o in outputs:
+        o.value = signed
+    return signed
+
+
+def unsigned_output_from_signed(graph: Graph, out: Output, nn_type: Type) -> None:
+    """A graph output of unsigned quantized type gets its raw bits back: RESCALE (output_unsigned)
+    of the carried signed values adds the 128 (32768) the carrier took off."""
+    if not isinstance(nn_type, TensorType) or not unsigned_offset(nn_type):
+        return
+    ctx = LoweringContext(graph, out.value.node, [])
+    out.value = rescale(ctx, out.value, 1.0, qinfo(nn_type).dtype, out_zp=unsigned_offset(nn_type),
+                        output_unsigned=True)

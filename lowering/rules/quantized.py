@@ -1,0 +1,381 @@
+"""Quantized lowering, part 1: constants, quantize / dequantize / requantize, data movement,
+elementwise functions of one tensor, and the float fallback.
+
+Every rule here runs instead of the float rule when an operand or result of the op is quantized
+(`@rule(..., quantized=True)`); values are carried as lowering/quant.py describes (QAsymmU8 as
+i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, compute, encode
+(round half away from zero, saturate).
+
+- nn.constant: the stored integers as carried (ui8 - 128).
+- nn.dequantize: (x - zp) as i32, CAST to f32, times the scale (per axis too) - exactly CpuRef's
+  float32 product. nn.quantize: x / scale (a multiplication by the f32 reciprocal), rounded half
+  away from zero in f32, + zp, saturated.
+- elementwise functions of one quantized tensor (requantize, activations, exp, log, ...): an i8
+  input has 256 values, so a lookup table computed here through the source semantics is exact:
+  TOSA TABLE for an i8 result, GATHER from a 256-entry table for i16/i32 results. i16 inputs use
+  exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
+  neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT) and TOSA's interpolated 513-entry TABLE
+  otherwise (quant.table_i16 fits its entries to the source semantics).
+- data movement (reshape, transpose, slice, gather, ...): the float rules move the integers as
+  they are; a result quantized differently from its operand is requantized afterwards. concat
+  requantizes each operand to the result's quantization; constant pad fills with the encoded
+  pad value.
+- `float_fallback`: ops with no integer lowering yet (division, power, L2 normalization, ...)
+  compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,
+  quantize the result (the TOSA graph then needs pro_fp as well as pro_int).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from nn2tosa.ir import TensorType, Value, op_def
+
+from ..context import LoweringContext, LoweringUnsupported
+from ..quant import (QInfo, carried_values, clamp_int, decode, encode, qinfo, rescale, round_half_away,
+                     saturate_to, table_i8, table_i16, widen)
+from . import RULES, rule
+from .shape import concat, pad_constant
+
+
+# ------------------------------------------------------------------------------ helpers
+def q_in(ctx: LoweringContext, k: int = 0) -> QInfo | None:
+    t = ctx.nn_in_types[k]
+    return qinfo(t) if isinstance(t, TensorType) and t.quant is not None else None
+
+
+def q_out(ctx: LoweringContext, k: int = 0) -> QInfo | None:
+    t = ctx.nn_out_types[k]
+    return qinfo(t) if isinstance(t, TensorType) and t.quant is not None else None
+
+
+def require_per_tensor(ctx: LoweringContext, *qs: QInfo | None) -> None:
+    for q in qs:
+        if q is not None and q.per_axis:
+            ctx.unsupported(f"{ctx.op_name} of per-axis quantized data")
+
+
+def same_quantization(a: QInfo, b: QInfo) -> bool:
+    return a.dtype == b.dtype and a.scales == b.scales and a.zero_points == b.zero_points
+
+
+def constant_array(ctx: LoweringContext, v: Value) -> np.ndarray | None:
+    return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None
+
+
+# ------------------------------------------------------------------------------ float <-> quantized
+def _channel_shape(q: QInfo, rank: int) -> tuple[int, ...]:
+    shape = [1] * rank
+    if q.axis is not None:
+        shape[q.axis] = len(q.scales)
+    return tuple(shape)
+
+
+def dequantize_value(ctx: LoweringContext, x: Value, q: QInfo, dtype: str = "f32") -> Value:
+    """Float values scale * (x - zp), as CpuRef's float32 Dequantize computes them; a constant is
+    dequantized here."""
+    t = ctx.type_of(x)
+    shape = _channel_shape(q, t.rank)
+    scales = np.asarray(q.scales, np.float32).reshape(shape)
+    zps = np.asarray(q.zero_points, np.int64).reshape(shape)
+    array = constant_array(ctx, x)
+    if array is not None:
+        real = (array.astype(np.int64) - zps).astype(np.float32) * scales
+        return ctx.const(real.astype(TensorType((), dtype).numpy_dtype), dtype)
+    v = ctx.cast(x, "i32")
+    if np.any(zps):
+        v = ctx.binary("tosa.sub", v, ctx.const(zps.astype(np.int32), "i32"))
+    y = ctx.mul(ctx.cast(v, "f32"), ctx.const(scales, "f32"))
+    return ctx.cast(y, dtype)
+
+
+def quantize_value(ctx: LoweringContext, x: Value, q: QInfo) -> Value:
+    """Arm NN's Quantize of float x: round_half_away(x / scale) + zp, saturated to q's carried type.
+    The division is a multiplication by the f32 reciprocal of the scale (TOSA has no float
+    division); rounding half away from zero is spelled out in f32."""
+    t = ctx.type_of(x)
+    if q.per_axis:
+        raise LoweringUnsupported("quantizing to a per-axis quantized type")
+    x = ctx.cast(x, "f32")
+    rank = t.rank
+
+    def f(value: float) -> Value:
+        return ctx.scalar(value, "f32", rank)
+
+    scaled = ctx.mul(x, f(float(np.float32(1.0) / np.float32(q.scale))))
+    magnitude = ctx.op("tosa.abs", [scaled])
+    whole = ctx.op("tosa.floor", [magnitude])
+    fraction = ctx.binary("tosa.sub", magnitude, whole)
+    up = ctx.binary("tosa.greater_equal", fraction, f(0.5))
+    rounded = ctx.op("tosa.select", [up, ctx.binary("tosa.add", whole, f(1.0)), whole])
+    negative = ctx.binary("tosa.greater", f(0.0), scaled)
+    signed = ctx.op("tosa.select", [negative, ctx.negate(rounded), rounded])
+    # saturate in f32 first: CAST of an out-of-range float is not portable, NaN becomes 0 (CpuRef's
+    # out-of-range float-to-int conversion of NaN also gives the stored value 0)
+    lo, hi = q.qmin - q.zero_point, q.qmax - q.zero_point
+    bounded = ctx.op("tosa.clamp", [signed], {"min_val": float(lo), "max_val": float(hi)})
+    v = ctx.cast(bounded, "i32")
+    if q.zero_point:
+        v = ctx.binary("tosa.add", v, ctx.scalar(q.zero_point, "i32", rank))
+    return saturate_to(ctx, v, q.dtype)
+
+
+@rule("nn.constant", quantized=True)
+def constant(ctx: LoweringContext) -> Value:
+    t = ctx.nn_out_types[0]
+    return ctx.const(carried_values(ctx.attrs["value"], t), qinfo(t).dtype)
+
+
+@rule("nn.dequantize", quantized=True)
+def dequantize(ctx: LoweringContext) -> Value:
+    return dequantize_value(ctx, ctx.operands[0], q_in(ctx), ctx.out_types[0].dtype)
+
+
+@rule("nn.quantize", quantized=True)
+def quantize(ctx: LoweringContext) -> Value:
+    return quantize_value(ctx, ctx.operands[0], q_out(ctx))
+
+
+# ------------------------------------------------------------------------------ functions of one tensor
+RealFunction = Callable[[np.ndarray], np.ndarray]
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    import math
+
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def source_function(ctx: LoweringContext) -> RealFunction:
+    """The op's float32 function, as the nn dialect defines it (its folder), on real values."""
+    name, attrs = ctx.op_name, dict(ctx.attrs)
+    if name == "nn.gelu":
+        if attrs.get("approximate", "none") == "tanh":
+            return lambda x: (np.float32(0.5) * x * (np.float32(1) + np.tanh(
+                np.float32(np.sqrt(2 / np.pi)) * (x + np.float32(0.044715) * x * x * x)))).astype(np.float32)
+        return lambda x: (np.float32(0.5) * x * (np.float32(1) + _erf(x / np.float32(np.sqrt(2))).astype(np.float32))
+                          ).astype(np.float32)
+    if name in ("nn.requantize", "nn.identity"):
+        return lambda x: x
+    d = op_def(name)
+    if d is None or d.fold is None:
+        raise LoweringUnsupported(f"no real-valued definition of {name} to tabulate")
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = d.fold(attrs, [np.asarray(x, np.float32)], [TensorType(tuple(np.shape(x)), "f32")])
+        if out is None:
+            raise LoweringUnsupported(f"no real-valued definition of {name} to tabulate")
+        return np.asarray(out[0], np.float32)
+
+    return fn
+
+
+def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str) -> Value:
+    """table[x + 128] for i8 x, any integer result type: TOSA GATHER from a [1, 256, 1] constant."""
+    t = ctx.type_of(x)
+    index = ctx.binary("tosa.add", ctx.cast(x, "i32"), ctx.scalar(128, "i32", t.rank))
+    n = t.num_elements
+    values = ctx.const(np.asarray(table).reshape(1, 256, 1), dtype)
+    gathered = ctx.op("tosa.gather", [values, ctx.reshape(index, (1, n))], types=[TensorType((1, n, 1), dtype)])
+    return ctx.reshape(gathered, t.shape)
+
+
+def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInfo) -> Value:
+    """y = encode(fn(decode(x))) elementwise: exact tables for i8 inputs, an interpolated TABLE for
+    i16 inputs (see the module doc)."""
+    if xq.dtype == "i8":
+        with np.errstate(all="ignore"):
+            real = np.asarray(fn(decode(np.arange(-128, 128), xq)), np.float32)
+        if yq.dtype == "i8":
+            return ctx.op("tosa.table", [x, ctx.const(table_i8(fn, xq, yq), "i8")])
+        return gather_lookup(ctx, x, encode(real, yq), yq.dtype)
+    if xq.dtype == "i16" and yq.dtype in ("i8", "i16"):
+        table = table_i16(fn, xq, yq)
+        raw = ctx.op("tosa.table", [x, ctx.const(table.entries, "i16")])
+        return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point)
+    raise LoweringUnsupported(f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data")
+
+
+def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    """x re-encoded in y's quantization: an exact table from i8, one RESCALE from wider types."""
+    if same_quantization(xq, yq):
+        return x
+    if xq.dtype == "i8":
+        return lookup(ctx, x, lambda r: r, xq, yq)
+    return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
+
+
+# i16 piecewise-linear functions in exact integer arithmetic: (ctx, x, xq, yq) -> value
+def _i16_abs_or_neg(negate: bool) -> Callable[[LoweringContext, Value, QInfo, QInfo], Value]:
+    def lower(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+        v = widen(ctx, x, xq)
+        v = ctx.negate(v) if negate else ctx.op("tosa.abs", [v])
+        return rescale(ctx, v, xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
+
+    return lower
+
+
+def _encoded_bound(value: float, yq: QInfo) -> int:
+    """A real bound encoded in y's quantization (CpuRef clamps in float, then encodes: encoding is
+    monotonic, so clamping the encoded value to the encoded bounds is the same)."""
+    if not np.isfinite(value):
+        return yq.qmin if value < 0 else yq.qmax
+    return int(encode(np.array([value], np.float32), yq)[0])
+
+
+def _i16_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if ctx.op_name == "nn.clamp" else (0.0, float("inf"))
+    y = requantize_value(ctx, x, xq, yq)
+    return clamp_int(ctx, y, _encoded_bound(lo, yq), _encoded_bound(hi, yq))
+
+
+def _i16_leaky_relu(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    alpha = float(ctx.attrs["alpha"])
+    v = widen(ctx, x, xq)
+    rank = ctx.type_of(v).rank
+    positive = ctx.binary("tosa.greater", v, ctx.scalar(0, "i32", rank))
+    scaled_neg = ctx.negate(v) if alpha < 0 else v
+    low = rescale(ctx, scaled_neg, abs(alpha) * xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
+    high = rescale(ctx, v, xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
+    return ctx.op("tosa.select", [positive, high, low])
+
+
+def _i16_square(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    v = widen(ctx, x, xq)
+    return rescale(ctx, ctx.mul(v, v), xq.scale * xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
+
+
+EXACT_I16 = {
+    "nn.requantize": lambda ctx, x, xq, yq: requantize_value(ctx, x, xq, yq),
+    "nn.identity": lambda ctx, x, xq, yq: requantize_value(ctx, x, xq, yq),
+    "nn.abs": _i16_abs_or_neg(False),
+    "nn.neg": _i16_abs_or_neg(True),
+    "nn.clamp": _i16_clamp,
+    "nn.relu": _i16_clamp,
+    "nn.leaky_relu": _i16_leaky_relu,
+    "nn.square": _i16_square,
+}
+TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn.relu", "nn.leaky_relu",
+             "nn.square", "nn.sigmoid", "nn.tanh", "nn.exp", "nn.exp2", "nn.log", "nn.log2", "nn.log10", "nn.sqrt",
+             "nn.rsqrt", "nn.reciprocal", "nn.sin", "nn.cos", "nn.tan", "nn.asin", "nn.acos", "nn.atan",
+             "nn.sinh", "nn.cosh", "nn.asinh", "nn.acosh", "nn.atanh", "nn.floor", "nn.ceil", "nn.round",
+             "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
+
+
+@rule(*TABULATED, quantized=True)
+def unary(ctx: LoweringContext) -> Value:
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, xq, yq)
+    x = ctx.operands[0]
+    if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
+        return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
+    return lookup(ctx, x, source_function(ctx), xq, yq)
+
+
+# ------------------------------------------------------------------------------ data movement
+MOVEMENT = ("nn.reshape", "nn.transpose", "nn.slice", "nn.strided_slice", "nn.tile", "nn.reverse",
+            "nn.broadcast_to", "nn.gather", "nn.gather_nd", "nn.split", "nn.pad", "nn.max_pool2d",
+            "nn.max_pool3d")
+
+
+@rule(*[op for op in MOVEMENT if op not in ("nn.pad",)], quantized=True)
+def movement(ctx: LoweringContext) -> Value | list[Value]:
+    """The float rule moves (or, for max/min, selects) the stored integers; results quantized
+    unlike the data operand are requantized (max and min commute with the monotonic encoding)."""
+    xq = q_in(ctx)
+    x_type = ctx.nn_in_types[0]
+    nn_out_types = ctx.nn_out_types
+    # the float rule sees results quantized as the data operand: it only moves integers
+    ctx.nn_out_types = [TensorType(t.shape, x_type.dtype, x_type.quant) if t.quant is not None else t
+                        for t in nn_out_types]
+    try:
+        results = RULES[ctx.op_name](ctx)
+    finally:
+        ctx.nn_out_types = nn_out_types
+    single = isinstance(results, Value)
+    results = [results] if single else list(results)
+    out = []
+    for value, t in zip(results, ctx.nn_out_types):
+        yq = qinfo(t) if t.quant is not None else None
+        if xq is not None and yq is not None and not same_quantization(xq, yq):
+            require_per_tensor(ctx, xq, yq)
+            value = requantize_value(ctx, value, xq, yq)
+        out.append(value)
+    return out[0] if single else out
+
+
+@rule("nn.argmax", "nn.argmin", quantized=True)
+def arg_extremum(ctx: LoweringContext) -> Value:
+    """Positions of the largest (smallest) stored integers: the encoding is monotonic."""
+    return RULES[ctx.op_name](ctx)
+
+
+@rule("nn.pad", quantized=True)
+def pad(ctx: LoweringContext) -> Value:
+    """A constant pad fills with the pad value encoded in the tensor's quantization (legalize-armnn
+    gives Arm NN's raw quantized pad value as the real value it stands for)."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if ctx.attrs["mode"] != "constant":
+        return movement(ctx)
+    require_per_tensor(ctx, xq, yq)
+    x = requantize_value(ctx, ctx.operands[0], xq, yq)
+    fill = int(encode(np.array([ctx.attrs["value"]], np.float32), yq)[0])
+    return pad_constant(ctx, x, ctx.attrs["pads"], fill)
+
+
+@rule("nn.concat", quantized=True)
+def concat_rule(ctx: LoweringContext) -> Value:
+    yq = q_out(ctx)
+    parts = []
+    for k, x in enumerate(ctx.operands):
+        xq = q_in(ctx, k)
+        if xq is None:
+            ctx.unsupported("concatenation of quantized and float tensors")
+        require_per_tensor(ctx, xq, yq)
+        parts.append(requantize_value(ctx, x, xq, yq))
+    return concat(ctx, parts, ctx.attrs["axis"])
+
+
+# ------------------------------------------------------------------------------ float fallback
+def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
+    """The op computed as CpuRef computes it: quantized operands dequantized to f32 (constants
+    here), the op lowered by its float rule, quantized results encoded back."""
+    float_rule = RULES.get(ctx.op_name)
+    if float_rule is None:
+        ctx.unsupported("no float lowering to compute it through")
+    operands, in_types = [], []
+    for v, t in zip(ctx.operands, ctx.nn_in_types):
+        if isinstance(t, TensorType) and t.quant is not None:
+            v = dequantize_value(ctx, v, qinfo(t))
+            t = TensorType(t.shape, "f32")
+        operands.append(v)
+        in_types.append(t)
+    out_types = [TensorType(t.shape, "f32") if t.quant is not None else t for t in ctx.nn_out_types]
+    graph = ctx.graph
+    node = graph.add_op(ctx.op_name, operands, out_types, dict(ctx.attrs), ctx.loc)
+    inner = LoweringContext(graph, node, in_types)
+    try:
+        results = float_rule(inner)
+    except Exception:
+        graph.erase(node)
+        raise
+    graph.erase(node)
+    single = isinstance(results, Value)
+    results = [results] if single else list(results)
+    out = [quantize_value(ctx, v, qinfo(t)) if t.quant is not None else v
+           for v, t in zip(results, ctx.nn_out_types)]
+    return out[0] if single else out
+
+
+FLOAT_FALLBACK = ("nn.div", "nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_normalize", "nn.l2_pool2d",
+                  "nn.l2_pool3d", "nn.layer_norm", "nn.instance_norm", "nn.local_response_norm", "nn.log_softmax",
+                  "nn.reduce_prod")
+
+
+@rule(*FLOAT_FALLBACK, quantized=True)
+def fallback(ctx: LoweringContext) -> Value | list[Value]:
+    return float_fallback(ctx)

@@ -1,0 +1,265 @@
+"""Quantized lowering, part 2: elementwise arithmetic of several tensors, comparisons, select,
+reductions, softmax and batch normalization, in i32 fixed point.
+
+CpuRef adds, compares, ... the float32 decodings of its operands. Here each operand x (carried,
+zero point zp, scale s) becomes an i32 `F = round((x - zp) * s / unit)` on one common `unit`
+(one RESCALE each), the TOSA op works on the F's, and one RESCALE by unit / s_out (plus the output
+zero point) encodes the result. `unit` is s_out * 2**-p with p as large as the operands' ranges
+allow (quant.fraction_bits), so the only rounding that matters is the last one:
+- add / sub / maximum / minimum: on the F's (a common scale, as the TFLite-to-TOSA legalization
+  does); mul: (xa - zpa) * (xb - zpb) exactly, one RESCALE by sa * sb / s_out;
+  squared_difference: the difference on a common unit, squared;
+- comparisons: operands quantized alike compare their integers; otherwise the F's on a unit finer
+  than both scales;
+- reductions: sum and mean add (x - zp) exactly in i32 and RESCALE once (the mean divides by the
+  count there); max and min select stored integers (the encoding is monotonic);
+- softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
+  256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division;
+- batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from nn2tosa.ir import TensorType, Value
+
+from ..context import LoweringContext
+from ..quant import QInfo, fraction_bits, max_input_for, narrow, qinfo, rescale, saturate_to, widen
+from . import rule
+from .quantized import (constant_array, dequantize_value, float_fallback, q_in, q_out, require_per_tensor,
+                        requantize_value, same_quantization)
+from .reduce import reduce_axes
+
+
+# ------------------------------------------------------------------------------ common-unit operands
+def common_unit_bits(qs: Sequence[QInfo], unit: float, headroom: int) -> int:
+    """Fraction bits p for operands rescaled to `unit` * 2**-p: every |F| * 2**headroom < 2**30."""
+    return min(fraction_bits(q.span, q.scale / unit, headroom=headroom, input_span=q.span) for q in qs)
+
+
+def on_unit(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], unit: float) -> list[Value]:
+    """Each x as i32 (x - zp) * s / unit, rounded."""
+    return [widen(ctx, x, q, q.scale / unit) for x, q in zip(xs, qs)]
+
+
+def _operands(ctx: LoweringContext) -> tuple[list[Value], list[QInfo]]:
+    qs = [q_in(ctx, k) for k in range(len(ctx.operands))]
+    if any(q is None for q in qs):
+        ctx.unsupported(f"{ctx.op_name} of quantized and float operands together")
+    require_per_tensor(ctx, *qs)
+    return list(ctx.operands), qs
+
+
+ADDITIVE = {"nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maximum", "nn.minimum": "tosa.minimum"}
+
+
+@rule(*ADDITIVE, quantized=True)
+def additive(ctx: LoweringContext) -> Value:
+    xs, qs = _operands(ctx)
+    yq = q_out(ctx)
+    if yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, yq)
+    p = common_unit_bits(qs, yq.scale, headroom=2)
+    unit = yq.scale * 2.0 ** -p
+    a, b = on_unit(ctx, xs, qs, unit)
+    return narrow(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 2.0 ** -p, yq)
+
+
+@rule("nn.mul", quantized=True)
+def mul(ctx: LoweringContext) -> Value:
+    xs, qs = _operands(ctx)
+    yq = q_out(ctx)
+    if yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, yq)
+    a, b = (widen(ctx, x, q) for x, q in zip(xs, qs))
+    if qs[0].span * qs[1].span >= 1 << 31:
+        ctx.unsupported("quantized product does not fit i32")
+    return narrow(ctx, ctx.mul(a, b), qs[0].scale * qs[1].scale / yq.scale, yq)
+
+
+@rule("nn.squared_difference", quantized=True)
+def squared_difference(ctx: LoweringContext) -> Value:
+    xs, qs = _operands(ctx)
+    yq = q_out(ctx)
+    if yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, yq)
+    base = min(q.scale for q in qs)
+    # |a - b| < 2**15 keeps the square in i32
+    p = min(fraction_bits(q.span, q.scale / base, headroom=1, input_span=q.span) for q in qs)
+    p = min(p, min(math.floor(14 - math.log2(max(q.span * q.scale / base, 1.0))) for q in qs))
+    unit = base * 2.0 ** -p
+    a, b = on_unit(ctx, xs, qs, unit)
+    d = ctx.binary("tosa.sub", a, b)
+    return narrow(ctx, ctx.mul(d, d), unit * unit / yq.scale, yq)
+
+
+COMPARISONS = {"nn.equal": ("tosa.equal", False), "nn.not_equal": ("tosa.equal", False),
+               "nn.greater": ("tosa.greater", False), "nn.greater_equal": ("tosa.greater_equal", False),
+               "nn.less": ("tosa.greater", True), "nn.less_equal": ("tosa.greater_equal", True)}
+
+
+@rule(*COMPARISONS, quantized=True)
+def compare(ctx: LoweringContext) -> Value:
+    xs, qs = _operands(ctx)
+    if same_quantization(qs[0], qs[1]):
+        a, b = (ctx.cast(x, "i32") for x in xs)
+    else:
+        unit = min(q.scale for q in qs)
+        p = common_unit_bits(qs, unit, headroom=1)
+        a, b = on_unit(ctx, xs, qs, unit * 2.0 ** -p)
+    op, swapped = COMPARISONS[ctx.op_name]
+    y = ctx.binary(op, b, a) if swapped else ctx.binary(op, a, b)
+    return ctx.op("tosa.logical_not", [y]) if ctx.op_name == "nn.not_equal" else y
+
+
+@rule("nn.prelu", quantized=True)
+def prelu(ctx: LoweringContext) -> Value:
+    """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT."""
+    (x, alpha), (xq, aq) = _operands(ctx)
+    yq = q_out(ctx)
+    require_per_tensor(ctx, yq)
+    xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
+    negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq)
+    positive = narrow(ctx, xv, xq.scale / yq.scale, yq)
+    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", ctx.type_of(xv).rank))
+    return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))
+
+
+@rule("nn.select", quantized=True)
+def select(ctx: LoweringContext) -> Value:
+    cond, x, y = ctx.operands
+    yq = q_out(ctx)
+    xq, zq = q_in(ctx, 1), q_in(ctx, 2)
+    if yq is None or xq is None or zq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, xq, zq, yq)
+    x, y = requantize_value(ctx, x, xq, yq), requantize_value(ctx, y, zq, yq)
+    return ctx.op("tosa.select", ctx.same_rank(cond, x, y))
+
+
+# ------------------------------------------------------------------------------ reductions
+def _keep_dims_result(ctx: LoweringContext, y: Value) -> Value:
+    return ctx.reshape(y, ctx.out_types[0].shape)
+
+
+@rule("nn.reduce_sum", "nn.reduce_mean", quantized=True)
+def reduce_sum(ctx: LoweringContext) -> Value:
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, xq, yq)
+    x = ctx.operands[0]
+    axes = [int(a) for a in ctx.attrs["axes"]]
+    count = math.prod(ctx.type_of(x).shape[a] for a in axes)
+    if xq.span * count >= 1 << 30:
+        ctx.unsupported("the quantized sum does not fit i32")
+    total = reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+    factor = xq.scale / yq.scale / (count if ctx.op_name == "nn.reduce_mean" else 1)
+    return _keep_dims_result(ctx, narrow(ctx, total, factor, yq))
+
+
+@rule("nn.reduce_max", "nn.reduce_min", quantized=True)
+def reduce_extremum(ctx: LoweringContext) -> Value:
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, xq, yq)
+    op = "tosa.reduce_max" if ctx.op_name == "nn.reduce_max" else "tosa.reduce_min"
+    y = reduce_axes(ctx, ctx.operands[0], op, ctx.attrs["axes"])
+    return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
+
+
+# ------------------------------------------------------------------------------ softmax
+def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
+    """k for exp values e <= 2**k: 2 * e / s_out + sum(e) (at most count * 2**k) stays in i32."""
+    return int(math.floor(30 - math.log2(2 * inverse_scale + count)))
+
+
+@rule("nn.softmax", quantized=True)
+def softmax(ctx: LoweringContext) -> Value:
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None or xq.dtype != "i8" or yq.dtype != "i8":
+        return float_fallback(ctx)
+    require_per_tensor(ctx, xq, yq)
+    x = ctx.operands[0]
+    t = ctx.type_of(x)
+    axis, beta = int(ctx.attrs["axis"]), float(ctx.attrs["beta"])
+    count = t.shape[axis]
+    k = _softmax_exp_bits(count, 1.0 / yq.scale)
+    if k < 16:
+        return float_fallback(ctx)
+    v = ctx.cast(x, "i32")
+    distance = ctx.binary("tosa.sub", ctx.op("tosa.reduce_max", [v], {"axis": axis}), v)  # 0..255
+    # exp(-beta * s * d) as CpuRef computes it in float32, scaled by 2**k
+    d = np.arange(256, dtype=np.float32)
+    real = np.exp(-(d * np.float32(xq.scale)) * np.float32(beta)).astype(np.float64)
+    table = np.floor(real * 2.0 ** k + 0.5).astype(np.int32)
+    n = t.num_elements
+    e = ctx.op("tosa.gather", [ctx.const(table.reshape(1, 256, 1), "i32"), ctx.reshape(distance, (1, n))],
+               types=[TensorType((1, n, 1), "i32")])
+    e = ctx.reshape(e, t.shape)
+    total = ctx.op("tosa.reduce_sum", [e], {"axis": axis})
+    # round(e / total / s_out) = floor((2 e / s_out + total) / (2 total)), every term non-negative
+    numerator = rescale(ctx, e, 2.0 / yq.scale, "i32")
+    quotient = ctx.binary("tosa.intdiv", ctx.binary("tosa.add", numerator, total),
+                          ctx.binary("tosa.add", total, total))
+    if yq.zero_point:
+        quotient = ctx.binary("tosa.add", quotient, ctx.scalar(yq.zero_point, "i32", t.rank))
+    return saturate_to(ctx, quotient, yq.dtype)
+
+
+# ------------------------------------------------------------------------------ batch normalization
+@rule("nn.batch_norm", quantized=True)
+def batch_norm(ctx: LoweringContext) -> Value:
+    """y = a_c * x + b_c per channel (a_c = gamma / sqrt(var + eps), b_c = beta - mean * a_c, from
+    constant statistics): RESCALE per channel of +-(x - zp) to 2**p output units, plus round(b_c /
+    s_out * 2**p), then one RESCALE by 2**-p."""
+    x = ctx.operands[0]
+    xq, yq = q_in(ctx), q_out(ctx)
+    rank = ctx.type_of(x).rank
+    stats = []
+    for k in range(1, 5):
+        array = constant_array(ctx, ctx.operands[k])
+        if array is None or xq is None or yq is None or int(ctx.attrs["axis"]) != rank - 1:
+            return float_fallback(ctx)
+        q = q_in(ctx, k)
+        stats.append(array.astype(np.float64) if q is None else
+                     dequantize_constant(array, q))
+    require_per_tensor(ctx, xq, yq)
+    mean, var, gamma, beta = stats
+    a = gamma / np.sqrt(var + float(ctx.attrs["epsilon"]))
+    b = beta - mean * a
+    ratio = np.abs(a) * xq.scale / yq.scale
+    offset = b / yq.scale
+    channels = ctx.type_of(x).shape[-1]
+    ratio, offset = np.broadcast_to(ratio, (channels,)), np.broadcast_to(offset, (channels,))
+    peak = float(np.max(ratio * xq.span + np.abs(offset)))
+    p = fraction_bits(max(peak, 1e-30), 1.0, headroom=1)
+    p = min(p, min(fraction_bits(xq.span, float(r), headroom=1, input_span=xq.span) for r in ratio if r > 0)
+            if np.any(ratio > 0) else p)
+    v = widen(ctx, x, xq)
+    signs = np.where(a < 0, -1, 1).astype(np.int32)
+    if np.any(signs < 0):
+        v = ctx.mul(v, ctx.const(np.broadcast_to(signs, (channels,)).reshape((1,) * (rank - 1) + (channels,)), "i32"))
+    scaled = rescale(ctx, v, ratio * 2.0 ** p, "i32") if channels > 1 else rescale(ctx, v, float(ratio[0]) * 2.0 ** p, "i32")
+    bias = np.floor(offset * 2.0 ** p + 0.5).astype(np.int64)
+    if np.any(np.abs(bias) >= 1 << 30):
+        return float_fallback(ctx)
+    acc = ctx.binary("tosa.add", scaled, ctx.const(bias.astype(np.int32).reshape((1,) * (rank - 1) + (channels,)), "i32"))
+    if max_input_for(2.0 ** -p) < 1 << 30:
+        return float_fallback(ctx)
+    return narrow(ctx, acc, 2.0 ** -p, yq)
+
+
+def dequantize_constant(array: np.ndarray, q: QInfo) -> np.ndarray:
+    """Stored (carried) integers of a constant as CpuRef's float32 decoding, widened to float64."""
+    return ((array.astype(np.int64) - np.asarray(q.zero_points)).astype(np.float32) *
+            np.asarray(q.scales, np.float32)).astype(np.float64)
+
+

@@ -1,0 +1,324 @@
+"""Quantized lowering, part 3: convolutions, fully connected, matmul, average pooling, resize.
+
+A quantized convolution is TOSA's integer convolution with zero points (i8 activations: i32
+accumulator; i16 activations: i48, the int16 extension) and a per-tensor or per-output-channel
+RESCALE by s_x * s_w[c] / s_y. CpuRef sums float32 products instead, so the two agree except
+where its float sum lands within rounding error of a half.
+
+- weights are constants, converted here: unsigned (QAsymmU8) weights shift to i8 with their zero
+  point; a bias is re-expressed in accumulator units round(b * s_b / (s_x * s_w[c])) when its scale
+  is not s_x * s_w[c] already.
+- i16 weights (QSymmS16) have no TOSA convolution with i16 activations: w = 256 * hi + lo with
+  hi in -128..127 and lo in 0..255 (stored as lo - 128 with weight zero point -128) gives two
+  i16 x i8 convolutions whose sum 256 * acc_hi + acc_lo is the exact accumulator.
+- an i48 accumulator goes to i32 first by a power-of-two RESCALE (exact when the accumulator
+  bound, computed from the weights and the input range, fits i32; otherwise the fewest low bits
+  are rounded off), then to the output by a 32-bit multiplier: i48 RESCALE only takes 16-bit
+  multipliers, which would round the output scale to 15 bits.
+- fully_connected is a 1x1 conv2d ([rows, 1, 1, K] x [O, 1, 1, K]); matmul of two tensors is
+  TOSA MATMUL with both zero points (i16 x i16 -> i48 with the int16 extension).
+- avg_pool2d with one quantization in and out: TOSA AVG_POOL2D with zero points (counted padding
+  is padded with the zero point explicitly); other averages, and bilinear resize, compute in f32
+  as CpuRef does (quantized.float_fallback).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from nn2tosa.ir import TensorType, Value
+
+from ..context import LoweringContext
+from ..quant import QInfo, narrow, rescale
+from . import rule
+from .conv import drop_extra, fit_windows
+from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
+from .shape import pad_constant, tosa_slice
+
+ACCUMULATOR = {"i8": "i32", "i16": "i48"}
+
+
+# ------------------------------------------------------------------------------ operands
+def _weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
+    w = constant_array(ctx, ctx.operands[k])
+    wq = q_in(ctx, k)
+    if w is None or wq is None:
+        ctx.unsupported("quantized convolution with weights computed at run time")
+    if len(set(wq.zero_points)) > 1:
+        ctx.unsupported("per-channel weight zero points")
+    return w, wq
+
+
+def _out_channel_scales(wq: QInfo, channels: int, repeat: int = 1, tile: int = 1) -> np.ndarray:
+    """Weight scale of every output channel (per-axis scales repeated/tiled for depthwise)."""
+    scales = np.asarray(wq.scales, np.float64)
+    if scales.size == 1:
+        return np.full(channels, scales[0])
+    scales = np.tile(np.repeat(scales, repeat), tile)
+    if scales.size != channels:
+        raise ValueError(f"{scales.size} weight scales for {channels} output channels")
+    return scales
+
+
+def _bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.ndarray:
+    """The bias as integers of the accumulator (scale s_x * s_w[c]), int64; zeros without one."""
+    channels = acc_scales.size
+    if len(ctx.operands) < 3:
+        return np.zeros(channels, np.int64)
+    b = constant_array(ctx, ctx.operands[2])
+    bq = q_in(ctx, 2)
+    if b is None:
+        ctx.unsupported("a bias computed at run time")
+    if bq is None:  # a float bias: CpuRef adds it to the float sum
+        real = b.astype(np.float64)
+    else:
+        real = (b.astype(np.int64) - np.asarray(bq.zero_points)) * np.asarray(bq.scales, np.float64)
+        ratio = np.asarray(bq.scales, np.float64) / acc_scales
+        if bq.zero_points == (0,) * len(bq.zero_points) and np.all(np.abs(ratio - 1) < 1e-6):
+            return np.broadcast_to(b.astype(np.int64), (channels,)).copy()
+    return np.floor(np.broadcast_to(real, (channels,)) / acc_scales + 0.5).astype(np.int64)
+
+
+def _accumulator_bits(weights_abs_sum: np.ndarray, span: int, bias: np.ndarray) -> int:
+    """How many low bits an accumulator must lose to fit i32 (0 when it fits)."""
+    bound = float(np.max(weights_abs_sum * span + np.abs(bias))) if bias.size else 0.0
+    return max(0, math.ceil(math.log2(max(bound, 1.0))) - 30)
+
+
+def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """i16 weights as 256 * hi + lo: hi (int8) and lo - 128 (int8, weight zero point -128)."""
+    w = w.astype(np.int64)
+    lo = w & 0xFF
+    hi = (w - lo) >> 8
+    return hi.astype(np.int8), (lo - 128).astype(np.int8)
+
+
+# ------------------------------------------------------------------------------ the convolution
+def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
+                          bias: np.ndarray, out_scales: np.ndarray, yq: QInfo, channel_axis_sum: tuple[int, ...],
+                          attrs: dict, window: Sequence[int] | None = None) -> Value:
+    """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
+    in accumulator units, then RESCALE by out_scales (per output channel) to yq.
+    `channel_axis_sum`: the weight axes summed per output channel (for the accumulator bound)."""
+    if xq.dtype not in ACCUMULATOR:
+        ctx.unsupported(f"quantized convolution of {xq.dtype} activations")
+    if xq.dtype == "i16" and xq.zero_point != 0:
+        ctx.unsupported("int16 activations with a non-zero zero point (TOSA requires 0)")
+    attrs = dict(attrs)
+    extra: list[int] = []
+    if window is not None:
+        x, attrs["pad"], extra = fit_windows(ctx, x, window, attrs["stride"], attrs["pad"])
+    acc_type = ACCUMULATOR[xq.dtype]
+    attrs["acc_type"] = acc_type
+    wzp = wq.zero_points[0]
+    centred = np.abs(w.astype(np.int64) - wzp)
+    abs_sum = centred.sum(axis=channel_axis_sum).reshape(-1)
+
+    def conv(weights: np.ndarray, weight_zp: int, bias_values: np.ndarray) -> Value:
+        operands = [x, ctx.const(weights, "i8"), ctx.const(bias_values, acc_type), ctx.zero_point(xq.dtype, xq.zero_point),
+                    ctx.zero_point("i8", weight_zp)]
+        return drop_extra(ctx, ctx.op(op, operands, attrs), extra)
+
+    if wq.dtype == "i8":
+        acc = conv(w, wzp, bias)
+        if acc_type == "i32":
+            return narrow(ctx, acc, out_scales, yq)
+        k = _accumulator_bits(abs_sum, xq.span, bias)
+        acc = rescale(ctx, acc, 2.0 ** -k, "i32")
+        return narrow(ctx, acc, out_scales * 2.0 ** k, yq)
+    if wq.dtype != "i16" or wzp != 0 or xq.dtype != "i16":
+        ctx.unsupported(f"quantized convolution of {xq.dtype} data with {wq.dtype} weights")
+    hi, lo = _split_i16_weights(w)
+    per_channel = math.prod(w.shape) // max(abs_sum.size, 1)
+    k = _accumulator_bits(abs_sum + 512 * per_channel, xq.span, bias)  # |256 hi| + |lo| <= |w| + 510
+    if k > 8:
+        ctx.unsupported("the int16 accumulator does not fit i32 after dropping 8 bits")
+    high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
+    low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
+    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq)
+
+
+def _conv_quants(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None:
+        ctx.unsupported("a convolution mixing float and quantized tensors")
+    require_per_tensor(ctx, xq, yq)
+    return xq, yq
+
+
+def _window_attrs(ctx: LoweringContext) -> dict:
+    return {"stride": list(ctx.attrs["stride"]), "pad": list(ctx.attrs["pad"]), "dilation": list(ctx.attrs["dilation"])}
+
+
+def _windows(kernel: Sequence[int], dilation: Sequence[int]) -> list[int]:
+    return [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+
+
+@rule("nn.conv2d", quantized=True)
+def conv2d(ctx: LoweringContext) -> Value:
+    xq, yq = _conv_quants(ctx)
+    w, wq = _weights(ctx)
+    o, kh, kw, per_group = w.shape
+    groups = int(ctx.attrs["groups"])
+    acc_scales = xq.scale * _out_channel_scales(wq, o)
+    bias = _bias_in_accumulator(ctx, acc_scales)
+    out_scales = acc_scales / yq.scale
+    attrs = _window_attrs(ctx)
+    window = _windows((kh, kw), attrs["dilation"])
+    x = ctx.operands[0]
+    if groups == 1:
+        return quantized_convolution(ctx, "tosa.conv2d", x, xq, w, wq, bias, out_scales, yq, (1, 2, 3), attrs, window)
+    if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
+        dw = np.ascontiguousarray(w.reshape(groups, o // groups, kh, kw).transpose(2, 3, 0, 1))
+        return quantized_convolution(ctx, "tosa.depthwise_conv2d", x, xq, dw, wq, bias, out_scales, yq, (0, 1),
+                                     attrs, window)
+    n, h, wd, _ = ctx.type_of(x).shape
+    per_out = o // groups
+    parts = []
+    for g in range(groups):
+        xg = tosa_slice(ctx, x, (0, 0, 0, g * per_group), (n, h, wd, per_group))
+        sl = slice(g * per_out, (g + 1) * per_out)
+        parts.append(quantized_convolution(ctx, "tosa.conv2d", xg, xq, np.ascontiguousarray(w[sl]), wq, bias[sl],
+                                           out_scales[sl], yq, (1, 2, 3), attrs, window))
+    return ctx.op("tosa.concat", parts, {"axis": 3})
+
+
+@rule("nn.depthwise_conv2d", quantized=True)
+def depthwise_conv2d(ctx: LoweringContext) -> Value:
+    xq, yq = _conv_quants(ctx)
+    w, wq = _weights(ctx)
+    kh, kw, c, m = w.shape
+    if wq.axis is None or len(wq.scales) == 1:
+        weight_scales = _out_channel_scales(wq, c * m)
+    elif wq.axis == 2:
+        weight_scales = _out_channel_scales(wq, c * m, repeat=m)
+    else:
+        weight_scales = _out_channel_scales(wq, c * m, tile=c)
+    acc_scales = xq.scale * weight_scales
+    bias = _bias_in_accumulator(ctx, acc_scales)
+    attrs = _window_attrs(ctx)
+    # the accumulator bound sums over the window of each (c, m) output channel
+    return quantized_convolution(ctx, "tosa.depthwise_conv2d", ctx.operands[0], xq, w, wq, bias,
+                                 acc_scales / yq.scale, yq, (0, 1), attrs, _windows((kh, kw), attrs["dilation"]))
+
+
+@rule("nn.conv3d", quantized=True)
+def conv3d(ctx: LoweringContext) -> Value:
+    xq, yq = _conv_quants(ctx)
+    w, wq = _weights(ctx)
+    o, kd, kh, kw, _ = w.shape
+    acc_scales = xq.scale * _out_channel_scales(wq, o)
+    bias = _bias_in_accumulator(ctx, acc_scales)
+    attrs = _window_attrs(ctx)
+    return quantized_convolution(ctx, "tosa.conv3d", ctx.operands[0], xq, w, wq, bias, acc_scales / yq.scale, yq,
+                                 (1, 2, 3, 4), attrs, _windows((kd, kh, kw), attrs["dilation"]))
+
+
+@rule("nn.transpose_conv2d", quantized=True)
+def transpose_conv2d(ctx: LoweringContext) -> Value:
+    xq, yq = _conv_quants(ctx)
+    w, wq = _weights(ctx)
+    o, kh, kw, _ = w.shape
+    acc_scales = xq.scale * _out_channel_scales(wq, o)
+    bias = _bias_in_accumulator(ctx, acc_scales)
+    out_pad = list(ctx.attrs["out_pad"])
+    # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
+    tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
+    attrs = {"stride": list(ctx.attrs["stride"]), "out_pad": tosa_pad}
+    y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias, acc_scales / yq.scale,
+                              yq, (1, 2, 3), attrs)
+    crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
+    return tosa_slice(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
+
+
+@rule("nn.fully_connected", quantized=True)
+def fully_connected(ctx: LoweringContext) -> Value:
+    """x [..., K] times W^T [K, O]: a 1x1 conv2d of [rows, 1, 1, K] with [O, 1, 1, K] weights."""
+    xq, yq = _conv_quants(ctx)
+    w, wq = _weights(ctx)
+    o, k = w.shape
+    acc_scales = xq.scale * _out_channel_scales(wq, o)
+    bias = _bias_in_accumulator(ctx, acc_scales)
+    x = ctx.operands[0]
+    rows = ctx.type_of(x).num_elements // k
+    attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
+    y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
+                              bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs)
+    return ctx.reshape(y, ctx.out_types[0].shape)
+
+
+@rule("nn.matmul", quantized=True)
+def matmul(ctx: LoweringContext) -> Value:
+    """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
+    aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
+    if aq is None or bq is None or yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, aq, bq, yq)
+    if aq.dtype != bq.dtype or aq.dtype not in ACCUMULATOR:
+        ctx.unsupported(f"quantized matmul of {aq.dtype} by {bq.dtype}")
+    if aq.dtype == "i16" and (aq.zero_point or bq.zero_point):
+        ctx.unsupported("int16 matmul with non-zero zero points (TOSA requires 0)")
+    a, b = ctx.same_rank(*ctx.operands)
+    a_shape, b_shape = ctx.type_of(a).shape, ctx.type_of(b).shape
+    (m, k), n = a_shape[-2:], b_shape[-1]
+    batch = ctx.out_types[0].shape[:-2]
+    count = math.prod(batch)
+    a3 = ctx.reshape(_tiled(ctx, a, batch), (count, m, k))
+    b3 = ctx.reshape(_tiled(ctx, b, batch), (count, k, n))
+    acc_type = ACCUMULATOR[aq.dtype]
+    acc = ctx.op("tosa.matmul", [a3, b3, ctx.zero_point(aq.dtype, aq.zero_point), ctx.zero_point(bq.dtype, bq.zero_point)],
+                 types=[TensorType((count, m, n), acc_type)])
+    scale = aq.scale * bq.scale / yq.scale
+    if acc_type == "i48":
+        shift = max(0, math.ceil(math.log2(max(aq.span * bq.span * k, 1))) - 30)
+        acc = rescale(ctx, acc, 2.0 ** -shift, "i32")
+        scale *= 2.0 ** shift
+    return ctx.reshape(narrow(ctx, acc, scale, yq), ctx.out_types[0].shape)
+
+
+def _tiled(ctx: LoweringContext, x: Value, batch: Sequence[int]) -> Value:
+    shape = ctx.type_of(x).shape
+    multiples = [b // d for b, d in zip(batch, shape[:-2])] + [1, 1]
+    if all(mult == 1 for mult in multiples):
+        return x
+    out = tuple(d * mult for d, mult in zip(shape, multiples))
+    return ctx.op("tosa.tile", [x, ctx.shape(multiples)], types=[ctx.type_of(x).with_shape(out)])
+
+
+# ------------------------------------------------------------------------------ pooling and resize
+@rule("nn.avg_pool2d", quantized=True)
+def avg_pool2d(ctx: LoweringContext) -> Value:
+    """One quantization in and out: AVG_POOL2D with the zero point (TOSA leaves padding out of the
+    count; padding nn counts is padded with the zero point, i.e. real zeros, before)."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    kernel, stride = list(ctx.attrs["kernel"]), list(ctx.attrs["stride"])
+    pad, count_pad = list(ctx.attrs["pad"]), list(ctx.attrs["count_pad"])
+    if (xq is None or yq is None or xq.per_axis or xq != yq or xq.dtype not in ACCUMULATOR
+            or int(ctx.attrs["divisor"]) > 0):
+        return float_fallback(ctx)
+    uncounted = [p - c for p, c in zip(pad, count_pad)]
+    if any(u >= kernel[i // 2] for i, u in enumerate(uncounted)):
+        return float_fallback(ctx)
+    x = ctx.operands[0]
+    if any(count_pad):
+        x = pad_constant(ctx, x, [0, 0, *count_pad, 0, 0], xq.zero_point)
+    x, uncounted, extra = fit_windows(ctx, x, kernel, stride, uncounted)
+    zp_in, zp_out = ctx.zero_point(xq.dtype, xq.zero_point), ctx.zero_point(yq.dtype, yq.zero_point)
+    y = ctx.op("tosa.avg_pool2d", [x, zp_in, zp_out],
+               {"kernel": kernel, "stride": stride, "pad": uncounted, "acc_type": "i32"})
+    return drop_extra(ctx, y, extra)
+
+
+@rule("nn.avg_pool3d", quantized=True)
+def avg_pool3d(ctx: LoweringContext) -> Value:
+    return float_fallback(ctx)
+
+
+@rule("nn.resize", quantized=True)
+def resize(ctx: LoweringContext) -> Value:
+    if ctx.attrs["mode"] == "nearest":
+        return movement(ctx)
+    return float_fallback(ctx)
+
