@@ -532,3 +532,47 @@ def test_contradicting_declared_shape_is_invalid_input():
     with pytest.raises(InvalidInputError) as e:
         PassManager.from_names("legalize-mps").run(m.g)
     assert e.value.where == "node 0 (MPSView)"
+
+
+# ------------------------------------------------------------------------------ constants and small cases
+def test_full_arange_and_empty_cat_pieces():
+    """full() of rank 0 stays rank 0; arange with an integer dtype truncates start + i * step (torch);
+    an empty full() among cat's pieces (the runtime's nil tensor) contributes nothing."""
+    m = MpsGraph()
+    scalar = m.one("MPSFull", {}, (), "f32", shape=[], fill_value=2.5, dtype="mps_data_type_float32")
+    ints = m.one("MPSArange", {}, (3,), "i64", start=0.5, end=3.0, step=1.0, dtype="mps_data_type_int64")
+    x = m.input((2, 3))
+    empty = m.one("MPSFull", {}, (0,), "f32", shape=[0], fill_value=0.0, dtype="mps_data_type_float32")
+    joined = m.one("MPSCat", {"input_ids": [x, empty]}, (2, 3), dim=0)
+    xv = RNG.standard_normal((2, 3)).astype(np.float32)
+    got_scalar, got_ints, got_joined = m.run([scalar, ints, joined], [xv])
+    assert got_scalar.shape == () and got_scalar == 2.5
+    np.testing.assert_array_equal(got_ints, np.trunc(0.5 + np.arange(3)))
+    np.testing.assert_array_equal(got_joined, xv)
+
+
+def test_softmax_half_to_float_normalizes_f16_into_f32():
+    x = np.array([[1.0, 2.0, 3.0], [-1.0, 0.0, 1.0]], np.float16)
+    m, y = unary_graph("MPSSoftmax", x.shape, "f16", "f32", dim=1, half_to_float=True)
+    (got,) = m.run([y], [x])
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_grouped_convolution_against_a_naive_loop():
+    """groups=2 (not depthwise): output channel o reads the input channels of its group."""
+    x = RNG.standard_normal((1, 4, 5, 5)).astype(np.float32)
+    w = RNG.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    want = np.zeros((1, 6, 3, 3))
+    for o in range(6):
+        g = o // 3
+        for i in range(3):
+            for j in range(3):
+                want[0, o, i, j] = np.sum(x[0, 2 * g:2 * g + 2, i:i + 3, j:j + 3] * w[o])
+    m = MpsGraph()
+    inp = m.input(x.shape)
+    y = m.one("MPSConv2D", {"input1_id": inp, "input2_id": m.constant(w)}, want.shape,
+              stride_x=1, stride_y=1, dilation_x=1, dilation_y=1, groups=2)
+    (got,) = m.run([y], [x])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
