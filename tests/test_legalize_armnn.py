@@ -5,6 +5,8 @@ of them at once. Unit tests of semantics no corpus file exercises are in test_le
 """
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ from conftest import CORPUS, corpus_manifest, requires_corpus
 from corpus_harness import data_path, judge, load_expected
 from nn_reference import evaluate
 
-from nn2tosa.diagnostics import UnsupportedError
+from nn2tosa.diagnostics import InvalidInputError, UnsupportedError
 from nn2tosa.frontend import load
 from nn2tosa.frontend.armnn.catalogue import layer_kinds
 from nn2tosa.ir import INPUT_OP, verify
@@ -154,3 +156,50 @@ def test_nchw_layers_are_wrapped_in_transposes_that_canonicalize_cancels() -> No
     assert graph.histogram()["nn.transpose"] == 3  # input, weights, result
     PassManager.from_names("canonicalize").run(graph)
     assert graph.histogram()["nn.transpose"] == 2  # the weights' one folded; the boundary ones stay
+
+
+def _mutated(graph, rng: random.Random) -> None:
+    """Damage one layer the way a corrupt or hand-made file could: an integer or list attribute
+    out of range, or an output shape that contradicts the layer."""
+    layers = [n for n in graph.nodes() if graph.op(n).startswith("armnn.") and graph.op(n) != "armnn.Constant"]
+    node = rng.choice(layers)
+    attrs = graph.attrs(node)
+    ints = [k for k, v in attrs.items() if isinstance(v, int) and not isinstance(v, bool)]
+    lists = [k for k, v in attrs.items() if isinstance(v, list) and v and all(isinstance(x, int) for x in v)]
+    roll = rng.random()
+    if ints and roll < 0.45:
+        attrs[rng.choice(ints)] = rng.choice([0, -1, 7, 1000, 2 ** 31 - 1, -(2 ** 31)])
+    elif lists and roll < 0.8:
+        key = rng.choice(lists)
+        values = list(attrs[key])
+        values[rng.randrange(len(values))] = rng.choice([0, -1, 5, 1000])
+        attrs[key] = values[:-1] if rng.random() < 0.3 else values
+    elif graph.types(node)[0].rank:
+        t = graph.types(node)[0]
+        shape = list(t.shape)
+        shape[rng.randrange(len(shape))] += rng.choice([1, 5])
+        graph.types(node)[0] = t.with_shape(shape)
+
+
+def test_damaged_layers_are_reported_never_crash() -> None:
+    """1,000 random damages to one layer of a file per layer type: the pass legalizes, or raises
+    InvalidInputError / UnsupportedError naming the layer; no other exception escapes."""
+    one_per_type = {}
+    for e in ARMNN:
+        for name in set(e["histogram"]) - {"Input", "Output", "Constant"}:
+            one_per_type.setdefault(name, e["file"])
+    files = sorted(set(one_per_type.values()))
+    rng = random.Random(20240607)
+    outcomes = {"legalized": 0, "invalid": 0, "unsupported": 0}
+    for trial in range(1000):
+        (graph,) = load(str(CORPUS / files[trial % len(files)]))
+        _mutated(graph, rng)
+        try:
+            PassManager.from_names("legalize-armnn").run(graph)
+            outcomes["legalized"] += 1
+        except InvalidInputError as e:
+            assert e.where and e.where.startswith("layer "), str(e)
+            outcomes["invalid"] += 1
+        except UnsupportedError:
+            outcomes["unsupported"] += 1
+    assert outcomes["invalid"] > 100 and outcomes["legalized"] > 100, outcomes

@@ -276,3 +276,18 @@ def test_l2_normalization_of_low_rank_input_pads_the_shape_like_arm_nn(layout: s
     data = RNG.normal(size=shape).astype(np.float32)
     squares = np.sum(data.astype(np.float64) ** 2, axis=axes, keepdims=True)
     np.testing.assert_allclose(run(g, data)[0], data / np.sqrt(np.maximum(squares, 1e-12)), rtol=1e-6)
+
+
+# ------------------------------------------------------------------------------ inconsistent layers
+def test_layer_whose_shapes_contradict_each_other_is_invalid_input(tmp_path) -> None:
+    """Weights for 4 input channels on a 3-channel input: one error line naming the layer, exit 2."""
+    g = ArmnnGraph()
+    x = g.input("x", f32(1, 5, 5, 3))
+    w = g.constant(RNG.normal(size=(2, 3, 3, 4)).astype(np.float32))
+    g.output(g.layer("Convolution2d", [x, w], [f32(1, 3, 3, 2)], name="conv", strideX=1, strideY=1, dataLayout="NHWC"))
+    path = tmp_path / "g.mlir"
+    path.write_text(print_ir(g.graph))
+    result = run_cli("opt", str(path), "--passes=legalize-armnn")
+    lines = result.stderr.decode().strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1
+    assert "layer 2 'conv'" in lines[0] and "Convolution2d" in lines[0] and "do not fit 3 input channels" in lines[0]

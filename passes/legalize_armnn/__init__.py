@@ -13,14 +13,18 @@ ground truth the corpus records), at the layer's location:
 - tensor types are kept as the frontend gives them, quantization included (layer.py says how
   multi-op decompositions of quantized layers compute);
 - layers nn cannot express are collected, and the pass raises one UnsupportedError listing all of
-  them (name, index, why) after trying every layer.
+  them (name, index, why) after trying every layer;
+- a layer whose shapes or parameters contradict each other (a damaged or hand-made file: weights
+  that do not fit the input, a zero stride, a reshape that changes the element count) is an
+  InvalidInputError naming the layer, found while its nn ops are built (every op's type is checked
+  against the op's own inference).
 
 Values no op reads any more (a Fill's shape operand, constants consumed at compile time) are
 removed at the end.
 """
 from __future__ import annotations
 
-from nn2tosa.diagnostics import Unsupported, UnsupportedError
+from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import Graph
 
 from ..dce import dce
@@ -49,6 +53,9 @@ def legalize_armnn(graph: Graph) -> None:
         except NotLegalizable as e:
             unsupported.append(Unsupported(layer.type_name, layer.where, e.why))
             continue
+        except (ValueError, IndexError, ZeroDivisionError) as e:  # shapes or parameters that contradict each other
+            raise InvalidInputError(f"{layer.type_name} layer whose shapes or parameters are inconsistent: {e}",
+                                    where=layer.where) from None
         if len(results) != len(layer.result_types):
             raise AssertionError(f"rule for {layer.type_name} made {len(results)} results for "
                                  f"{len(layer.result_types)}")

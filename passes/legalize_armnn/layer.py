@@ -105,7 +105,14 @@ class Layer:
     # ---- building ---------------------------------------------------------------------------
     def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
            type: TensorType | None = None) -> Value:
-        """An nn op; its result type is `type` when given, else inferred (unquantized)."""
+        """An nn op; its result type is `type` when given (checked against the op's inference, so a
+        file whose shapes contradict its layers fails here, at the layer), else inferred."""
+        d = op_def(name)
+        if type is not None and d is not None and d.infer is not None:
+            (want, *_) = d.infer(dict(attrs or {}), [self.type_of(v) for v in operands])
+            if tuple(want.shape) != tuple(type.shape) or want.dtype != type.dtype:
+                raise ValueError(f"{name} computes {want.dtype} of shape {list(want.shape)} where the layer's "
+                                 f"output is {type.dtype} of shape {list(type.shape)}")
         return self.builder.op(name, list(operands), attrs, None if type is None else [type])
 
     def move(self, name: str, x: Value, attrs: dict[str, Any]) -> Value:
@@ -183,7 +190,7 @@ class Layer:
         if have == t:
             return y
         if tuple(have.shape) != tuple(t.shape):
-            raise AssertionError(f"{self.where}: built {have} for a {t} result")
+            raise ValueError(f"it computes {have.dtype} of shape {list(have.shape)} where its output is {t}")
         if t.quant is not None:
             return self.op("nn.requantize" if have.quant is not None else "nn.quantize", [y], type=t)
         if have.quant is not None:

@@ -263,17 +263,22 @@ def _normalization(layer: Layer) -> list[Value]:
 
 
 # ------------------------------------------------------------------------------ rearrangements
-def _block_attrs(layer: Layer) -> tuple[list[int], list[int]]:
-    return list(layer.attrs["blockShape"]), list(layer.attrs.get("padList") or layer.attrs.get("crops"))
+def _block_attrs(layer: Layer, spatial_dims: int) -> tuple[list[int], list[int]]:
+    """blockShape (one per spatial dimension) and padList/crops (a pair per spatial dimension)."""
+    block = list(layer.attrs["blockShape"])
+    pairs = list(layer.attrs["padList"] if "padList" in layer.attrs else layer.attrs["crops"])
+    if not block or len(block) > spatial_dims or len(pairs) != 2 * len(block) or min(block) < 1:
+        raise ValueError(f"blockShape {block} with pads/crops {pairs} does not fit {spatial_dims} spatial dimensions")
+    return block, pairs
 
 
 @rule("SpaceToBatchNd")
 def _space_to_batch(layer: Layer) -> list[Value]:
     """TensorFlow's space_to_batch_nd on channels-last data [N, S1..Sm, C]: pad the spatial dims,
     split each into (Si/bi, bi), move the block offsets in front of the batch, merge them in."""
-    block, pads = _block_attrs(layer)
     cf = layer.channels_first()
     x = layer.to_channels_last(layer.operands[0], cf)
+    block, pads = _block_attrs(layer, layer.type_of(x).rank - 2)
     shape = list(layer.type_of(x).shape)
     m = len(block)
     widths = [0, 0] + pads + [0, 0] * (len(shape) - 1 - m)
@@ -297,9 +302,9 @@ def _space_to_batch(layer: Layer) -> list[Value]:
 def _batch_to_space(layer: Layer) -> list[Value]:
     """The inverse: split the batch into (b1..bm, N), interleave each bi after its spatial dim,
     merge, then crop (crops hold a (begin, end) pair per spatial dim)."""
-    block, crops = _block_attrs(layer)
     cf = layer.channels_first()
     x = layer.to_channels_last(layer.operands[0], cf)
+    block, crops = _block_attrs(layer, layer.type_of(x).rank - 2)
     shape = list(layer.type_of(x).shape)
     m = len(block)
     n = shape[0] // int(np.prod(block))

@@ -16,8 +16,11 @@ from .layer import Layer, NotLegalizable, permuted
 from .registry import rule
 
 
-def _axis(axis: int, rank: int) -> int:
-    return axis + rank if axis < 0 else axis
+def _axis(axis: int, rank: int, extra: int = 0) -> int:
+    """A non-negative axis of a rank-`rank` tensor (`extra` more positions allowed, as Stack's)."""
+    if not -rank - extra <= axis < rank + extra:
+        raise ValueError(f"axis {axis} is outside a rank-{rank} tensor")
+    return axis + rank + extra if axis < 0 else axis
 
 
 # ------------------------------------------------------------------------------ constants and shapes
@@ -60,6 +63,8 @@ def _permute(layer: Layer) -> list[Value]:
     """Permute's dimMappings say where each input dimension goes: input dim i becomes result dim
     dimMappings[i], the inverse of Transpose's (and nn's) convention."""
     mappings = layer.attrs["dimMappings"]
+    if sorted(mappings) != list(range(layer.type_of(layer.operands[0]).rank)):
+        raise ValueError(f"dimMappings {mappings} is not a permutation of the input's dimensions")
     perm = [0] * len(mappings)
     for source, destination in enumerate(mappings):
         perm[destination] = source
@@ -75,7 +80,7 @@ def _concat(layer: Layer) -> list[Value]:
 @rule("Stack")
 def _stack(layer: Layer) -> list[Value]:
     """Each input gains a unit dimension at `axis`; the inputs are joined along it."""
-    axis = layer.attrs["axis"]
+    axis = _axis(layer.attrs["axis"], layer.type_of(layer.operands[0]).rank, extra=1)
     pieces = []
     for x in layer.operands:
         shape = list(layer.type_of(x).shape)
