@@ -24,7 +24,6 @@ from conftest import CORPUS, corpus_manifest, requires_corpus
 from corpus_harness import data_path, judge
 from nn2tosa.frontend import load
 from nn2tosa.frontend.mps.dialect import NODE_UNION
-from nn2tosa.ir import verify
 from nn2tosa.passes import PassManager
 from nn2tosa.passes.legalize_mps import RULES
 

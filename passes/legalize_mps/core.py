@@ -228,7 +228,8 @@ class Node:
     def ops(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None) -> list[Value]:
         return self.builder.op_results(name, list(operands), attrs)
 
-    def elementwise(self, name: str, operands: Sequence[Value], dtype: str, attrs: dict[str, Any] | None = None) -> Value:
+    def elementwise(self, name: str, operands: Sequence[Value], dtype: str,
+                    attrs: dict[str, Any] | None = None) -> Value:
         """An elementwise nn op on the operands converted to `dtype`."""
         return self.op(name, [self.cast(v, dtype) for v in operands], attrs)
 

@@ -86,14 +86,18 @@ def _transposed_convolution(n: Node, x: Value, w: Value, bias: Value | None, gro
     stride = n.require(["stride_y", "stride_x"], 1)
     pad = n.require([f"padding_{s}" for s in ("top", "bottom", "left", "right")], 0)
     fits = ws[0] == xs[1] and len(declared) == 4 and declared[1] == ws[1] * groups
-    extra = [declared[2 + i] - ((xs[2 + i] - 1) * stride[i] - pad[2 * i] - pad[2 * i + 1] + ws[2 + i]) for i in range(2)]
+    # output_padding per spatial dimension: declared - ((in - 1) * stride - pads + kernel)
+    extra = [declared[2 + i] - ((xs[2 + i] - 1) * stride[i] - pad[2 * i] - pad[2 * i + 1] + ws[2 + i])
+             for i in range(2)]
     if not fits or any(not 0 <= e < stride[i] for i, e in enumerate(extra)):
         raise ValueError(f"neither a convolution nor a transposed convolution of {list(xs)} by weights {list(ws)} "
                          f"({groups} groups) gives the declared {list(n.out.shape)}")
     if groups != 1:
-        raise NotLegalizable("a transposed convolution (serialized as MPSConv2D) with groups; nn.transpose_conv2d has none")
+        raise NotLegalizable("a transposed convolution (serialized as MPSConv2D) with groups; "
+                             "nn.transpose_conv2d has none")
     if [n.attrs["dilation_y"], n.attrs["dilation_x"]] != [1, 1]:
-        raise NotLegalizable("a dilated transposed convolution (serialized as MPSConv2D); nn.transpose_conv2d has no dilation")
+        raise NotLegalizable("a dilated transposed convolution (serialized as MPSConv2D); "
+                             "nn.transpose_conv2d has no dilation")
     out_pad = [-pad[0], -pad[1] + extra[0], -pad[2], -pad[3] + extra[1]]
     operands = [n.to_nhwc(x), n.transpose(w, [1, 2, 3, 0])]  # [Cin, O, KH, KW] -> [O, KH, KW, Cin]
     if bias is not None:
@@ -139,7 +143,8 @@ def _windows(n: Node, x: Value) -> tuple[Window, Window]:
 
 
 def _pool_attrs(y: Window, x: Window) -> dict:
-    return {"kernel": [y.kernel, x.kernel], "stride": [y.stride, x.stride], "pad": [y.before, y.after, x.before, x.after]}
+    return {"kernel": [y.kernel, x.kernel], "stride": [y.stride, x.stride],
+            "pad": [y.before, y.after, x.before, x.after]}
 
 
 @rule("MPSMaxPool2DWithIndices")
@@ -169,9 +174,9 @@ def _max_pool_indices(n: Node, x: Value, wy: Window, wx: Window) -> Value:
     for ky in range(wy.kernel):
         for kx in range(wx.kernel):
             y0, x0 = ky * wy.dilation, kx * wx.dilation
-            tap = n.op("nn.strided_slice", [padded], {
-                "begin": [0, 0, y0, x0], "end": [batch, channels, y0 + wy.stride * (oh - 1) + 1, x0 + wx.stride * (ow - 1) + 1],
-                "strides": [1, 1, wy.stride, wx.stride]})
+            end = [batch, channels, y0 + wy.stride * (oh - 1) + 1, x0 + wx.stride * (ow - 1) + 1]
+            tap = n.op("nn.strided_slice", [padded],
+                       {"begin": [0, 0, y0, x0], "end": end, "strides": [1, 1, wy.stride, wx.stride]})
             taps.append(n.reshape(tap, [batch, channels, oh, ow, 1]))
             offsets.append(y0 * w + x0)
     stacked = taps[0] if len(taps) == 1 else n.op("nn.concat", taps, {"axis": 4})
@@ -191,7 +196,7 @@ def avg_pool(n: Node) -> list[Value | None]:
     wy, wx = _windows(n, x)
     if (wy.dilation, wx.dilation) != (1, 1):
         raise NotLegalizable("a dilated average pool; nn.avg_pool2d has no dilation")
-    counted = [wy.before, wy.counted_after, wx.before, wx.counted_after] if n.attrs["count_include_pad"] else [0, 0, 0, 0]
+    counted = [wy.before, wy.counted_after, wx.before, wx.counted_after] if n.attrs["count_include_pad"] else [0] * 4
     attrs = {**_pool_attrs(wy, wx), "count_pad": counted, "divisor": int(n.attrs["divisor_override"])}
     return [n.to_nchw(n.op("nn.avg_pool2d", [n.to_nhwc(x)], attrs)), None]
 
@@ -250,7 +255,8 @@ def mean(n: Node) -> Value:
     x = n.input("input1_id")
     rank = n.type_of(x).rank
     axes = sorted({normalize_axis(d, rank) for d in n.attrs["dims"]}) or list(range(rank))
-    return n.elementwise("nn.reduce_mean", [x], n.compute_dtype([x]), {"axes": axes, "keep_dims": bool(n.attrs["keep_dims"])})
+    attrs = {"axes": axes, "keep_dims": bool(n.attrs["keep_dims"])}
+    return n.elementwise("nn.reduce_mean", [x], n.compute_dtype([x]), attrs)
 
 
 # ------------------------------------------------------------------------------ matrix products
@@ -308,7 +314,8 @@ def dequantize_group(n: Node) -> Value:
     shape = n.type_of(w).shape
     group = int(n.attrs["group_size"])
     if not shape or group <= 0 or shape[-1] % group or n.type_of(scales).shape != shape[:-1] + (shape[-1] // group,):
-        raise ValueError(f"scales {list(n.type_of(scales).shape)} do not give one scale per {group} elements of {list(shape)}")
+        raise ValueError(f"scales {list(n.type_of(scales).shape)} do not give one scale per {group} elements "
+                         f"of {list(shape)}")
     grouped = list(shape[:-1]) + [shape[-1] // group, group]
     dtype = n.out.dtype
     values = [n.constant_value(v) for v in (w, scales, zero_points) if v is not None]
