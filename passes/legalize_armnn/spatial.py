@@ -133,8 +133,8 @@ def _pooling(layer: Layer) -> list[Value]:
         before, after = declared[2 * i], declared[2 * i + 1]
         extra = (out - 1) * s + k - (size + before + after)  # Ceiling rounding's windows past the padding
         if (size + before + after - k) // s + 1 > out:
-            raise NotLegalizable(f"the output has {out} positions along {axes[i].lower()} where the window fits "
-                                 f"{(size + before + after - k) // s + 1}")
+            raise ValueError(f"the output has {out} positions along {axes[i].lower()} where the window fits "
+                             f"{(size + before + after - k) // s + 1}")
         pad += [before, after + max(0, extra)]
         padding_only.append(_padding_only_windows(size, out, k, s, before, after))
     exclude = a["paddingMethod"] == "Exclude"
