@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nn2tosa.ir import Graph, TensorType, Type, Value
+from nn2tosa.ir import Graph, Quant, TensorType, Type, Value
 from nn2tosa.ir.graph import Output
 
 from .context import LoweringContext
@@ -98,6 +98,15 @@ def qinfo(t: TensorType) -> QInfo:
     dtype, offset = _CARRIER[t.dtype]
     q = t.quant
     return QInfo(dtype, tuple(float(s) for s in q.scales), tuple(int(z) - offset for z in q.zero_points), q.axis, offset)
+
+
+def carried_type(t: TensorType) -> TensorType:
+    """The nn type `t` as TOSA carries it: an unsigned quantized type becomes the signed type of
+    the same width with its zero points moved by the offset (same real values)."""
+    if t.quant is None or not unsigned_offset(t):
+        return t
+    q = qinfo(t)
+    return TensorType(t.shape, q.dtype, Quant(q.scales, q.zero_points, q.axis, t.quant.expressed))
 
 
 def carried_values(stored: np.ndarray, t: TensorType) -> np.ndarray:
@@ -297,6 +306,8 @@ class Table16:
 
     entries: np.ndarray  # int16 [513]
     shift: int
+    worst: int  # the largest |output - source result| over all 65536 inputs
+    misses: int  # how many of the 65536 inputs differ from the source result
 
 
 def table_i16(fn: RealFunction, x: QInfo, y: QInfo, sweeps: int = 3) -> Table16:
@@ -351,7 +362,8 @@ def table_i16(fn: RealFunction, x: QInfo, y: QInfo, sweeps: int = 3) -> Table16:
         if not changed:
             break
     assert np.all(np.abs(np.diff(entries)) <= 32767)
-    return Table16(entries.astype(np.int16), shift)
+    error = np.abs(np.clip(_round_shift(_interpolate_i16(entries), shift), lo, hi) - want)
+    return Table16(entries.astype(np.int16), shift, int(error.max()), int((error != 0).sum()))
 
 
 def table_i16_outputs(table: Table16, y: QInfo) -> np.ndarray:
@@ -360,16 +372,11 @@ def table_i16_outputs(table: Table16, y: QInfo) -> np.ndarray:
                    y.qmin, y.qmax)
 
 
-def apply_table(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInfo) -> Value:
-    """y = fn(x) on carried quantized data through TOSA TABLE (i8: one lookup; i16: interpolated
-    lookup, then a RESCALE by 2**-shift adding the output zero point)."""
-    if xq.dtype == "i8" and yq.dtype == "i8":
-        return ctx.op("tosa.table", [x, ctx.const(table_i8(fn, xq, yq), "i8")])
-    if xq.dtype == "i16" and yq.dtype == "i16":
-        table = table_i16(fn, xq, yq)
-        raw = ctx.op("tosa.table", [x, ctx.const(table.entries, "i16")])
-        return rescale(ctx, raw, 2.0 ** -table.shift, "i16", out_zp=yq.zero_point)
-    raise ValueError(f"no TABLE maps {xq.dtype} to {yq.dtype}")
+def source_results(fn: RealFunction, x: QInfo, y: QInfo) -> np.ndarray:
+    """encode(fn(decode(v))) for every carried input v of x's type, in order (the exact table)."""
+    lo, hi = x.qmin, x.qmax
+    with np.errstate(all="ignore"):
+        return encode(np.asarray(fn(decode(np.arange(lo, hi + 1), x)), np.float32), y)
 
 
 # ------------------------------------------------------------------------------ the graph boundary

@@ -33,8 +33,8 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported
-from ..quant import (QInfo, carried_values, clamp_int, decode, encode, qinfo, rescale, round_half_away,
-                     saturate_to, table_i8, table_i16, widen)
+from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, qinfo, rescale, saturate_to,
+                     source_results, table_i8, table_i16, widen)
 from . import RULES, rule
 from .shape import concat, pad_constant
 
@@ -173,26 +173,35 @@ def source_function(ctx: LoweringContext) -> RealFunction:
 
 
 def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str) -> Value:
-    """table[x + 128] for i8 x, any integer result type: TOSA GATHER from a [1, 256, 1] constant."""
+    """table[x - min(x's type)] for i8 / i16 x, any integer result type: TOSA GATHER from a
+    [1, 256 or 65536, 1] constant."""
     t = ctx.type_of(x)
-    index = ctx.binary("tosa.add", ctx.cast(x, "i32"), ctx.scalar(128, "i32", t.rank))
+    size = np.asarray(table).size
+    index = ctx.binary("tosa.add", ctx.cast(x, "i32"), ctx.scalar(size // 2, "i32", t.rank))
     n = t.num_elements
-    values = ctx.const(np.asarray(table).reshape(1, 256, 1), dtype)
+    values = ctx.const(np.asarray(table).reshape(1, size, 1), dtype)
     gathered = ctx.op("tosa.gather", [values, ctx.reshape(index, (1, n))], types=[TensorType((1, n, 1), dtype)])
     return ctx.reshape(gathered, t.shape)
 
 
+# The largest error an interpolated i16 TABLE may have against the source results before the exact
+# 65536-entry lookup is used instead (the corpus' quantized tolerance is one unit).
+TABLE_I16_TOLERANCE = 1
+
+
 def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInfo) -> Value:
-    """y = encode(fn(decode(x))) elementwise: exact tables for i8 inputs, an interpolated TABLE for
-    i16 inputs (see the module doc)."""
+    """y = encode(fn(decode(x))) elementwise: exact tables for i8 inputs (TABLE, or GATHER for a
+    wider result); for i16 inputs TOSA's interpolated TABLE when its entries can be fitted to within
+    TABLE_I16_TOLERANCE of every source result (checked on all 65536 inputs), else the exact
+    65536-entry GATHER (functions with a singularity or a jump: sqrt, log, rsqrt near 0, ceil)."""
     if xq.dtype == "i8":
-        with np.errstate(all="ignore"):
-            real = np.asarray(fn(decode(np.arange(-128, 128), xq)), np.float32)
         if yq.dtype == "i8":
             return ctx.op("tosa.table", [x, ctx.const(table_i8(fn, xq, yq), "i8")])
-        return gather_lookup(ctx, x, encode(real, yq), yq.dtype)
+        return gather_lookup(ctx, x, source_results(fn, xq, yq), yq.dtype)
     if xq.dtype == "i16" and yq.dtype in ("i8", "i16"):
         table = table_i16(fn, xq, yq)
+        if table.worst > TABLE_I16_TOLERANCE:
+            return gather_lookup(ctx, x, source_results(fn, xq, yq), yq.dtype)
         raw = ctx.op("tosa.table", [x, ctx.const(table.entries, "i16")])
         return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point)
     raise LoweringUnsupported(f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data")
@@ -277,6 +286,17 @@ def unary(ctx: LoweringContext) -> Value:
 
 
 # ------------------------------------------------------------------------------ data movement
+def float_rule_on_carried(ctx: LoweringContext, out_types: Sequence[TensorType] | None = None) -> Value | list[Value]:
+    """The op's float rule, seeing the carried types (signed, zero points moved) it really works on."""
+    saved = ctx.nn_in_types, ctx.nn_out_types
+    ctx.nn_in_types = [carried_type(t) if isinstance(t, TensorType) else t for t in ctx.nn_in_types]
+    ctx.nn_out_types = [carried_type(t) if isinstance(t, TensorType) else t for t in (out_types or ctx.nn_out_types)]
+    try:
+        return RULES[ctx.op_name](ctx)
+    finally:
+        ctx.nn_in_types, ctx.nn_out_types = saved
+
+
 MOVEMENT = ("nn.reshape", "nn.transpose", "nn.slice", "nn.strided_slice", "nn.tile", "nn.reverse",
             "nn.broadcast_to", "nn.gather", "nn.gather_nd", "nn.split", "nn.pad", "nn.max_pool2d",
             "nn.max_pool3d")
@@ -287,15 +307,10 @@ def movement(ctx: LoweringContext) -> Value | list[Value]:
     """The float rule moves (or, for max/min, selects) the stored integers; results quantized
     unlike the data operand are requantized (max and min commute with the monotonic encoding)."""
     xq = q_in(ctx)
-    x_type = ctx.nn_in_types[0]
-    nn_out_types = ctx.nn_out_types
+    x_type = carried_type(ctx.nn_in_types[0])
     # the float rule sees results quantized as the data operand: it only moves integers
-    ctx.nn_out_types = [TensorType(t.shape, x_type.dtype, x_type.quant) if t.quant is not None else t
-                        for t in nn_out_types]
-    try:
-        results = RULES[ctx.op_name](ctx)
-    finally:
-        ctx.nn_out_types = nn_out_types
+    results = float_rule_on_carried(ctx, [TensorType(t.shape, x_type.dtype, x_type.quant) if t.quant is not None
+                                          else t for t in ctx.nn_out_types])
     single = isinstance(results, Value)
     results = [results] if single else list(results)
     out = []
@@ -311,7 +326,7 @@ def movement(ctx: LoweringContext) -> Value | list[Value]:
 @rule("nn.argmax", "nn.argmin", quantized=True)
 def arg_extremum(ctx: LoweringContext) -> Value:
     """Positions of the largest (smallest) stored integers: the encoding is monotonic."""
-    return RULES[ctx.op_name](ctx)
+    return float_rule_on_carried(ctx)
 
 
 @rule("nn.pad", quantized=True)

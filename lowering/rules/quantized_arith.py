@@ -192,6 +192,7 @@ def softmax(ctx: LoweringContext) -> Value:
     axis, beta = int(ctx.attrs["axis"]), float(ctx.attrs["beta"])
     count = t.shape[axis]
     k = _softmax_exp_bits(count, 1.0 / yq.scale)
+    k = min(k, int(math.floor(math.log2(max_input_for(2.0 / yq.scale) + 1))) - 1)  # RESCALE's input limit
     if k < 16:
         return float_fallback(ctx)
     v = ctx.cast(x, "i32")
