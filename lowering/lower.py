@@ -25,6 +25,7 @@ def lower_to_tosa(graph: Graph) -> None:
     # the nn-level type of every value that lowering retypes (graph inputs, lowered results): rules
     # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
     nn_types: dict[Value, Type] = {}
+    output_nn_types = [graph.type_of(o.value) for o in graph.outputs]  # before inputs are retyped
     for node in graph.inputs:
         t = graph.types(node)[0]
         nn_types[Value(node, 0)] = t
@@ -33,7 +34,6 @@ def lower_to_tosa(graph: Graph) -> None:
             graph.types(node)[0] = low
         if getattr(low, "dtype", None) != getattr(t, "dtype", None):
             boundary_changes.append(f"input {graph.input_name(node)}: {t.dtype} as {low.dtype}")
-    output_nn_types = [graph.type_of(o.value) for o in graph.outputs]
     for out, t in zip(graph.outputs, output_nn_types):
         low = tosa_type(t)
         if getattr(low, "dtype", None) != getattr(t, "dtype", None):
