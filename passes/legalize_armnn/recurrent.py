@@ -65,10 +65,9 @@ class _Cell:
                                  self.op("nn.fully_connected", [h, p[f"recurrentTo{gate}Weights"]])])
         if c is not None:
             acc = self.op("nn.add", [acc, self.op("nn.mul", [c, p[f"cellTo{gate}Weights"]])])
-        if self.layer_norm:
-            normalized = self.op("nn.layer_norm", [acc, p[f"{gate.lower()}LayerNormWeights"], p[bias]],
-                                 {"axes": [1], "epsilon": LAYER_NORM_EPSILON})
-            acc = normalized
+        if self.layer_norm:  # normalized, scaled by the gate's weights, then the bias
+            acc = self.op("nn.layer_norm", [acc, p[f"{gate.lower()}LayerNormWeights"], p[bias]],
+                          {"axes": [1], "epsilon": LAYER_NORM_EPSILON})
         return acc
 
     def clip(self, v: Value, bound: float) -> Value:
