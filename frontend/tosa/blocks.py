@@ -90,7 +90,7 @@ class BlockReader:
         self.tensors = self._by_name(block["tensors"] or (), "tensor")
         self.shapes = self._by_name(block["shapes"] or (), "shape") if "shapes" in block.fields() else {}
         self.operators = [self._operator(i, t) for i, t in enumerate(block["operators"] or ())]
-        self._current: Operator | None = None  # the operator being converted (locations of inserted ops)
+        self._producer_index: dict[str, int] | None = None
 
     # ------------------------------------------------------------------ errors
     def fail(self, message: str, operator: Operator | None = None) -> NoReturn:
@@ -130,8 +130,15 @@ class BlockReader:
         for o in self.operators:
             why = self.layout.unsupported(self, o)
             if why:
-                items.append(Unsupported(o.name, f"{self.where} {o.where}", why))
+                items.append(Unsupported(o.name, f"{self.where} operator {o.index}", why))
         return items
+
+    def producer(self, name: str) -> Operator | None:
+        """The operator writing tensor `name` (None for graph inputs and variables)."""
+        if self._producer_index is None:
+            self._producer_index = self._producers()
+        index = self._producer_index.get(name)
+        return None if index is None else self.operators[index]
 
     # ------------------------------------------------------------------ tensors
     def tensor(self, name: str, operator: Operator | None = None) -> Table:
@@ -220,7 +227,7 @@ class BlockReader:
 
     # ------------------------------------------------------------------ the block
     def read(self) -> Graph:
-        producers = self._producers()
+        producers = self._producers() if self._producer_index is None else self._producer_index
         for name in self.block["inputs"] or ():
             if name in producers:
                 self.fail(f"graph input {name!r} is also written by operator {producers[name]}")

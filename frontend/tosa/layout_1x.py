@@ -154,6 +154,15 @@ READ_TABLE = _build_read_table()
 _EXPLICIT_VARIABLE_OPS = {"VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"}
 
 
+def _constant_operands(ir_op: str) -> frozenset[int]:
+    """Operand positions TOSA 1.0 requires constant without the dynamic extension: exactly those the
+    0.100 layout keeps in attribute fields."""
+    from nn2tosa.lowering.flatbuffer_0100 import LEGACY_OPS
+
+    row = LEGACY_OPS.get(ir_op)
+    return row.folded if row is not None else frozenset()
+
+
 class Layout1x:
     """The `Layout` of TOSA 1.x files (see blocks.Layout)."""
 
@@ -166,8 +175,15 @@ class Layout1x:
             reader.fail("op code UNKNOWN (0) is not an operator", operator)
         if operator.name in _EXPLICIT_VARIABLE_OPS:
             return "explicit variable operators are not read (tosa-opt's IDENTITY on variable tensors is)"
-        if operator.table["op"] not in READ_TABLE:
+        entry = READ_TABLE.get(operator.table["op"])
+        if entry is None:
             return "a TOSA 1.1 draft operator; nn2tosa's IR holds TOSA 1.0 operators"
+        for k in sorted(_constant_operands(entry.ir_op)):
+            source = reader.producer(operator.inputs[k]) if k < len(operator.inputs) else None
+            if k < len(operator.inputs) and (source is None or source.name not in ("CONST", "CONST_SHAPE")):
+                return (f"input {k} ({operator.inputs[k]!r}) is not a constant (TOSA's dynamic extension); "
+                        "nn2tosa's TOSA-level IR keeps zero points, shifts, multipliers, tables, pad values and "
+                        "shapes constant")
         return None
 
     def convert(self, reader: BlockReader, operator: Operator, operands: list[Value]) -> list[Value]:
