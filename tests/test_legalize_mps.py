@@ -445,6 +445,16 @@ def test_group_dequantization_with_zero_points_folds_to_a_constant():
     assert m.g.histogram() == {"nn.constant": 1}
 
 
+def test_group_dequantization_with_bfloat16_scales():
+    q = np.array([[1, -2, 3, -4]], np.int8)
+    bits = np.array([[0x3F00, 0x4040]], np.uint16)  # bfloat16 0.5 and 3.0
+    m = MpsGraph()
+    w = m.one("MPSDequantizePerChannelGroup", {"input1_id": m.constant(q, "i4"), "scales_id": m.constant(bits, "bf16")},
+              (1, 4), dtype="mps_data_type_int8", output_dtype="mps_data_type_float32", group_size=2)
+    (got,) = m.run([w], [])
+    np.testing.assert_array_equal(got, [[0.5, -1.0, 9.0, -12.0]])
+
+
 def test_group_dequantization_of_run_time_weights():
     q = RNG.integers(-8, 8, (2, 6)).astype(np.int8)
     scales = np.array([[0.5, 0.25, 2.0], [1.0, 0.125, 4.0]], np.float32)

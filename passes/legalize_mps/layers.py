@@ -318,15 +318,23 @@ def dequantize_group(n: Node) -> Value:
                          f"of {list(shape)}")
     grouped = list(shape[:-1]) + [shape[-1] // group, group]
     dtype = n.out.dtype
-    values = [n.constant_value(v) for v in (w, scales, zero_points) if v is not None]
+    present = [v for v in (w, scales, zero_points) if v is not None]
+    values = [n.constant_value(v) for v in present]
     if all(v is not None for v in values):
-        q = values[0].astype(np.float64).reshape(grouped)
+        values = [_numbers(v, n.type_of(p).dtype) for v, p in zip(values, present)]
+        q = values[0].reshape(grouped)
         if zero_points is not None:
-            q = q - values[2].astype(np.float64)[..., None]
-        real = (q * values[1].astype(np.float64)[..., None]).reshape(shape)
-        return n.constant(real, dtype)
+            q = q - values[2][..., None]
+        return n.constant((q * values[1][..., None]).reshape(shape), dtype)
     q = n.reshape(n.cast(w, dtype), grouped)
     per_group = list(shape[:-1]) + [shape[-1] // group, 1]
     if zero_points is not None:
         q = n.op("nn.sub", [q, n.reshape(n.cast(zero_points, dtype), per_group)])
     return n.reshape(n.op("nn.mul", [q, n.reshape(n.cast(scales, dtype), per_group)]), shape)
+
+
+def _numbers(stored: np.ndarray, dtype: str) -> np.ndarray:
+    """A constant's values as float64 (bf16 is stored as its raw bits)."""
+    if dtype == "bf16":
+        return (stored.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return stored.astype(np.float64)
