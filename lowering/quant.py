@@ -301,75 +301,58 @@ def _round_shift(values: np.ndarray, shift: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Table16:
-    """A 513-entry i16 TABLE and how its i32 result becomes the output: output = round(result *
-    2**-shift) + zero point (one RESCALE)."""
+    """TOSA TABLE(s) for an i16 input and how their i32 results become the output.
 
-    entries: np.ndarray  # int16 [513]
+    One table: output = round(TABLE(x, entries[0]) * 2**-shift) + zero point. Two tables (a high and
+    a low part of the function times 2**(shift - 7)): TOSA's interpolation is linear in the entries,
+    so 256 * TABLE(x, high) + TABLE(x, low) interpolates the function with 8 more fraction bits
+    than one i16 table can hold; output = round(that * 2**-shift) + zero point."""
+
+    entries: tuple[np.ndarray, ...]  # one or two int16 [513] arrays (high part first)
     shift: int
     worst: int  # the largest |output - source result| over all 65536 inputs
     misses: int  # how many of the 65536 inputs differ from the source result
 
+    def raw(self) -> np.ndarray:
+        """The i32 value the tables give (before the output RESCALE) for every input."""
+        values = [_interpolate_i16(e.astype(np.int64)) for e in self.entries]
+        return values[0] if len(values) == 1 else values[0] * 256 + values[1]
 
-def table_i16(fn: RealFunction, x: QInfo, y: QInfo, sweeps: int = 3) -> Table16:
-    """TABLE entries for an i16 -> i16 function, fitted to the source semantics.
 
-    TOSA interpolates 513 entries linearly between every 128th input. The entries start from the
-    exact results at those inputs (scaled up by 2**k when the function's outputs leave i16
-    headroom), then each entry is moved by up to +-2 where that makes more of the 65536 inputs give
-    exactly encode(fn(decode(v))), the integers Arm NN computes (ties: the smaller total error)."""
+def table_i16(fn: RealFunction, x: QInfo, y: QInfo) -> Table16:
+    """TABLE entries for an i16 input, computed from the source semantics, and how well they do.
+
+    TOSA interpolates 513 entries linearly between every 128th input. One table holds the exact
+    results at those inputs, rounded (times 2**k when the outputs leave i16 headroom); when it does
+    not give encode(fn(decode(v))), the integers Arm NN computes, for every one of the 65536 inputs,
+    a high/low pair of tables (8 more fraction bits) is tried. Returned: the one with fewer misses,
+    with its worst error and miss count over all inputs."""
     inputs = np.arange(-32768, 32768)
     with np.errstate(all="ignore"):
         want = encode(np.asarray(fn(decode(inputs, x)), dtype=np.float32), y) - y.zero_point  # [65536]
         knots = np.arange(-32768, 32768 + 1, 128)
         real_knots = np.asarray(fn(decode(knots, x)), dtype=np.float64)
-    exact = np.where(np.isfinite(real_knots), real_knots / y.scale, 0.0)
-    exact = np.clip(exact, y.qmin - y.zero_point, y.qmax - y.zero_point)
-    peak = max(float(np.max(np.abs(exact))), 1.0)
-    k = 0
-    while k < 8 and peak * 2 ** (k + 1) <= 32767 and np.max(np.abs(np.diff(exact))) * 2 ** (k + 1) <= 32767:
-        k += 1
-    entries = np.clip(np.round(exact * 2 ** k), -32768, 32767).astype(np.int64)
-    shift = 7 + k
     lo, hi = y.qmin - y.zero_point, y.qmax - y.zero_point
+    exact = np.clip(np.where(np.isfinite(real_knots), real_knots / y.scale, 0.0), lo, hi)
+    reach = max(float(np.max(np.abs(exact))), float(np.max(np.abs(np.diff(exact)))), 1.0)
 
-    def segment_cost(table: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        idx = (segments[:, None] * 128 + np.arange(128)[None, :])
-        base = table[segments][:, None]
-        got = np.clip(_round_shift((base << 7) + (table[segments + 1][:, None] - base) * np.arange(128), shift), lo, hi)
-        err = np.abs(got - want[idx])
-        return (err != 0).sum(axis=1), err.sum(axis=1)
+    def judged(entries: tuple[np.ndarray, ...], shift: int) -> Table16:
+        table = Table16(tuple(e.astype(np.int16) for e in entries), shift, 0, 0)
+        error = np.abs(np.clip(_round_shift(table.raw(), shift), lo, hi) - want)
+        return Table16(table.entries, shift, int(error.max()), int((error != 0).sum()))
 
-    for _ in range(sweeps):
-        changed = False
-        for i in range(513):
-            segments = np.array([s for s in (i - 1, i) if 0 <= s < 512])
-            best = None
-            for delta in (0, -1, 1, -2, 2):
-                candidate = entries[i] + delta
-                if not -32768 <= candidate <= 32767:
-                    continue
-                trial = entries.copy()
-                trial[i] = candidate
-                if np.any(np.abs(np.diff(trial[max(i - 1, 0):i + 2])) > 32767):
-                    continue
-                misses, error = segment_cost(trial, segments)
-                key = (int(misses.sum()), int(error.sum()))
-                if best is None or key < best[0]:
-                    best = (key, candidate)
-            if best is not None and best[1] != entries[i]:
-                entries[i] = best[1]
-                changed = True
-        if not changed:
-            break
-    assert np.all(np.abs(np.diff(entries)) <= 32767)
-    error = np.abs(np.clip(_round_shift(_interpolate_i16(entries), shift), lo, hi) - want)
-    return Table16(entries.astype(np.int16), shift, int(error.max()), int((error != 0).sum()))
-
-
-def table_i16_outputs(table: Table16, y: QInfo) -> np.ndarray:
-    """What TABLE + RESCALE give for every i16 input (-32768..32767), as carried output integers."""
-    return np.clip(_round_shift(_interpolate_i16(table.entries.astype(np.int64)), table.shift) + y.zero_point,
-                   y.qmin, y.qmax)
+    k = 0
+    while k < 8 and reach * 2 ** (k + 1) <= 32767:
+        k += 1
+    best = judged((np.round(exact * 2 ** k).astype(np.int64),), 7 + k)
+    if best.misses == 0:
+        return best
+    bits = 8  # entries of the pair: high = scaled >> 8 (|high| <= 32767), low = scaled & 255
+    while bits < 16 and reach * 2 ** (bits + 1) < 1 << 23:
+        bits += 1
+    scaled = np.round(exact * 2 ** bits).astype(np.int64)
+    pair = judged((scaled >> 8, scaled & 0xFF), 7 + bits)
+    return pair if (pair.misses, pair.worst) < (best.misses, best.worst) else best
 
 
 def source_results(fn: RealFunction, x: QInfo, y: QInfo) -> np.ndarray:
