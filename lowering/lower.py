@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
-from nn2tosa.ir import INPUT_OP, Graph, Type, Value
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Type, Value
 from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tosa_type
@@ -15,10 +15,25 @@ def _where(graph: Graph, node: int) -> str:
     return str(loc) if loc else f"%{node}"
 
 
+def _zero_size_tensors(graph: Graph) -> list[Unsupported]:
+    """Ops producing tensors with a dimension of 0: TOSA needs every dimension to be at least 1."""
+    items = []
+    for node in graph.nodes():
+        for t in graph.types(node):
+            if isinstance(t, TensorType) and 0 in t.shape:
+                what = "graph input" if graph.op(node) == INPUT_OP else graph.op(node)
+                items.append(Unsupported(what, _where(graph, node),
+                                         f"zero-size tensor {t}: TOSA tensors have no dimension of 0"))
+                break
+    return items
+
+
 @register_pass("lower-to-tosa")
 def lower_to_tosa(graph: Graph) -> None:
     """Lower nn ops to TOSA 1.0 ops; every op that cannot be lowered is reported, all at once."""
-    unsupported: list[Unsupported] = []
+    unsupported: list[Unsupported] = _zero_size_tensors(graph)
+    if unsupported:  # nothing downstream of an empty tensor is worth lowering
+        raise UnsupportedError(unsupported)
     # boundary tensors whose element type TOSA cannot have (ui8 -> i8, i64 -> i32, ...): `convert
     # --report` lists them; unsigned quantized ones keep their raw bits (lowering/quant.py)
     boundary_changes = []
