@@ -22,7 +22,7 @@ FLOATS = ("f32", "f16", "bf16")
 def matmul_shapes(draw):
     """Operand shapes of rank >= 2 whose batch dimensions broadcast (either side may lack some)."""
     m, k, n = (draw(st.integers(1, 5)) for _ in range(3))
-    batch = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 3)))]
+    batch = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 4)))]  # up to rank 6
     a_batch = [d if draw(st.booleans()) else 1 for d in batch][draw(st.integers(0, len(batch))):]
     b_batch = [d if draw(st.booleans()) else 1 for d in batch][draw(st.integers(0, len(batch))):]
     return (*a_batch, m, k), (*b_batch, k, n), draw(st.booleans())
@@ -44,7 +44,7 @@ def test_matmul_random(cases, dtype, seed):
 
 @st.composite
 def fully_connected_shapes(draw):
-    leading = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(0, 3)))]
+    leading = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(0, 5)))]  # up to rank 6
     k, o = draw(st.integers(1, 8)), draw(st.integers(1, 6))
     return (*leading, k), (o, k), draw(st.booleans()), draw(st.booleans())
 

@@ -166,18 +166,6 @@ def test_integer_averages_are_reported(op):
         lower(_pool(op, (1, 3, 3, 1), attrs, "i8"))
 
 
-def test_quantized_max_pool_with_new_scale_is_reported():
-    q_in, q_out = Quant((0.5,), (0,)), Quant((0.25,), (0,))
-    g = Graph()
-    x = g.add_input(TensorType((1, 3, 3, 1), "i8", q_in), "x")
-    y = builder(g, "pool layer").op("nn.max_pool2d", [x], {"kernel": [2, 2], "stride": [1, 1], "pad": [0] * 4,
-                                                           "dilation": [1, 1]},
-                                    types=[TensorType((1, 2, 2, 1), "i8", q_out)])
-    g.add_output(y, "y")
-    with pytest.raises(UnsupportedError, match="quantized max_pool2d"):
-        lower(g)
-
-
 def test_pool_outputs_are_exact_for_max():
     """Max pooling (any decomposition) is exact: bit-identical to the reference."""
     attrs = {"kernel": [3, 2], "stride": [3, 2], "pad": [2, 4, 1, 3], "dilation": [3, 2]}

@@ -16,10 +16,15 @@ its limits (n <= 2048, d < 16 n, -n <= offset < 16 n, -16 n <= border < n; level
 and the type has a RESIZE (floats; i8/i16 nearest). An input axis of size 1 samples its only row
 whatever the mode: RESIZE takes it with n = out, d = 1.
 
+The TOSA reference model computes a float RESIZE's source coordinate y / n in f32, so it is off by
+up to half an ulp of the coordinate: the index choice stays right while that ulp is below 1/n, and
+f32 bilinear weights stay within the fp32 tolerance (the error is at most that ulp times the value
+range) while the coordinate is below 512 (ulp 2^-15). f16/bf16 round far more than that anyway.
+
 Otherwise (a downscale by 16 or more, an upscale beyond 256, align_corners onto one pixel from many,
-i32 data) the resize is decomposed per axis, width first then height as nn interpolates: the
-source rows are fetched with TOSA GATHER (indices computed here, exactly) and bilinear weighs the
-two gathered neighbours with constant weights.
+large f32 images, i32 data) the resize is decomposed per axis, width first then height as nn
+interpolates: the source rows are fetched with TOSA GATHER (indices computed here, exactly) and
+bilinear weighs the two gathered neighbours with constant weights.
 """
 from __future__ import annotations
 
@@ -38,6 +43,8 @@ from .conv import FLOAT_TYPES
 MAX_SCALE_NUMERATOR = 1 << 11
 MAX_DOWNSCALE = 16
 MAX_SCALE = 256
+# largest f32 ulp of a bilinear f32 RESIZE's source coordinate (see the module doc)
+F32_BILINEAR_COORDINATE_ULP = 2.0 ** -15
 # element types RESIZE takes, per mode (integers: nearest only; bilinear of integers is fixed point)
 RESIZE_TYPES = {"nearest": (*FLOAT_TYPES, "i8", "i16"), "bilinear": FLOAT_TYPES}
 GATHER_TYPES = (*FLOAT_TYPES, "i8", "i16", "i32")
@@ -61,6 +68,18 @@ class Sampling:
         n, d = self.n, self.d
         return (0 < n <= MAX_SCALE_NUMERATOR and 0 < d < MAX_DOWNSCALE * n and n <= MAX_SCALE * d
                 and -n <= self.offset < MAX_DOWNSCALE * n and -MAX_DOWNSCALE * n <= self.border < n)
+
+    def coordinate_ulp(self) -> float:
+        """The f32 ulp of the largest source coordinate (the reference model divides in f32)."""
+        largest = max(abs(self.offset), abs((self.out - 1) * self.d + self.offset)) / self.n
+        return float(np.spacing(np.float32(largest)))
+
+    def resize_is_exact(self, mode: str, dtype: str) -> bool:
+        """Whether RESIZE's f32 coordinate keeps nn's result (see the module doc)."""
+        ulp = self.coordinate_ulp()
+        if ulp * self.n >= 1:  # floor(y / n) or a nearest tie could round the wrong way
+            return False
+        return not (mode == "bilinear" and dtype == "f32" and ulp > F32_BILINEAR_COORDINATE_ULP)
 
     def is_identity(self, mode: str) -> bool:
         """Whether output index o samples exactly input index o (nothing to do along this axis)."""
@@ -156,6 +175,7 @@ def resize(ctx: LoweringContext) -> Value:
     _, h, w, _ = ctx.type_of(x).shape
     oh, ow = ctx.attrs["size"]
     axes = (sampling(h, oh, ctx.attrs), sampling(w, ow, ctx.attrs))
-    if dtype in RESIZE_TYPES[ctx.attrs["mode"]] and all(s.fits_resize() for s in axes):
+    mode = ctx.attrs["mode"]
+    if dtype in RESIZE_TYPES[mode] and all(s.fits_resize() and s.resize_is_exact(mode, dtype) for s in axes):
         return _tosa_resize(ctx, x, axes)
     return _decomposed_resize(ctx, x, axes)
