@@ -72,7 +72,7 @@ _RESULTS: dict[Arity, str] = {
     2: "QuantizedLstm Switch",
     3: "QLstm",
     4: "DetectionPostProcess Lstm",
-    (1, 3): "UnidirectionalSequenceLstm",  # output, then optionally the final output and cell states
+    (1, 3): "UnidirectionalSequenceLstm",  # 3 slots: output state, cell state, output sequence (the order the files hold)
 }
 # ConstTensor fields that may be absent (the descriptor's biasEnabled says whether they are there).
 OPTIONAL_CONSTANTS = frozenset({"biases"})
