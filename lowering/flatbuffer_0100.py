@@ -26,6 +26,7 @@ constant operands) used by nn2tosa.frontend.tosa.layout_0100, so the two cannot 
 """
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from collections.abc import Callable, Iterable
@@ -90,23 +91,47 @@ class ReadView(Protocol):
 RESULT = -1
 
 
+@functools.lru_cache(maxsize=None)
+def fp8_values(element_type: str) -> np.ndarray:
+    """The float32 value of each of the 256 bit patterns of an fp8 type (E4M3FN: bias 7, no
+    infinities, S.1111.111 is NaN; E5M2: bias 15, IEEE infinities and NaNs)."""
+    exponent_bits, bias = (4, 7) if element_type == "f8E4M3FN" else (5, 15)
+    mantissa_bits = 7 - exponent_bits
+    bits = np.arange(256)
+    sign = np.where(bits & 0x80, -1.0, 1.0)
+    exponent = (bits >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    mantissa = bits & ((1 << mantissa_bits) - 1)
+    normal = (1 + mantissa / (1 << mantissa_bits)) * np.exp2(exponent - bias)
+    subnormal = mantissa / (1 << mantissa_bits) * np.exp2(1 - bias)
+    values = sign * np.where(exponent == 0, subnormal, normal)
+    top = exponent == (1 << exponent_bits) - 1
+    if element_type == "f8E4M3FN":
+        values = np.where(top & (mantissa == 7), np.nan, values)
+    else:
+        values = np.where(top, np.where(mantissa == 0, sign * np.inf, np.nan), values)
+    return values.astype(np.float32)
+
+
 def _storage_to_float(values: np.ndarray, element_type: str) -> np.ndarray:
-    """Float values of IR storage (bf16 raw bits widened; fp8 not decoded: callers only test it for zero)."""
+    """Float values (float32 or wider) of IR storage: bf16 and fp8 are raw bits."""
     if element_type == "bf16":
         return (np.asarray(values, dtype="<u2").astype("<u4") << 16).view("<f4")
     if element_type.startswith("f8"):
-        return np.where((np.asarray(values, dtype=np.uint8) & 0x7F) == 0, 0.0, np.nan)
+        return fp8_values(element_type)[np.asarray(values, dtype=np.uint8)]
     return np.asarray(values, dtype=np.float64)
 
 
 def _float_storage(value: float, element_type: str) -> np.ndarray:
-    """One float as IR storage of `element_type` (bf16 rounded to nearest even, as MLIR does)."""
+    """One float as IR storage of `element_type` (bf16 rounded to nearest even, as MLIR does; an
+    fp8 value must be one the type holds exactly)."""
     if element_type == "bf16":
         return np.array([_bf16_bits(value)], dtype="<u2")
     if element_type.startswith("f8"):
-        if value != 0:
-            raise ValueError(f"{value} on {element_type}")
-        return np.zeros(1, dtype=np.uint8)
+        wanted = np.array([value], dtype=np.float32).view(np.uint32)[0]
+        matches = np.flatnonzero(fp8_values(element_type).view(np.uint32) == wanted)
+        if not matches.size:
+            raise ValueError(f"{value} is not a {element_type} value")
+        return matches[:1].astype(np.uint8)
     return np.array([value], dtype=TensorType((), element_type).numpy_dtype)
 
 
@@ -320,15 +345,9 @@ class TableContents(Field):
 @dataclass(frozen=True)
 class PadValue(Field):
     """PAD's pad_const operand <-> pad_const_int (integer and bool inputs) or pad_const_fp (floats,
-    as a little-endian float32)."""
+    as a little-endian float32, which holds every f16, bf16 and fp8 value exactly)."""
 
     operands: tuple[int, ...] = (2,)
-
-    def refusal(self, view: WriteView) -> str | None:
-        element = view.operand_type(0).dtype
-        if element.startswith("f8") and not _storage_to_float(view.const(2), element)[0] == 0:
-            return "a non-zero fp8 pad value (0.90 stores pad values as float32; nn2tosa converts only 0)"
-        return None
 
     def write(self, view: WriteView) -> dict[str, Any]:
         element = view.operand_type(0).dtype
@@ -344,8 +363,8 @@ class PadValue(Field):
             value = 0.0 if raw is None or raw.size < 4 else struct.unpack("<f", raw[:4].tobytes())[0]
             try:
                 view.set_const(2, _float_storage(value, element), element)
-            except ValueError:
-                view.fail(f"pad value {value} on {element}: only 0 is converted")
+            except ValueError as e:
+                view.fail(f"pad_const_fp: {e}")
         else:
             view.set_const(2, np.array([int(view.field("pad_const_int"))]), element)
 
