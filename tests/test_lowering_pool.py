@@ -157,6 +157,12 @@ def test_3d_pools_are_two_2d_passes():
     assert report.tosa_ops["tosa.avg_pool2d"] == 2
 
 
+def test_i32_max_pool_is_reported():
+    attrs = {"kernel": [2, 2], "stride": [1, 1], "pad": [0] * 4, "dilation": [1, 1]}
+    with pytest.raises(UnsupportedError, match="pool layer.*on i32 tensors: TOSA MAX_POOL2D takes floats, i8 and i16"):
+        lower(_pool("nn.max_pool2d", (1, 3, 3, 1), attrs, "i32"))
+
+
 @pytest.mark.parametrize("op", ["nn.avg_pool2d", "nn.l2_pool2d"])
 def test_integer_averages_are_reported(op):
     attrs = {"kernel": [2, 2], "stride": [1, 1], "pad": [0] * 4}

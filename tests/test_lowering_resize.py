@@ -123,8 +123,11 @@ def test_quantized_nearest_with_one_quantization_resizes_the_integers():
 @pytest.mark.parametrize("dtype, quant, why", [  # (quantized resizes have their own rules)
     ("i8", None, "bilinear resize of i8 tensors"),
     ("i1", None, "of i1 tensors"),
+    ("f32", None, "nearest_rounding 'round_half_even' is not"),
 ])
 def test_unsupported_resizes_are_reported(dtype, quant, why):
-    g = _resize((1, 3, 3, 1), _attrs((6, 6), "nearest" if dtype == "i1" else "bilinear"), dtype, quant, quant)
+    mode = "bilinear" if dtype == "i8" else "nearest"
+    more = {"nearest_rounding": "round_half_even"} if dtype == "f32" else {}
+    g = _resize((1, 3, 3, 1), _attrs((6, 6), mode, **more), dtype, quant, quant)
     with pytest.raises(UnsupportedError, match=f"resize layer.*{why}"):
         lower(g)

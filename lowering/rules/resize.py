@@ -118,6 +118,8 @@ def _resize_type(ctx: LoweringContext) -> str:
     mode = ctx.attrs["mode"]
     if mode not in RESIZE_TYPES:
         ctx.unsupported(f"resize mode {mode!r} is not 'nearest' or 'bilinear'")
+    if ctx.attrs.get("nearest_rounding", "half_up") not in ("half_up", "floor"):
+        ctx.unsupported(f"nearest_rounding {ctx.attrs['nearest_rounding']!r} is not 'half_up' or 'floor'")
     if (x.quant is not None or y.quant is not None) and not (mode == "nearest" and x.quant == y.quant):
         ctx.unsupported(f"quantized {mode} resize is not lowered yet")
     if dtype not in GATHER_TYPES or (mode == "bilinear" and dtype not in FLOAT_TYPES):
