@@ -27,14 +27,14 @@ PRODUCT_TYPE = {"f32": "f32", "f16": "f32", "bf16": "f32", "i8": "i32"}
 
 
 def _product_type(ctx: LoweringContext, what: str) -> str:
-    """The element type both operands are multiplied in."""
+    """The element type both operands are multiplied in: i8 for plain i8 data, else their float type."""
     dtypes = {t.dtype for t in ctx.in_types if isinstance(t, TensorType)}
-    quantized = any(isinstance(t, TensorType) and t.quant is not None for t in ctx.nn_in_types + ctx.nn_out_types)
-    if dtypes == {"i8"} and not quantized:
+    plain = all(getattr(t, "quant", None) is None for t in ctx.nn_in_types + ctx.nn_out_types)
+    if dtypes == {"i8"} and plain:
         return "i8"
-    if dtypes - set(FLOAT_TYPES) and not quantized:
-        ctx.unsupported(f"{what} on {', '.join(sorted(dtypes))} tensors: TOSA MATMUL multiplies floats, i8 and "
-                        "(quantized) i16 only")
+    if dtypes - set(FLOAT_TYPES) and plain:
+        ctx.unsupported(f"{what} on {', '.join(sorted(dtypes))} tensors: TOSA MATMUL multiplies floats and i8 "
+                        "(i16 only as quantized data)")
     return float_type(ctx, what)
 
 
