@@ -636,12 +636,12 @@ def _unsigned_values(graph: Graph, items: list[Unsupported]) -> set[Value]:
                 producer == "tosa.rescale" and graph.attrs(value.node).get("output_unsigned")):
             items.append(Unsupported(producer, _where(graph, value.node), "its result is read unsigned by a RESCALE; "
                                      "0.90 types unsigned data UINT8/UINT16, which only RESCALE may produce"))
-        for use in graph.users(value):
-            if not (graph.op(use.node) == "tosa.rescale" and use.operand == 0
-                    and graph.attrs(use.node).get("input_unsigned")):
-                items.append(Unsupported(graph.op(use.node), _where(graph, use.node),
-                                         "reads a value a RESCALE treats as unsigned; 0.90 types it UINT8/UINT16, "
-                                         "which only RESCALE may read"))
+        signed_readers = {use.node for use in graph.users(value)
+                          if not (graph.op(use.node) == "tosa.rescale" and use.operand == 0
+                                  and graph.attrs(use.node).get("input_unsigned"))}
+        items.extend(Unsupported(graph.op(node), _where(graph, node), "reads a value a RESCALE treats as unsigned; "
+                                 "0.90 types it UINT8/UINT16, which only RESCALE may read")
+                     for node in sorted(signed_readers))
     return unsigned
 
 
