@@ -37,11 +37,11 @@ ACCUMULATOR = {"f32": "f32", "f16": "f32", "bf16": "f32"}
 # ------------------------------------------------------------------------------ shared helpers
 def float_type(ctx: LoweringContext, what: str) -> str:
     """The float element type `ctx`'s op computes in: its operands' and result's common type, or f32
-    when they mix precisions (f32 holds every f16 and bf16 value exactly). Quantized and integer
-    operands are reported unsupported."""
+    when they mix precisions (f32 holds every f16 and bf16 value exactly). Integer operands are
+    reported unsupported (quantized ones never reach a float rule: rules/__init__.py's rule_for)."""
     types = [t for t in ctx.nn_in_types + ctx.nn_out_types if isinstance(t, TensorType)]
     if any(t.quant is not None for t in types):
-        ctx.unsupported(f"quantized {what} is not lowered yet")
+        ctx.unsupported(f"quantized {what} is lowered by the quantized rules, not by the float one")
     dtypes = {t.dtype for t in ctx.in_types + ctx.out_types if isinstance(t, TensorType)}
     others = sorted(dtypes - set(FLOAT_TYPES))
     if others:

@@ -121,7 +121,7 @@ def _resize_type(ctx: LoweringContext) -> str:
     if ctx.attrs.get("nearest_rounding", "half_up") not in ("half_up", "floor"):
         ctx.unsupported(f"nearest_rounding {ctx.attrs['nearest_rounding']!r} is not 'half_up' or 'floor'")
     if (x.quant is not None or y.quant is not None) and not (mode == "nearest" and x.quant == y.quant):
-        ctx.unsupported(f"quantized {mode} resize is not lowered yet")
+        ctx.unsupported(f"quantized {mode} resize is lowered by the quantized rules, not by the float one")
     if dtype not in GATHER_TYPES or (mode == "bilinear" and dtype not in FLOAT_TYPES):
         ctx.unsupported(f"{mode} resize of {dtype} tensors: TOSA interpolates floats (integers only as "
                         "fixed-point quantized data)")
