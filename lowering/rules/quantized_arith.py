@@ -27,7 +27,7 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import QInfo, fraction_bits, max_input_for, narrow, qinfo, rescale, saturate_to, widen
+from ..quant import QInfo, fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
 from . import rule
 from .quantized import (constant_array, dequantize_value, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
@@ -224,10 +224,11 @@ def batch_norm(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     xq, yq = q_in(ctx), q_out(ctx)
     rank = ctx.type_of(x).rank
+    axis = int(ctx.attrs["axis"])
     stats = []
     for k in range(1, 5):
         array = constant_array(ctx, ctx.operands[k])
-        if array is None or xq is None or yq is None or int(ctx.attrs["axis"]) != rank - 1:
+        if array is None or xq is None or yq is None:
             return float_fallback(ctx)
         q = q_in(ctx, k)
         stats.append(array.astype(np.float64) if q is None else
@@ -238,24 +239,26 @@ def batch_norm(ctx: LoweringContext) -> Value:
     b = beta - mean * a
     ratio = np.abs(a) * xq.scale / yq.scale
     offset = b / yq.scale
-    channels = ctx.type_of(x).shape[-1]
+    channels = ctx.type_of(x).shape[axis]
     ratio, offset = np.broadcast_to(ratio, (channels,)), np.broadcast_to(offset, (channels,))
     peak = float(np.max(ratio * xq.span + np.abs(offset)))
     p = fraction_bits(max(peak, 1e-30), 1.0, headroom=1)
     p = min(p, min(fraction_bits(xq.span, float(r), headroom=1, input_span=xq.span) for r in ratio if r > 0)
             if np.any(ratio > 0) else p)
-    v = widen(ctx, x, xq)
-    signs = np.where(a < 0, -1, 1).astype(np.int32)
-    if np.any(signs < 0):
-        v = ctx.mul(v, ctx.const(np.broadcast_to(signs, (channels,)).reshape((1,) * (rank - 1) + (channels,)), "i32"))
-    scaled = rescale(ctx, v, ratio * 2.0 ** p, "i32") if channels > 1 else rescale(ctx, v, float(ratio[0]) * 2.0 ** p, "i32")
     bias = np.floor(offset * 2.0 ** p + 0.5).astype(np.int64)
     if np.any(np.abs(bias) >= 1 << 30):
         return float_fallback(ctx)
-    acc = ctx.binary("tosa.add", scaled, ctx.const(bias.astype(np.int32).reshape((1,) * (rank - 1) + (channels,)), "i32"))
-    if max_input_for(2.0 ** -p) < 1 << 30:
-        return float_fallback(ctx)
-    return narrow(ctx, acc, 2.0 ** -p, yq)
+    # RESCALE works per channel of the last axis: move the normalized axis there and back
+    to_last = [d for d in range(rank) if d != axis] + [axis]
+    along_last = (1,) * (rank - 1) + (channels,)
+    v = widen(ctx, ctx.transpose(x, to_last), xq)
+    signs = np.where(np.broadcast_to(a, (channels,)) < 0, -1, 1).astype(np.int32)
+    if np.any(signs < 0):  # RESCALE multipliers are non-negative: negative slopes negate first
+        v = ctx.mul(v, ctx.const(signs.reshape(along_last), "i32"))
+    scaled = rescale(ctx, v, ratio * 2.0 ** p, "i32")
+    acc = ctx.binary("tosa.add", scaled, ctx.const(bias.astype(np.int32).reshape(along_last), "i32"))
+    y = narrow(ctx, acc, 2.0 ** -p, yq)
+    return ctx.transpose(y, [to_last.index(d) for d in range(rank)])
 
 
 def dequantize_constant(array: np.ndarray, q: QInfo) -> np.ndarray:

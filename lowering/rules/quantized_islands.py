@@ -1,0 +1,160 @@
+"""Float islands between dequantize and quantize that compute a function of one quantized tensor.
+
+legalize-armnn writes a quantized layer it decomposes into several nn ops as CpuRef computes it:
+nn.dequantize, float ops, nn.quantize (Linear activations a * x + b, Casts between quantized
+types, ...). When those float ops are elementwise and read nothing but the dequantized tensor and
+scalar constants, the island is a function of that one quantized tensor: its result for every
+possible input (256, or 65536 for i16) is computed here with the nn ops' own float32 folders, and
+lowering emits one exact lookup (quantized.lookup: TABLE or GATHER) instead of float TOSA ops,
+so the graph stays in pro_int.
+
+`find_islands(graph)` runs before lowering (on nn types); lower-to-tosa lowers each island's
+nn.quantize with `Island.rule` and skips the island's interior ops, which the lookup replaces.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nn2tosa.ir import Graph, TensorType, Value, op_def
+
+from ..context import LoweringContext
+from ..quant import QInfo, qinfo
+from .quantized import lookup
+
+# float types an island computes in (the nn folders compute in the result's numpy type)
+_ISLAND_FLOATS = ("f32",)
+
+
+@dataclass
+class Island:
+    """dequantize (`root`) -> elementwise float ops -> nn.quantize (`end`), read when it is found
+    (lowering replaces the constants it reads before the island's end is lowered)."""
+
+    root: int
+    end: int
+    steps: list[tuple[str, dict, list[Value | np.ndarray], Value, str]]  # op, attrs, operands, result, dtype
+    result: Value  # the value nn.quantize encodes
+    interior: set[int] = field(default_factory=set)  # ops the lookup replaces (root included when unused)
+    xq: QInfo | None = None
+    yq: QInfo | None = None
+    round_first: bool = False  # the end is nn.cast to an integer type: round half to even first
+
+    def function(self, real: np.ndarray) -> np.ndarray:
+        """The island as a numpy function of the root's real (float32) values, through the nn ops'
+        own folders."""
+        values: dict[Value, np.ndarray] = {Value(self.root, 0): np.asarray(real, np.float32)}
+        for op, attrs, operands, result, dtype in self.steps:
+            args = [values[o] if isinstance(o, Value) else o for o in operands]
+            with np.errstate(all="ignore"):
+                out = op_def(op).fold(dict(attrs), args, [TensorType(np.shape(real), dtype)])
+            values[result] = np.asarray(out[0])
+        y = values[self.result].astype(np.float32)
+        return np.round(y) if self.round_first else y
+
+    def rule(self, graph: Graph):
+        def lower(ctx: LoweringContext) -> Value:
+            return lookup(ctx, graph.operand(self.root, 0), self.function, self.xq, self.yq)
+
+        return lower
+
+
+def _scalar_constant(graph: Graph, v: Value) -> bool:
+    if graph.op(v.node) != "nn.constant":
+        return False
+    t = graph.type_of(v)
+    return t.quant is None and t.num_elements == 1 and t.dtype in _ISLAND_FLOATS
+
+
+def _elementwise_float(graph: Graph, node: int, shape: tuple[int, ...]) -> bool:
+    d = op_def(graph.op(node))
+    if d is None or d.fold is None or "elementwise" not in d.traits or len(graph.types(node)) != 1:
+        return False
+    t = graph.types(node)[0]
+    return t.quant is None and t.dtype in _ISLAND_FLOATS and tuple(t.shape) == shape
+
+
+def _per_tensor_carrier(t) -> QInfo | None:
+    if not isinstance(t, TensorType) or t.quant is None:
+        return None
+    try:
+        q = qinfo(t)
+    except ValueError:
+        return None
+    return q if not q.per_axis and q.dtype in ("i8", "i16") else None
+
+
+def _end_encoding(graph: Graph, node: int) -> tuple[QInfo, bool] | None:
+    """How an island ending at `node` encodes its result: nn.quantize to a per-tensor i8/i16 type,
+    or nn.cast to an integer type (round half to even, saturate: scale 1, zero point 0)."""
+    t = graph.types(node)[0]
+    if graph.op(node) == "nn.quantize":
+        q = _per_tensor_carrier(t)
+        return None if q is None else (q, False)
+    if graph.op(node) == "nn.cast" and t.quant is None and t.dtype in ("i8", "i16", "i32"):
+        return QInfo(t.dtype, (1.0,), (0,), None), True
+    return None
+
+
+def find_islands(graph: Graph) -> dict[int, Island]:
+    """Islands by their nn.quantize op (see the module doc)."""
+    islands: dict[int, Island] = {}
+    position: dict[int, int] = {}
+    for root in graph.nodes():
+        if graph.op(root) != "nn.dequantize":
+            continue
+        xq = _per_tensor_carrier(graph.type_of(graph.operand(root, 0)))
+        shape = tuple(graph.types(root)[0].shape)
+        if xq is None or graph.types(root)[0].dtype not in _ISLAND_FLOATS:
+            continue
+        # grow the island: ops whose operands are all island values or scalar constants
+        members: set[int] = set()
+        frontier = [Value(root, 0)]
+        ends: list[int] = []
+        values = {Value(root, 0)}
+        while frontier:
+            v = frontier.pop()
+            for use in graph.users(v):
+                node = use.node
+                if node in members or node in ends:
+                    continue
+                operands = graph.operands(node)
+                if not all(o in values or _scalar_constant(graph, o) for o in operands):
+                    continue
+                if _end_encoding(graph, node) is not None:
+                    ends.append(node)
+                elif _elementwise_float(graph, node, shape):
+                    members.add(node)
+                    values.add(Value(node, 0))
+                    frontier.append(Value(node, 0))
+        # every member's value must stay inside the island (read by members or ends only)
+        inside = members | set(ends)
+        if not ends or any(graph.is_output(Value(m, 0)) or any(u.node not in inside for u in graph.users(Value(m, 0)))
+                           for m in members):
+            continue
+        if not position:
+            position.update((n, i) for i, n in enumerate(graph.topological()))
+        order = sorted(members, key=position.__getitem__)
+        root_private = not graph.is_output(Value(root, 0)) and all(u.node in inside for u in graph.users(Value(root, 0)))
+        steps = []
+        for node in order:
+            operands = [o if o in values else np.asarray(graph.attrs(o.node)["value"]).reshape(())
+                        for o in graph.operands(node)]
+            steps.append((graph.op(node), dict(graph.attrs(node)), operands, Value(node, 0), graph.types(node)[0].dtype))
+        interior = set(members) | ({root} if root_private else set())
+        for end in ends:
+            yq, rounding = _end_encoding(graph, end)
+            islands[end] = Island(root, end, steps, graph.operand(end, 0), interior, xq, yq, rounding)
+    return islands
+
+
+def erase_dead(graph: Graph, island: Island) -> None:
+    """Remove the island's ops nothing reads any more (after its nn.quantize was replaced)."""
+    erased = True
+    while erased:
+        erased = False
+        for node in island.interior:
+            if node in graph and not graph.has_uses(Value(node, 0)):
+                graph.erase(node)
+                erased = True
