@@ -8,6 +8,7 @@ from nn2tosa.passes.manager import register_pass
 from .context import LoweringContext, LoweringUnsupported, tosa_type
 from .quant import unsigned_input_to_signed, unsigned_output_from_signed
 from .rules import CARRY_QUANTIZATION, rule_for
+from .rules.quantized_islands import erase_dead, find_islands
 
 
 def _where(graph: Graph, node: int) -> str:
@@ -41,6 +42,9 @@ def lower_to_tosa(graph: Graph) -> None:
     # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
     nn_types: dict[Value, Type] = {}
     output_nn_types = [graph.type_of(o.value) for o in graph.outputs]  # before inputs are retyped
+    # dequantize -> float elementwise ops -> quantize: one exact lookup (rules/quantized_islands.py)
+    islands = find_islands(graph)
+    replaced_by_islands = set().union(*(i.interior for i in islands.values()))
     for node in graph.inputs:
         t = graph.types(node)[0]
         nn_types[Value(node, 0)] = t
@@ -61,14 +65,14 @@ def lower_to_tosa(graph: Graph) -> None:
             nn_types[signed] = nn_types[Value(node, 0)]
     for node in graph.topological():
         op = graph.op(node)
-        if op == INPUT_OP or op.startswith("tosa."):
+        if op == INPUT_OP or op.startswith("tosa.") or node in replaced_by_islands:
             continue
         if not op.startswith("nn."):
             unsupported.append(Unsupported(op, _where(graph, node), "not legalized to the nn dialect"))
             continue
         nn_in_types = [nn_types.get(v, graph.type_of(v)) for v in graph.operands(node)]
         quants = {t.quant for t in [*nn_in_types, *graph.types(node)] if getattr(t, "quant", None) is not None}
-        fn = rule_for(op, bool(quants))
+        fn = islands[node].rule(graph) if node in islands else rule_for(op, bool(quants))
         if fn is not None and len(quants) > 1 and op in CARRY_QUANTIZATION and rule_for(op, False) is fn:
             fn = None  # carrying integers between different quantizations would change their values
         if fn is None:
@@ -90,6 +94,8 @@ def lower_to_tosa(graph: Graph) -> None:
         for value, t in zip(results, graph.types(node)):
             nn_types.setdefault(value, t)  # a value a rule passes through keeps its own type
         graph.replace_op(node, results)
+        if node in islands:
+            erase_dead(graph, islands[node])
     if unsupported:
         raise UnsupportedError(unsupported)
     for out, t in zip(graph.outputs, output_nn_types):
