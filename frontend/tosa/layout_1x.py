@@ -14,6 +14,7 @@ as IDENTITY on variable tensors, which blocks.py reads).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -202,7 +203,14 @@ class Layout1x:
     def location(self, operator: Operator) -> Loc | None:
         location = operator.table["location"]
         text = None if location is None else location["text"]
-        return Loc(text) if text else None  # tosa_serializer writes an empty text: no location
+        if not text:  # tosa_serializer writes an empty text: no location
+            return None
+        # tosa-opt writes MLIR's printing of the location: loc("conv") -> conv, loc("f.mlir":7:10) -> f.mlir:7:10
+        match = _MLIR_LOC.fullmatch(text)
+        return Loc(match.group(1) + (match.group(2) or "") if match else text)
+
+
+_MLIR_LOC = re.compile(r'loc\("([^"\\]*)"(:\d+:\d+)?\)')
 
 
 def _const(reader: BlockReader, operator: Operator, operands: list[Value]) -> list[Value]:
