@@ -260,13 +260,15 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 
 def encode(real: np.ndarray, q: QInfo) -> np.ndarray:
     """Arm NN's Quantize of float32 values into `q`'s carried integers: round_half_away(real / scale)
-    (the division in float32) + zero point, clamped; NaN encodes as the zero point."""
+    (the division in float32) + zero point, clamped. NaN (sqrt or log of a negative value) stores 0:
+    CpuRef's clamp lets NaN through and its float-to-integer conversion gives 0 on x86-64."""
     real = np.asarray(real, dtype=np.float32)
     with np.errstate(all="ignore"):
         scaled = real / np.float32(q.scale)
         stored = round_half_away(np.nan_to_num(scaled, nan=0.0, posinf=1e30, neginf=-1e30)) + q.zero_point + q.offset
     lo, hi = q.qmin + q.offset, q.qmax + q.offset
-    return (np.clip(stored, lo, hi) - q.offset).astype(np.int64)
+    stored = np.where(np.isnan(scaled), 0, np.clip(stored, lo, hi))
+    return (stored - q.offset).astype(np.int64)
 
 
 def decode(v: np.ndarray, q: QInfo) -> np.ndarray:

@@ -1,0 +1,307 @@
+"""Quantized lowering (lowering/quant.py, lowering/rules/quantized*.py): multiplier/shift golden
+values, TABLE contents against a direct numpy computation of Arm NN's semantics, and small
+quantized graphs lowered to TOSA, run on the reference model and compared with an independent
+numpy model of CpuRef (decode to float32, compute, encode rounding half away from zero)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from nn2tosa.ir import Builder, Graph, Loc, Quant, TensorType
+from nn2tosa.lowering.quant import QInfo, multiplier_shift, qinfo, table_i8, table_i16
+
+from lowering_harness import lower, run_reference_model
+
+pytest.importorskip("tosa_reference_model", reason="the TOSA reference model comes with tosa-tools")
+
+
+# ------------------------------------------------------------------------------ Arm NN, independently
+def armnn_decode(q: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    """CpuRef's Dequantize: (q - zp) * scale in float32."""
+    return (np.asarray(q, np.int64) - zero_point).astype(np.float32) * np.float32(scale)
+
+
+def armnn_encode(real: np.ndarray, scale: float, zero_point: int, lo: int, hi: int) -> np.ndarray:
+    """CpuRef's Quantize: C round() (halves away from zero) of real / scale in float32, + zp, clamped;
+    NaN passes its clamp and converts to 0 (x86-64)."""
+    with np.errstate(all="ignore"):
+        v = (np.asarray(real, np.float32) / np.float32(scale)).astype(np.float64)
+    rounded = np.sign(v) * np.floor(np.abs(v) + 0.5)
+    return np.where(np.isnan(v), 0, np.clip(np.nan_to_num(rounded) + zero_point, lo, hi)).astype(np.int64)
+
+
+RANGE = {"i8": (-128, 127), "ui8": (0, 255), "i16": (-32768, 32767)}
+
+
+def qtype(shape: tuple[int, ...], dtype: str, scale: float, zero_point: int = 0) -> TensorType:
+    return TensorType(shape, dtype, Quant((scale,), (zero_point,)))
+
+
+def run(graph: Graph, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], Graph]:
+    """Lower, check strict tosa-validate for the reported target, run on the reference model."""
+    from nn2tosa.dialects.tosa import with_distinct_outputs
+    from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
+    from nn2tosa.lowering.mlir_emitter import to_mlir, validate
+    from nn2tosa.lowering.target import required_target
+
+    low = lower(graph)
+    target = required_target(with_distinct_outputs(low))
+    assert not target.problems, target.problems
+    assert validate(to_mlir(low, target=target), target) == []
+    return run_reference_model(bytes(build_flatbuffer(low)), inputs), low
+
+
+def boundary(a: np.ndarray) -> np.ndarray:
+    """What a TOSA graph input holds for uint8 data: the same bits as int8."""
+    return a.view(np.int8) if a.dtype == np.uint8 else a
+
+
+# ------------------------------------------------------------------------------ multiplier and shift
+@pytest.mark.parametrize("scale,want", [
+    (0.015678688883781433 * 0.1 / 0.078431375324726104, (1373724854, 36)),  # FORMATS.md golden values
+    (0.015678688883781433 * 2.1 / 0.078431375324726104, (1803013871, 32)),
+    (1.0, (1 << 30, 30)),
+    (0.5, (1 << 30, 31)),
+    (1 - 2.0 ** -40, (1 << 30, 30)),  # the mantissa rounds up to 2**31: halved, exponent + 1
+    (0.0, (0, 2)),
+])
+def test_multiplier_shift_golden_values(scale, want):
+    assert multiplier_shift(scale) == want
+    multiplier, shift = want
+    if multiplier:
+        assert abs(multiplier * 2.0 ** -shift / scale - 1) < 2.0 ** -30
+
+
+def test_sixteen_bit_multiplier_and_limits():
+    assert multiplier_shift(1.0, scale32=False) == (1 << 14, 14)
+    m, s = multiplier_shift(0.1, scale32=False)
+    assert m < 1 << 15 and abs(m * 2.0 ** -s / 0.1 - 1) < 2.0 ** -14
+    assert multiplier_shift(2.0 ** -70)[1] == 62  # tiny scales keep TOSA's largest shift
+    with pytest.raises(ValueError):
+        multiplier_shift(2.0 ** 40)  # would need a shift below 2
+    with pytest.raises(ValueError):
+        multiplier_shift(-1.0)
+
+
+def test_unsigned_tensors_are_carried_as_signed_minus_128():
+    q = qinfo(qtype((2,), "ui8", 0.5, 130))
+    assert (q.dtype, q.zero_point, q.offset, q.qmin, q.qmax) == ("i8", 2, 128, -128, 127)
+    assert qinfo(qtype((2,), "i16", 0.5, 0)).offset == 0
+
+
+# ------------------------------------------------------------------------------ TABLE contents
+FUNCTIONS = {
+    "sigmoid": lambda x: np.float32(1) / (np.float32(1) + np.exp(-x)),
+    "tanh": np.tanh,
+    "elu": lambda x: np.where(x > 0, x, np.expm1(x)).astype(np.float32),
+    "hard_swish": lambda x: x * np.clip(x + np.float32(3), 0, 6) / np.float32(6),
+    "exp": np.exp,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@pytest.mark.parametrize("dtype,scale,zp,out_scale,out_zp", [
+    ("i8", 0.0313725, 0, 1 / 256, -128), ("ui8", 0.05, 128, 0.02, 100), ("i8", 0.1, -20, 0.07, 3)])
+def test_i8_table_is_the_source_result_for_every_input(name, dtype, scale, zp, out_scale, out_zp):
+    fn = FUNCTIONS[name]
+    x = qinfo(qtype((1,), dtype, scale, zp))
+    y = qinfo(qtype((1,), dtype, out_scale, out_zp))
+    table = table_i8(fn, x, y)
+    stored = np.arange(RANGE[dtype][0], RANGE[dtype][1] + 1)  # table index order: carried -128..127
+    with np.errstate(all="ignore"):
+        want = armnn_encode(fn(armnn_decode(stored, scale, zp)), out_scale, out_zp, *RANGE[dtype])
+    offset = 128 if dtype == "ui8" else 0
+    np.testing.assert_array_equal(table.astype(np.int64) + offset, want)
+
+
+def tosa_table_i16(entries: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """TOSA TABLE on i16 data, from the specification's pseudo-code."""
+    index = (x.astype(np.int64) + 32768) >> 7
+    fraction = (x.astype(np.int64) + 32768) & 0x7F
+    base = entries.astype(np.int64)[index]
+    return base * 128 + (entries.astype(np.int64)[index + 1] - base) * fraction
+
+
+V16 = np.arange(-32768, 32768)
+I16_CASES = {
+    # the identity: exact but for the last segment, whose end knot (32768) does not fit an int16 entry
+    "identity": (lambda r: r, 1 / 32768, 1 / 32768, lambda miss: bool(np.all(V16[miss] >= 32640))),
+    # exact halves: RESCALE rounds them up, Arm NN away from zero (the negative odd inputs)
+    "half": (lambda r: r * np.float32(0.5), 1 / 32768, 1 / 32768,
+             lambda miss: np.array_equal(V16[miss], V16[(V16 < 0) & (V16 % 2 == 1)])),
+    # curvature between the knots: a unit off here and there
+    "tanh": (np.tanh, 9.155552834272385e-05, 3.0518509447574615e-05, lambda miss: 0 < miss.sum() < 65536 // 4),
+    # the infinite slope at 0: far off
+    "sqrt": (np.sqrt, 1e-4, 1e-4, lambda miss: miss.sum() > 0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(I16_CASES))
+def test_i16_table_reports_how_far_it_is_from_the_source(case):
+    fn, x_scale, y_scale, expected_misses = I16_CASES[case]
+    table = table_i16(fn, qinfo(qtype((1,), "i16", x_scale)), qinfo(qtype((1,), "i16", y_scale)))
+    raw = sum(tosa_table_i16(e, V16) * (256 if len(table.entries) == 2 and i == 0 else 1)
+              for i, e in enumerate(table.entries))
+    got = np.clip((raw + (1 << (table.shift - 1))) >> table.shift, -32768, 32767)
+    with np.errstate(all="ignore"):
+        want = armnn_encode(fn(armnn_decode(V16, x_scale, 0)), y_scale, 0, -32768, 32767)
+    error = np.abs(got - want)
+    assert (table.misses, table.worst) == (int((error != 0).sum()), int(error.max()))
+    assert expected_misses(error != 0)
+    assert (table.worst > 1) == (case == "sqrt")
+
+
+# ------------------------------------------------------------------------------ lowered graphs
+def one_op(op: str, inputs: dict[str, TensorType], out: TensorType, attrs: dict | None = None) -> Graph:
+    g = Graph()
+    values = [g.add_input(t, name) for name, t in inputs.items()]
+    g.add_output(Builder(g, Loc(op)).op(op, values, attrs or {}, types=[out]), "y")
+    return g
+
+
+def test_add_of_uint8_tensors_with_different_scales():
+    a_t, b_t, y_t = qtype((256, 16), "ui8", 0.0157, 120), qtype((1, 16), "ui8", 0.0402, 7), qtype((256, 16), "ui8", 0.05, 90)
+    a = np.repeat(np.arange(256, dtype=np.uint8)[:, None], 16, axis=1)
+    b = np.linspace(0, 255, 16).astype(np.uint8)[None, :]
+    (got,), low = run(one_op("nn.add", {"a": a_t, "b": b_t}, y_t), [boundary(a), boundary(b)])
+    want = armnn_encode(armnn_decode(a, 0.0157, 120) + armnn_decode(b, 0.0402, 7), 0.05, 90, 0, 255)
+    diff = np.abs(got.view(np.uint8).astype(np.int64).reshape(want.shape) - want)
+    assert diff.max() <= 1 and (diff == 0).mean() > 0.99  # float32 sums near a half may round the other way
+    # uint8 stays uint8 only at the boundary: RESCALE input_unsigned / output_unsigned there
+    rescales = [low.attrs(n) for n in low.nodes() if low.op(n) == "tosa.rescale"]
+    assert sum(r["input_unsigned"] for r in rescales) == 2 and sum(r["output_unsigned"] for r in rescales) == 1
+
+
+def test_mul_and_comparison_of_int8():
+    a_t, b_t = qtype((64, 8), "i8", 0.031, -5), qtype((64, 8), "i8", 0.027, 11)
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (64, 8)).astype(np.int8)
+    b = rng.integers(-128, 128, (64, 8)).astype(np.int8)
+    (prod,), _ = run(one_op("nn.mul", {"a": a_t, "b": b_t}, qtype((64, 8), "i8", 0.02, 3)), [a, b])
+    want = armnn_encode(armnn_decode(a, 0.031, -5) * armnn_decode(b, 0.027, 11), 0.02, 3, -128, 127)
+    np.testing.assert_array_equal(prod.astype(np.int64).reshape(want.shape), want)
+    (greater,), _ = run(one_op("nn.greater", {"a": a_t, "b": b_t}, TensorType((64, 8), "i1")), [a, b])
+    np.testing.assert_array_equal(greater.reshape(a.shape), armnn_decode(a, 0.031, -5) > armnn_decode(b, 0.027, 11))
+
+
+@pytest.mark.parametrize("op,fn", [("nn.sigmoid", FUNCTIONS["sigmoid"]), ("nn.tanh", np.tanh)])
+def test_int16_functions_are_exact_on_every_input(op, fn):
+    x_t, y_t = qtype((256, 256), "i16", 9.155552834272385e-05), qtype((256, 256), "i16", 3.0518509447574615e-05)
+    x = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+    (got,), _ = run(one_op(op, {"x": x_t}, y_t), [x])
+    want = armnn_encode(fn(armnn_decode(x, 9.155552834272385e-05, 0)), 3.0518509447574615e-05, 0, -32768, 32767)
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(want.shape), want)
+
+
+def test_float_island_between_dequantize_and_quantize_is_one_table():
+    """legalize-armnn's Linear activation: dequantize, a * x + b in f32, quantize."""
+    g = Graph()
+    x = g.add_input(qtype((16, 16), "i8", 0.05, 10), "x")
+    b = Builder(g, Loc("linear"))
+    real = b.op("nn.dequantize", [x], types=[TensorType((16, 16), "f32")])
+    scaled = b.op("nn.mul", [real, b.constant(np.float32(1.7))], types=[TensorType((16, 16), "f32")])
+    shifted = b.op("nn.add", [scaled, b.constant(np.float32(-0.3))], types=[TensorType((16, 16), "f32")])
+    g.add_output(b.op("nn.quantize", [shifted], types=[qtype((16, 16), "i8", 0.08, -4)]), "y")
+    v = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
+    (got,), low = run(g, [v])
+    assert set(low.histogram()) <= {"tosa.const", "tosa.table"}
+    want = armnn_encode(armnn_decode(v, 0.05, 10) * np.float32(1.7) + np.float32(-0.3), 0.08, -4, -128, 127)
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(want.shape), want)
+
+
+def conv_reference(x, w, bias, xq, wq, bq, yq, lo, hi):
+    """CpuRef's convolution (stride 1, 'same' 3x3 padding, NHWC / OHWI) in float32 sums."""
+    xr = np.pad(armnn_decode(x, *xq), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    wr = armnn_decode(w, *wq)
+    n, h, wd, _ = x.shape
+    out = np.zeros((n, h, wd, w.shape[0]), np.float32)
+    for i in range(h):
+        for j in range(wd):
+            patch = xr[:, i:i + 3, j:j + 3, :]
+            out[:, i, j, :] = np.einsum("nhwc,ohwc->no", patch, wr, dtype=np.float32)
+    out += armnn_decode(bias, *bq)
+    return armnn_encode(out, *yq, lo, hi)
+
+
+def test_int16_convolution_with_int16_weights_splits_them_exactly():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-32768, 32768, (1, 5, 6, 3)).astype(np.int16)
+    w = rng.integers(-32768, 32768, (4, 3, 3, 3)).astype(np.int16)
+    bias = rng.integers(-50000, 50000, 4).astype(np.int32)
+    xq, wq, yq = (4.5777764171361923e-05, 0), (1.831110603234265e-05, 0), (1.043028460117057e-4, 0)
+    bq = (xq[0] * wq[0], 0)
+    g = Graph()
+    xv = g.add_input(qtype(x.shape, "i16", *xq), "x")
+    b = Builder(g, Loc("conv"))
+    wv = b.constant(w, "i16", Quant((wq[0],), (0,)))
+    bv = b.constant(bias, "i32", Quant((bq[0],), (0,)))
+    attrs = {"stride": [1, 1], "dilation": [1, 1], "pad": [1, 1, 1, 1], "groups": 1}
+    g.add_output(b.op("nn.conv2d", [xv, wv, bv], attrs, types=[qtype((1, 5, 6, 4), "i16", *yq)]), "y")
+    (got,), low = run(g, [x])
+    assert low.histogram()["tosa.conv2d"] == 2  # high and low weight bytes
+    want = conv_reference(x, w, bias, xq, wq, bq, yq, -32768, 32767)
+    diff = np.abs(got.astype(np.int64).reshape(want.shape) - want)
+    assert diff.max() <= 1 and (diff == 0).mean() > 0.95  # float32 sums may land on the other side of a half
+
+
+def test_int8_softmax():
+    rng = np.random.default_rng(5)
+    x = rng.integers(-128, 128, (6, 10)).astype(np.int8)
+    g = one_op("nn.softmax", {"x": qtype(x.shape, "i8", 0.0235)}, qtype(x.shape, "i8", 1 / 256, -128),
+               {"axis": 1, "beta": 1.0})
+    (got,), low = run(g, [x])
+    assert not any(op.startswith("tosa.") and op in ("tosa.exp", "tosa.reciprocal") for op in low.histogram())
+    real = armnn_decode(x, 0.0235, 0)
+    e = np.exp(real - real.max(axis=1, keepdims=True))
+    want = armnn_encode(e / e.sum(axis=1, keepdims=True, dtype=np.float32), 1 / 256, -128, -128, 127)
+    diff = np.abs(got.astype(np.int64).reshape(want.shape) - want)
+    assert diff.max() <= 1 and (diff == 0).mean() > 0.95
+
+
+def test_quantize_rounds_half_away_from_zero():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999997, -0.49999997, 1e9, -1e9], np.float32)
+    (got,), _ = run(one_op("nn.quantize", {"x": TensorType(x.shape, "f32")}, qtype(x.shape, "i8", 1.0, 0)), [x])
+    np.testing.assert_array_equal(got.reshape(-1), [-3, -2, -1, 1, 2, 3, 0, 0, 127, -128])
+
+
+def test_fraction_bits_keep_intermediates_in_range():
+    from nn2tosa.lowering.quant import fraction_bits, max_input_for
+
+    for span, ratio in ((255, 1.0), (255, 37.0), (65535, 1.0), (65535, 0.001)):
+        p = fraction_bits(span, ratio, headroom=2, input_span=span)
+        assert span * ratio * 2.0 ** p * 4 < 2 ** 30
+        assert span <= max_input_for(ratio * 2.0 ** p)
+        assert span * ratio * 2.0 ** (p + 1) * 4 >= 2 ** 30 or p == 24 or span > max_input_for(ratio * 2.0 ** (p + 1))
+
+
+def test_per_axis_scales_are_per_output_channel():
+    """A conv2d with per-channel weight scales rescales each output channel by its own scale."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(-128, 128, (1, 4, 4, 2)).astype(np.int8)
+    w = rng.integers(-127, 128, (3, 3, 3, 2)).astype(np.int8)
+    scales = (0.002, 0.011, 0.0007)
+    g = Graph()
+    xv = g.add_input(qtype(x.shape, "i8", 0.03, -7), "x")
+    b = Builder(g, Loc("conv"))
+    wv = b.constant(w, "i8", Quant(scales, (0, 0, 0), axis=0))
+    bias = np.array([100, -2000, 30], np.int32)
+    bv = b.constant(bias, "i32", Quant(tuple(0.03 * s for s in scales), (0, 0, 0), axis=0))
+    attrs = {"stride": [1, 1], "dilation": [1, 1], "pad": [1, 1, 1, 1], "groups": 1}
+    g.add_output(b.op("nn.conv2d", [xv, wv, bv], attrs, types=[qtype((1, 4, 4, 3), "i8", 0.05, 2)]), "y")
+    (got,), low = run(g, [x])
+    rescale = next(low.attrs(n) for n in low.nodes() if low.op(n) == "tosa.rescale")
+    assert rescale["per_channel"]
+    want = np.concatenate([conv_reference(x, w[c:c + 1], bias[c:c + 1], (0.03, -7), (scales[c], 0),
+                                          (0.03 * scales[c], 0), (0.05, 2), -128, 127) for c in range(3)], axis=-1)
+    diff = np.abs(got.astype(np.int64).reshape(want.shape) - want)
+    assert diff.max() <= 1 and (diff == 0).mean() > 0.9
+
+
+def test_qinfo_of_per_axis_type_has_no_single_scale():
+    q = qinfo(TensorType((2, 3), "i8", Quant((0.1, 0.2), (0, 0), axis=0)))
+    assert q.per_axis and math.isclose(q.scales[1], 0.2)
+    with pytest.raises(ValueError):
+        _ = q.scale
+    assert isinstance(q, QInfo)
