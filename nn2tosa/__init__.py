@@ -1,2 +1,26 @@
-"""nn2tosa: Arm NN and ExecuTorch MPS graphs to TOSA 1.0."""
+"""nn2tosa: Arm NN and ExecuTorch MPS graphs to TOSA 1.0.
+
+    import nn2tosa
+    result = nn2tosa.convert("model.armnn")
+    result.mlir_module()  /  result.mlir_text()  /  result.tosa_flatbuffer()  /  result.report
+
+`load`, `convert` and `Result` (nn2tosa.api) are imported on first use, so importing the package
+(and starting the command line) loads neither numpy nor MLIR.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+__all__ = ["load", "convert", "Result", "__version__"]
+
+if TYPE_CHECKING:
+    from nn2tosa.api import Result, convert, load
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("load", "convert", "Result"):
+        from nn2tosa import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'nn2tosa' has no attribute {name!r}")

@@ -1,19 +1,41 @@
-"""The Python API: load a model, convert it to TOSA, get MLIR or a flatbuffer out."""
+"""The Python API: load a model, convert it to TOSA, get MLIR or a flatbuffer out.
+
+    import nn2tosa
+    result = nn2tosa.convert("model.armnn")            # or a Graph from nn2tosa.load(...)
+    module = result.mlir_module(context)               # mlir.ir.Module in your context
+    text = result.mlir_text()                          # generic form; generic=False for the pretty form
+    data = result.tosa_flatbuffer()                    # TOSA 1.0 .tosa bytes
+    print(result.report.format_text())                 # what every layer became, target, timings
+
+Nothing here imports MLIR until an MLIR output is asked for, so `import nn2tosa` stays cheap.
+"""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError, UsageError
-from nn2tosa.ir import Graph
+from nn2tosa.report import ConversionReport, census
+
+if TYPE_CHECKING:
+    from mlir import ir
+
+    from nn2tosa.ir import Graph
+    from nn2tosa.lowering.target import Target
 
 # Layouts Result.write can give a .tosa file (the CLI's --tosa-version).
 TOSA_VERSIONS = ("1.0", "0.100-draft")
 
+# progress(stage, index, total) is called before each stage of a conversion (nn2tosa.progress draws it).
+ProgressFn = Callable[[str, int, int], None]
+
 
 def load(source: str | os.PathLike | bytes | memoryview) -> Graph | list[Graph]:
-    """Read a model: one Graph, or a list of them for a multi-partition .pte."""
+    """Read a model (.armnn, MPS payload, .pte or .tosa; a path or the bytes) into the source-level IR:
+    one Graph, or a list of them for a multi-partition .pte. Raises InvalidInputError (corrupt or
+    unrecognised input) or UnsupportedError (valid input nn2tosa cannot read)."""
     from nn2tosa.frontend import load as load_all
 
     graphs = load_all(source)
@@ -28,85 +50,315 @@ def tosa_pipeline(source_format: str) -> list[str]:
     return [f"legalize-{source_format}", "canonicalize", "lower-to-tosa", "cse", "dce"]
 
 
-@dataclass
 class Result:
-    """A converted graph (TOSA level) and what was learnt converting it."""
+    """A converted model: its TOSA-level function(s) (`graph`, or `functions` when a partial conversion
+    made several), the conversion `report`, and every output form, each built on first use."""
 
-    graph: Graph
-    report: dict[str, Any] = field(default_factory=dict)
-    _module: Any = field(default=None, repr=False)
-    _target: Any = field(default=None, repr=False)
+    def __init__(self, graph: Graph | Sequence[Graph], report: ConversionReport | None = None, *,
+                 target: Target | None = None):
+        from nn2tosa.ir import Graph
+
+        self.functions: list[Graph] = [graph] if isinstance(graph, Graph) else list(graph)
+        if not self.functions:
+            raise ValueError("a Result needs at least one graph")
+        self.graph: Graph = self.functions[0]
+        self.report: ConversionReport = report if report is not None else ConversionReport(model=self.graph.name)
+        self._target = target
+        self._modules: list[tuple[Any, Any]] = []  # (context or None, module) built so far
 
     @property
-    def target(self) -> Any:
-        """The TOSA 1.0 profiles, extensions and level the graph needs (nn2tosa.lowering.target.Target)."""
+    def target(self) -> Target:
+        """The TOSA 1.0 profiles, extensions and level of the output (nn2tosa.lowering.target.Target):
+        what the graph needs, or the profile `convert` was asked for."""
         if self._target is None:
             from nn2tosa.lowering.target import required_target
 
-            self._target = required_target(self.graph)
+            self._target = required_target(self.functions)
         return self._target
 
-    def mlir_module(self) -> Any:
-        """The verified `mlir.ir.Module` (tosa.target_env attached), built once."""
-        if self._module is None:
-            from nn2tosa.lowering.mlir_emitter import to_mlir
+    def mlir_module(self, context: ir.Context | None = None) -> ir.Module:
+        """The verified TOSA `mlir.ir.Module` (one func.func per function, `tosa.target_env` set), built
+        in `context` (the caller's, ready for `mlir.passmanager.PassManager`) or in a context of its own.
+        Built once per context."""
+        for ctx, module in self._modules:
+            if ctx is context:
+                return module
+        from nn2tosa.lowering.mlir_emitter import to_mlir
 
-            self._module = to_mlir(self.graph, target=self.target)
-        return self._module
+        with self._timed("emit-mlir"):
+            module = to_mlir(self.functions, context, target=self.target)
+        self._modules.append((context, module))
+        return module
+
+    def mlir_text(self, generic: bool = True, *, elide_constants: bool = False) -> str:
+        """The module as MLIR text: the generic op form (every MLIR version parses it), or the pretty form."""
+        from nn2tosa.lowering.mlir_emitter import module_text
+
+        return module_text(self.mlir_module(), pretty=not generic, elide_constants=elide_constants)
+
+    def mlir_bytecode(self) -> bytes:
+        """The module as MLIR bytecode."""
+        from nn2tosa.lowering.mlir_emitter import module_bytecode
+
+        return module_bytecode(self.mlir_module())
+
+    def tosa_flatbuffer(self, version: str = "1.0") -> bytes:
+        """The TOSA flatbuffer (.tosa) of the (only) function; `version` "0.100-draft" writes the older
+        layout (TOSA 0.90 semantics). A partial conversion has one flatbuffer per function:
+        `tosa_flatbuffers()`."""
+        if len(self.functions) != 1:
+            raise ValueError(f"{len(self.functions)} functions: use tosa_flatbuffers() for one .tosa each")
+        return self.tosa_flatbuffers(version)[0]
+
+    def tosa_flatbuffers(self, version: str = "1.0") -> list[bytes]:
+        """One TOSA flatbuffer per function."""
+        build = _flatbuffer_builder(version)
+        with self._timed("emit-tosa"):
+            return [bytes(build(g)) for g in self.functions]
 
     def validate(self) -> list[str]:
         """MLIR's tosa-validate (strict) for the reported target; empty when the module is valid."""
         from nn2tosa.lowering.mlir_emitter import validate
 
-        return validate(self.mlir_module(), self.target)
+        with self._timed("validate"):
+            return validate(self.mlir_module(), self.target)
 
     def write(self, path: str, kind: str, *, elide_constants: bool = False, pretty: bool = False,
-              tosa_version: str = "1.0") -> None:
-        """Write `kind` ("mlir" text, "mlirbc" bytecode, "tosa" flatbuffer) to `path` ("-": stdout).
-        `tosa_version` picks the flatbuffer layout (TOSA_VERSIONS): "1.0", or "0.100-draft" for the
-        older generation (TOSA 0.90 semantics) that lowering/flatbuffer_0100.py writes."""
-        if kind == "tosa" and tosa_version not in TOSA_VERSIONS:
-            raise UsageError(f"unknown TOSA flatbuffer version {tosa_version!r} (known: {', '.join(TOSA_VERSIONS)})")
-        if kind == "tosa" and tosa_version == "0.100-draft":
-            from nn2tosa.lowering.flatbuffer_0100 import write_flatbuffer_0100
-
-            write_flatbuffer_0100(self.graph, path)
-        elif kind == "tosa":
-            from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
-
-            write_flatbuffer(self.graph, path)
-        elif kind in ("mlir", "mlirbc"):
+              tosa_version: str = "1.0") -> list[str]:
+        """Write `kind` ("mlir" text, "mlirbc" bytecode, "tosa" flatbuffer) to `path` ("-": stdout) and
+        return the paths written. `tosa_version` picks the flatbuffer layout (TOSA_VERSIONS). Several
+        functions go into one MLIR module, but one .tosa each: `NAME.<function>.tosa`."""
+        if kind == "tosa":
+            _flatbuffer_builder(tosa_version)  # checks the version
+            paths = [path] if len(self.functions) == 1 else [function_path(path, g.name) for g in self.functions]
+            writer = _flatbuffer_writer(tosa_version)
+            with self._timed("emit-tosa"):
+                for g, p in zip(self.functions, paths):
+                    writer(g, p)
+            return paths
+        if kind in ("mlir", "mlirbc"):
             from nn2tosa.lowering.mlir_emitter import write_mlir
 
-            write_mlir(self.mlir_module(), path, bytecode=kind == "mlirbc", pretty=pretty,
-                       elide_constants=elide_constants)
-        else:
-            raise UnsupportedError([Unsupported(kind, path, "unknown output kind (mlir, mlirbc, tosa)")])
+            module = self.mlir_module()
+            with self._timed("write-mlir"):
+                write_mlir(module, path, bytecode=kind == "mlirbc", pretty=pretty, elide_constants=elide_constants)
+            return [path]
+        raise UsageError(f"{path}: unknown output kind {kind!r} (mlir, mlirbc, tosa)")
+
+    def _timed(self, stage: str) -> Any:
+        return _Timer(self.report, stage)
 
 
+class _Timer:
+    def __init__(self, report: ConversionReport, stage: str):
+        self.report, self.stage = report, stage
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.report.time(self.stage, time.perf_counter() - self.start)
+
+
+def function_path(path: str, function: str) -> str:
+    """Where the .tosa of one of several functions goes: `out.tosa` -> `out.region0.tosa`."""
+    if path == "-":
+        raise UsageError("several .tosa files cannot all go to stdout")
+    stem, dot, suffix = path.rpartition(".")
+    return f"{stem}.{function}.{suffix}" if dot and "/" not in suffix else f"{path}.{function}"
+
+
+def _flatbuffer_builder(version: str) -> Callable[[Graph], Any]:
+    if version == "1.0":
+        from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
+
+        return build_flatbuffer
+    if version == "0.100-draft":
+        from nn2tosa.lowering.flatbuffer_0100 import build_flatbuffer_0100
+
+        return build_flatbuffer_0100
+    raise UsageError(f"unknown TOSA flatbuffer version {version!r} (known: {', '.join(TOSA_VERSIONS)})")
+
+
+def _flatbuffer_writer(version: str) -> Callable[[Graph, str], None]:
+    if version == "0.100-draft":
+        from nn2tosa.lowering.flatbuffer_0100 import write_flatbuffer_0100
+
+        return write_flatbuffer_0100
+    from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
+
+    return write_flatbuffer
+
+
+# ------------------------------------------------------------------------------ converting
 def convert(
-    graph_or_path: Graph | str | os.PathLike,
+    graph_or_path: Graph | str | os.PathLike | bytes,
     *,
-    profile: str | None = None,
-    passes: list[str] | None = None,
+    profile: str | Sequence[str] | None = None,
+    passes: Sequence[str] | None = None,
     source: str | None = None,
+    partial: bool = False,
+    progress: ProgressFn | None = None,
 ) -> Result:
-    """Convert a source graph (or a model file with one partition) to TOSA."""
-    from nn2tosa.passes import PassManager, available_passes
+    """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0.
 
+    profile: the TOSA 1.0 profiles and extensions the consumer implements, e.g. "pro_int",
+      "pro_fp+bf16" or ["pro_int", "int16"]; a model needing more is UnsupportedError naming the ops.
+      The output's `tosa.target_env` is then that target. Default: whatever the model needs.
+    passes: the pass pipeline (names of `nn2tosa opt --list-passes`); default `tosa_pipeline(format)`.
+    source: the name errors and the report use for the model (default: the path or graph name).
+    partial: convert the TOSA-expressible regions around unsupported ops, one function each
+      (nn2tosa.partial; the Result's `partition` describes how to stitch them); otherwise an
+      unsupported op is UnsupportedError listing all of them.
+    progress: called as progress(stage, index, total) before each stage.
+    """
+    from nn2tosa.ir import Graph
+
+    report = ConversionReport()
+    start = time.perf_counter()
     if isinstance(graph_or_path, Graph):
         graph = graph_or_path.copy()
+        name = source or graph.name
     else:
+        if progress is not None:
+            progress("load", 0, 1)
         loaded = load(graph_or_path)
         if isinstance(loaded, list):
-            raise ValueError(f"{graph_or_path} has {len(loaded)} partitions: convert each graph of load()")
+            raise ValueError(f"{graph_or_path!r} has {len(loaded)} partitions: convert each graph of load()")
         graph = loaded
+        name = source or (str(graph_or_path) if not isinstance(graph_or_path, (bytes, bytearray, memoryview))
+                          else graph.name)
+        report.time("load", time.perf_counter() - start)
+    report.model = name
+    report.format = str(graph.meta.get("format", "unknown"))
+    version = graph.meta.get("generation", graph.meta.get("version"))
+    report.version = None if version is None else str(version)
+    if partial:
+        from nn2tosa.partial import convert_partial
+
+        return convert_partial(graph, report, profile=profile, passes=passes, progress=progress)
+    pipeline = _pipeline(graph, passes, name)
+    source_ops = source_op_list(graph)
+    stages = run_pipeline(graph, pipeline, report, progress)
+    return finish(graph, source_ops, stages, report, profile)
+
+
+def _pipeline(graph: Graph, passes: Sequence[str] | None, name: str) -> list:
+    """The PassInfos to run: `passes`, or the format's TOSA pipeline (a pass of it not implemented in
+    this build makes the format unsupported)."""
+    from nn2tosa.passes import available_passes, parse_pipeline
+
+    if passes is not None:
+        return parse_pipeline(list(passes))
     fmt = graph.meta.get("format", "unknown")
-    pipeline = passes if passes is not None else tosa_pipeline(fmt)
-    missing = [p for p in pipeline if p not in available_passes()]
+    names = tosa_pipeline(fmt)
+    missing = [p for p in names if p not in available_passes()]
     if missing:
-        raise UnsupportedError(
-            [Unsupported(fmt, source or graph.name, f"pass {p} is not implemented yet") for p in missing]
-        )
-    PassManager.from_names(pipeline, verify_each=False).run(graph)
-    return Result(graph)
+        raise UnsupportedError([Unsupported(fmt, name, f"pass {p} is not implemented yet") for p in missing])
+    return parse_pipeline(names)
+
+
+def source_op_list(graph: Graph) -> list[tuple[str, Any]]:
+    """(op, loc) of every source op in file order: what the report attributes TOSA ops to."""
+    from nn2tosa.ir import INPUT_OP
+
+    return [(graph.op(n), graph.loc(n)) for n in graph.nodes() if graph.op(n) != INPUT_OP]
+
+
+def run_pipeline(graph: Graph, pipeline: Sequence[Any], report: ConversionReport,
+                 progress: ProgressFn | None = None) -> dict[str, dict]:
+    """Run the passes on `graph` in place, timing each into `report`; returns the op censuses taken
+    after legalization and canonicalization (for the report's per-layer attribution)."""
+    from nn2tosa.passes.canonicalize import canonicalize_graph
+
+    stages: dict[str, dict] = {}
+    for i, p in enumerate(pipeline):
+        if progress is not None:
+            progress(p.name, i, len(pipeline))
+        start = time.perf_counter()
+        if p.name == "canonicalize":  # the same pass, run so that its statistics reach the report
+            stats = canonicalize_graph(graph)
+            for r in stats.rewrites:
+                for pattern, n in r.rewrites.items():
+                    report.rewrites[pattern] = report.rewrites.get(pattern, 0) + n
+                if r.folds:
+                    report.rewrites["constant-fold"] = report.rewrites.get("constant-fold", 0) + r.folds
+            if stats.merged:
+                report.rewrites["cse"] = report.rewrites.get("cse", 0) + stats.merged
+        else:
+            p.run(graph)
+        report.time(p.name, time.perf_counter() - start)
+        if p.name.startswith("legalize-"):
+            stages["legalize"] = census(graph)
+        elif p.name == "canonicalize":
+            stages["canonicalize"] = census(graph)
+    return stages
+
+
+def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, dict], report: ConversionReport,
+           profile: str | Sequence[str] | None, host: set | frozenset = frozenset()) -> Result:
+    """The Result of converted function(s): target (checked against `profile`), report filled in."""
+    from nn2tosa.ir import Graph
+
+    functions = [graph] if isinstance(graph, Graph) else list(graph)
+    start = time.perf_counter()
+    target = fit_target(functions, profile) if profile is not None else None
+    result = Result(functions, report, target=target)
+    report.target = result.target.report()
+    report.functions = [g.name for g in functions]
+    report.boundary_changes = []
+    for g in functions:
+        changes = g.meta.get("boundary_changes", [])
+        report.boundary_changes.extend(changes.split("; ") if isinstance(changes, str) else list(changes))
+    report.attribute(source_ops, stages, functions, set(host))
+    report.time("report", time.perf_counter() - start)
+    return result
+
+
+# ------------------------------------------------------------------------------ profiles
+def parse_profile(profile: str | Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """"pro_int+int16" (or "pro_int,int16", or a list) -> (profiles, extensions); unknown names are a UsageError."""
+    from nn2tosa.lowering.target import EXTENSIONS, PROFILES
+
+    items = [profile] if isinstance(profile, str) else list(profile)
+    names = [n.strip() for item in items for n in item.replace("+", ",").split(",") if n.strip()]
+    unknown = [n for n in names if n not in PROFILES and n not in EXTENSIONS]
+    if unknown or not any(n in PROFILES for n in names):
+        raise UsageError(f"profile {'+'.join(names) or '(empty)'}: name at least one TOSA 1.0 profile "
+                         f"({', '.join(PROFILES)}) and any extensions ({', '.join(EXTENSIONS)})"
+                         + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+    return tuple(n for n in names if n in PROFILES), tuple(n for n in names if n in EXTENSIONS)
+
+
+def fit_target(graphs: Sequence[Graph], profile: str | Sequence[str]) -> Target:
+    """The requested target, after checking that every op of `graphs` runs on it; UnsupportedError
+    lists each missing profile or extension with the first op that needs it and how many do."""
+    from nn2tosa.ir import INPUT_OP
+    from nn2tosa.lowering.target import (EXTENSION_PROFILE, ROUNDING_MODE_EXTENSION, Target, op_requirement,
+                                         require_tosa_1_0)
+
+    profiles, extensions = parse_profile(profile)
+    needed = require_tosa_1_0(graphs)
+    offered = set(profiles) | set(extensions)
+    missing: dict[str, list[str]] = {}
+    for g in graphs:
+        for node in g.nodes():
+            op = g.op(node)
+            if op == INPUT_OP:
+                continue
+            parts = (op_requirement(g, node) or "any").split("+")
+            mode = g.attrs(node).get("rounding_mode") if op == "tosa.rescale" else None
+            if mode in ROUNDING_MODE_EXTENSION:
+                parts.append(ROUNDING_MODE_EXTENSION[mode])
+            for part in parts:
+                item = {"int": "pro_int", "fp": "pro_fp"}.get(part, part)
+                if part == "any" or item in offered and EXTENSION_PROFILE.get(item, item) in offered:
+                    continue
+                loc = g.loc(node)
+                missing.setdefault(item, []).append(f"{op} '{loc.name}'" if loc else f"{op} %{node}")
+    if missing:
+        raise UnsupportedError([
+            Unsupported(item, ops[0], f"needs {item}, which the requested target {'+'.join(profiles + extensions)} "
+                                      f"lacks ({len(ops)} op{'s' if len(ops) != 1 else ''} need it)")
+            for item, ops in sorted(missing.items())])
+    return Target(profiles, extensions, needed.level, reasons=dict(needed.reasons))
