@@ -107,10 +107,17 @@ def read(data: memoryview, name: str) -> list[Graph]:
 def _check_tosa_1_0(graphs: list[Graph]) -> None:
     """A 1.1 draft file may use type combinations TOSA 1.0 lacks (GATHER on bool, ...): the IR's
     TOSA-level graphs are TOSA 1.0, so those are unsupported, all listed."""
-    from nn2tosa.lowering.target import required_target
+    from nn2tosa.lowering.target import COMPLIANCE, op_requirement
 
-    items = [Unsupported("type combination", f"{g.name}: {where}", why.strip())
-             for g in graphs for where, why in (p.split(":", 1) for p in required_target(g).problems)]
+    items = []
+    for g in graphs:
+        for node in g.nodes():
+            short = g.op(node).split(".", 1)[-1]
+            if short in COMPLIANCE and op_requirement(g, node) is None:
+                types = ", ".join(str(g.type_of(v)) for v in g.operands(node)) or "no operands"
+                items.append(Unsupported(g.op(node), f"{g.name}: {g.loc(node) or f'%{node}'}",
+                                         f"no TOSA 1.0 profile or extension has it on ({types}) -> "
+                                         f"{', '.join(map(str, g.types(node)))}"))
     if items:
         raise UnsupportedError(items)
 
