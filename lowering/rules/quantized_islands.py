@@ -23,8 +23,9 @@ from ..context import LoweringContext
 from ..quant import QInfo, qinfo
 from .quantized import lookup
 
-# float types an island computes in (the nn folders compute in the result's numpy type)
-_ISLAND_FLOATS = ("f32",)
+# element types of island values: f32 (the nn folders compute in the result's numpy type) and the
+# booleans of comparisons and selects
+_ISLAND_TYPES = ("f32", "i1")
 
 
 @dataclass
@@ -64,7 +65,7 @@ def _scalar_constant(graph: Graph, v: Value) -> bool:
     if graph.op(v.node) != "nn.constant":
         return False
     t = graph.type_of(v)
-    return t.quant is None and t.num_elements == 1 and t.dtype in _ISLAND_FLOATS
+    return t.quant is None and t.num_elements == 1 and t.dtype in _ISLAND_TYPES
 
 
 def _elementwise_float(graph: Graph, node: int, shape: tuple[int, ...]) -> bool:
@@ -72,7 +73,7 @@ def _elementwise_float(graph: Graph, node: int, shape: tuple[int, ...]) -> bool:
     if d is None or d.fold is None or "elementwise" not in d.traits or len(graph.types(node)) != 1:
         return False
     t = graph.types(node)[0]
-    return t.quant is None and t.dtype in _ISLAND_FLOATS and tuple(t.shape) == shape
+    return t.quant is None and t.dtype in _ISLAND_TYPES and tuple(t.shape) == shape
 
 
 def _per_tensor_carrier(t) -> QInfo | None:
@@ -106,7 +107,7 @@ def find_islands(graph: Graph) -> dict[int, Island]:
             continue
         xq = _per_tensor_carrier(graph.type_of(graph.operand(root, 0)))
         shape = tuple(graph.types(root)[0].shape)
-        if xq is None or graph.types(root)[0].dtype not in _ISLAND_FLOATS:
+        if xq is None or graph.types(root)[0].dtype != "f32":
             continue
         # grow the island: ops whose operands are all island values or scalar constants
         members: set[int] = set()
