@@ -71,9 +71,11 @@ class Result:
         """The TOSA 1.0 profiles, extensions and level of the output (nn2tosa.lowering.target.Target):
         what the graph needs, or the profile `convert` was asked for."""
         if self._target is None:
+            from nn2tosa.dialects.tosa import with_distinct_outputs
             from nn2tosa.lowering.target import required_target
 
-            self._target = required_target(self.functions)
+            # of what the emitters write: an output that is a graph input is read through an IDENTITY
+            self._target = required_target([with_distinct_outputs(g) for g in self.functions])
         return self._target
 
     def mlir_module(self, context: ir.Context | None = None) -> ir.Module:
