@@ -25,7 +25,7 @@ import pytest
 from conftest import run_cli
 from test_emit import CASES, TOSA_OPT, built, ml_dtypes, our_outputs, run_reference
 
-from nn2tosa.diagnostics import InvalidInputError, UnsupportedError
+from nn2tosa.diagnostics import UnsupportedError
 from nn2tosa.dialects.tosa import with_distinct_outputs
 from nn2tosa.frontend import load
 from nn2tosa.ir import INPUT_OP, Graph, Value, verify

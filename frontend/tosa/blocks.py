@@ -15,7 +15,7 @@ the initial value); an IDENTITY reading it is `tosa.variable_read`, an IDENTITY 
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
@@ -78,7 +78,7 @@ class BlockReader:
     """Reads one TosaBasicBlock into a Graph named `graph_name`.
 
     `file_data` is the whole file (tensors may keep large data outside the flatbuffer, at a file
-    offset); `where` prefixes every error ("block 'main'")."""
+    offset); `where` prefixes every error ("region 'main' block 'main':")."""
 
     def __init__(self, layout: Layout, block: Table, graph_name: str, file_data: memoryview, where: str):
         self.layout = layout
@@ -364,4 +364,19 @@ def decode_data(buf: Any, start: int, tensor_type: TensorType) -> np.ndarray:
     return np.frombuffer(buf, dtype=numpy_dtype(dtype), count=count, offset=start)
 
 
-Converter = Callable[[BlockReader, Operator, list[Value]], list[Value]]
+def const_op(reader: BlockReader, operator: Operator, operands: list[Value]) -> list[Value]:
+    """CONST: a tosa.const holding its output tensor's data (the same in every layout)."""
+    if operands or len(operator.outputs) != 1:
+        reader.fail("CONST has no inputs and one output", operator)
+    name = operator.outputs[0]
+    return reader.add("tosa.const", (), reader.result_types(operator), {"values": reader.constant(name, operator)},
+                      operator)
+
+
+def read_blocks(readers: list[BlockReader]) -> tuple[list[Graph], list[Unsupported]]:
+    """Read every block whose content nn2tosa supports; graphs in file order with "main" first."""
+    unsupported = [item for r in readers for item in r.unsupported()]
+    if unsupported:
+        return [], unsupported
+    readers.sort(key=lambda r: r.graph.name != "main")  # stable: the rest keep file order
+    return [r.read() for r in readers], []

@@ -23,8 +23,7 @@ from nn2tosa.lowering.flatbuffer_0100 import DTYPES, LEGACY_OPS, UNSIGNED_DTYPES
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 
-from .blocks import BlockReader, ElementType, Operator
-from .layout_1x import _const, readers_to_graphs
+from .blocks import BlockReader, ElementType, Operator, const_op, read_blocks
 
 SCHEMA = load_schema("tosa_0_100")
 
@@ -121,7 +120,7 @@ class Layout0100:
 
     def convert(self, reader: BlockReader, operator: Operator, operands: list[Value]) -> list[Value]:
         if operator.name == "CONST":
-            return _const(reader, operator, operands)
+            return const_op(reader, operator, operands)
         if operator.name == "FULLY_CONNECTED":
             return _fully_connected(reader, operator, operands)
         ir_op, row = READ_ROWS[operator.name]
@@ -172,4 +171,4 @@ def read_graphs(fb: FlatBuffer, file_data: memoryview) -> tuple[list[Graph], lis
             name = block["name"] or f"block{b}"
             where = f"region {region['name'] or r!r} block {name!r}:"
             readers.append(BlockReader(layout, block, name, file_data, where))
-    return readers_to_graphs(readers)
+    return read_blocks(readers)

@@ -26,7 +26,7 @@ from nn2tosa.lowering.flatbuffer_emitter import DTYPES, OP_TABLE, OPTIONAL_DEFAU
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 
-from .blocks import BlockReader, ElementType, Operator
+from .blocks import BlockReader, ElementType, Operator, const_op, read_blocks
 
 SCHEMA = load_schema("tosa")
 
@@ -213,14 +213,6 @@ class Layout1x:
 _MLIR_LOC = re.compile(r'loc\("([^"\\]*)"(:\d+:\d+)?\)')
 
 
-def _const(reader: BlockReader, operator: Operator, operands: list[Value]) -> list[Value]:
-    if operands or len(operator.outputs) != 1:
-        reader.fail("CONST has no inputs and one output", operator)
-    name = operator.outputs[0]
-    return reader.add("tosa.const", (), reader.result_types(operator), {"values": reader.constant(name, operator)},
-                      operator)
-
-
 def _const_shape(reader: BlockReader, operator: Operator, operands: list[Value]) -> list[Value]:
     if operands or len(operator.outputs) != 1:
         reader.fail("CONST_SHAPE has no inputs and one output", operator)
@@ -229,7 +221,7 @@ def _const_shape(reader: BlockReader, operator: Operator, operands: list[Value])
                       {"values": reader.shape_values(name, operator)}, operator)
 
 
-_SPECIAL = {"CONST": _const, "CONST_SHAPE": _const_shape}
+_SPECIAL = {"CONST": const_op, "CONST_SHAPE": _const_shape}
 
 
 def read_graphs(fb: FlatBuffer, file_data: memoryview) -> tuple[list[Graph], list]:
@@ -243,13 +235,4 @@ def read_graphs(fb: FlatBuffer, file_data: memoryview) -> tuple[list[Graph], lis
             name = region_name if b == 0 else (block["name"] or f"{region_name}.block{b}")
             where = f"region {region_name!r} block {block['name'] or b!r}:"
             readers.append(BlockReader(layout, block, name, file_data, where))
-    return readers_to_graphs(readers)
-
-
-def readers_to_graphs(readers: list[BlockReader]) -> tuple[list[Graph], list]:
-    """Read every block whose content nn2tosa supports; graphs in file order with "main" first."""
-    unsupported = [item for r in readers for item in r.unsupported()]
-    if unsupported:
-        return [], unsupported
-    readers.sort(key=lambda r: r.graph.name != "main")  # stable: the rest keep file order
-    return [r.read() for r in readers], []
+    return read_blocks(readers)
