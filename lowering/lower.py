@@ -1,7 +1,10 @@
-"""The `lower-to-tosa` pass: every nn op replaced by TOSA ops through the rule registry."""
+"""The `lower-to-tosa` pass: every nn op replaced by TOSA ops through the rule registry.
+
+Ops without a lowering are reported all at once (UnsupportedError); a partial conversion sets
+graph.meta[KEEP_UNSUPPORTED] and they stay in place instead (diagnostics.report_unsupported)."""
 from __future__ import annotations
 
-from nn2tosa.diagnostics import Unsupported, UnsupportedError
+from nn2tosa.diagnostics import Unsupported, UnsupportedError, report_unsupported
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Type, Value
 from nn2tosa.passes.manager import register_pass
 
@@ -97,6 +100,7 @@ def lower_to_tosa(graph: Graph) -> None:
         if node in islands:
             erase_dead(graph, islands[node])
     if unsupported:
-        raise UnsupportedError(unsupported)
+        report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
+        return
     for out, t in zip(graph.outputs, output_nn_types):
         unsigned_output_from_signed(graph, out, t)

@@ -13,7 +13,8 @@ ground truth the corpus records), at the layer's location:
 - tensor types are kept as the frontend gives them, quantization included (layer.py says how
   multi-op decompositions of quantized layers compute);
 - layers nn cannot express are collected, and the pass raises one UnsupportedError listing all of
-  them (name, index, why) after trying every layer;
+  them (name, index, why) after trying every layer (a partial conversion sets
+  graph.meta[KEEP_UNSUPPORTED] instead: they stay in place, see diagnostics.report_unsupported);
 - a layer whose shapes or parameters contradict each other (a damaged or hand-made file: weights
   that do not fit the input, a zero stride, a reshape that changes the element count) is an
   InvalidInputError naming the layer, found while its nn ops are built (every op's type is checked
@@ -24,7 +25,7 @@ removed at the end.
 """
 from __future__ import annotations
 
-from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
+from nn2tosa.diagnostics import InvalidInputError, Unsupported, report_unsupported
 from nn2tosa.ir import Graph
 
 from ..dce import dce
@@ -60,6 +61,5 @@ def legalize_armnn(graph: Graph) -> None:
             raise AssertionError(f"rule for {layer.type_name} made {len(results)} results for "
                                  f"{len(layer.result_types)}")
         graph.replace_op(node, results)
-    if unsupported:
-        raise UnsupportedError(unsupported)
+    report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
     dce(graph)

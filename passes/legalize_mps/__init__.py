@@ -16,8 +16,9 @@ runtime itself deviates from both).
   the graph's inputs and outputs keep their declared types;
 - `mps.constant` becomes `nn.constant` on the same (zero-copy) array;
 - nodes nn cannot express are collected, and the pass raises one UnsupportedError listing all of
-  them (node, type, why) after trying every node. A node whose declared shapes contradict what it
-  computes is invalid input (exit 2).
+  them (node, type, why) after trying every node (a partial conversion sets
+  graph.meta[KEEP_UNSUPPORTED] instead: they stay in place, see diagnostics.report_unsupported).
+  A node whose declared shapes contradict what it computes is invalid input (exit 2).
 
 Constants no op reads any more (consumed at compile time, such as int4 weights) are removed at the
 end.
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
+from nn2tosa.diagnostics import InvalidInputError, Unsupported, report_unsupported
 from nn2tosa.ir import Builder, Graph, Value
 
 from ..manager import register_pass
@@ -62,8 +63,7 @@ def legalize_mps(graph: Graph) -> None:
         except ValueError as e:  # the node's fields or declared shapes contradict each other
             raise InvalidInputError(str(e), where=f"{n.where} ({n.member})") from None
         _replace(graph, node, replacements)
-    if unsupported:
-        raise UnsupportedError(unsupported)
+    report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
     _keep_output_types(graph, declared_outputs)
     for v in constants:  # the ones consumed at compile time (int4 weights, scatter indices, ...)
         if not graph.has_uses(v):
