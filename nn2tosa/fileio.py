@@ -1,11 +1,14 @@
 """Reading inputs without copies and writing outputs atomically."""
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,29 +31,84 @@ def map_file(path: str | os.PathLike) -> memoryview:
         raise InvalidInputError("permission denied", file=str(path)) from None
 
 
+# Inside all_or_nothing(): the writes made so far, as (temporary path or None for stdout, target
+# path, stdout bytes), committed together when the scope ends without an error.
+_PENDING: ContextVar[list[tuple[str | None, str, bytes]] | None] = ContextVar("nn2tosa_pending_writes", default=None)
+
+
 def write_atomic(path: str | os.PathLike, data: bytes | memoryview | Callable[[BinaryIO], None]) -> None:
     """Write `data` (or let `data(file)` write) to a temporary file beside `path`, then rename.
 
-    A failure leaves neither a partial file nor a changed `path`. "-" writes to stdout.
+    A failure leaves neither a partial file nor a changed `path`. "-" writes to stdout. Inside
+    `all_or_nothing()`, the rename (and the stdout write) waits for the end of that scope.
     """
+    pending = _PENDING.get()
     if str(path) == "-":
+        if pending is not None:
+            held = io.BytesIO()
+            data(held) if callable(data) else held.write(data)
+            pending.append((None, "-", held.getvalue()))
+            return
         out = sys.stdout.buffer
         data(out) if callable(data) else out.write(data)
         out.flush()
         return
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    except OSError as e:  # name the output the user asked for, not the temporary
+        raise OSError(e.errno, e.strerror, str(target)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             data(f) if callable(data) else f.write(data)
         os.chmod(tmp, 0o666 & ~_umask())
+        if pending is not None:
+            pending.append((tmp, str(target), b""))
+            return
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _unlink(tmp)
         raise
+
+
+@contextmanager
+def all_or_nothing() -> Iterator[None]:
+    """Several outputs that appear together or not at all: write_atomic calls in the body only write
+    temporaries, renamed onto their targets (stdout written) when the body ends without an error and
+    deleted when it raises. A run that fails after writing one output of several leaves none."""
+    if _PENDING.get() is not None:  # nested: the outer scope commits
+        yield
+        return
+    pending: list[tuple[str | None, str, bytes]] = []
+    token = _PENDING.set(pending)
+    try:
+        yield
+    except BaseException:
+        for tmp, _, _ in pending:
+            if tmp is not None:
+                _unlink(tmp)
+        raise
+    finally:
+        _PENDING.reset(token)
+    try:
+        for i, (tmp, target, held) in enumerate(pending):
+            if tmp is None:
+                sys.stdout.buffer.write(held)
+                sys.stdout.buffer.flush()
+            else:
+                os.replace(tmp, target)
+    except BaseException:
+        for tmp, _, _ in pending[i:]:
+            if tmp is not None:
+                _unlink(tmp)
+        raise
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _umask() -> int:
