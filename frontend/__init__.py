@@ -12,6 +12,7 @@ from types import ModuleType
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError
 from nn2tosa.fileio import map_file
 from nn2tosa.ir import Graph
+from nn2tosa.limits import check_graph
 
 # Sniffing order matters: the TOSA and MPS checks look at a file identifier; Arm NN files
 # have none (Arm NN never writes "ARMN"), so they are recognised by structure, last.
@@ -57,6 +58,7 @@ def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None
         graphs = _module(fmt).read(data, name)
         for g in graphs:
             g.meta.setdefault("format", fmt)
+            check_graph(g)  # declared sizes, ranks, list lengths, constants, structure: before any pass
         return graphs
     except Nn2TosaError as e:
         raise e.located(name) if hasattr(e, "located") else e
