@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from nn2tosa.limits import reserve
+
 from .graph import INPUT_OP, Graph, Loc, Value
 from .registry import AttrSpec, op_def
 from .types import ShapeType, TensorType, Type, numpy_dtype, parse_type
@@ -271,6 +273,7 @@ def resource_blobs(text: str) -> dict[str, bytes]:
 def _array_from_attr(a: ir.Attribute, resources: dict[str, bytes]) -> np.ndarray:
     t = parse_type(str(a.type))
     assert isinstance(t, TensorType)
+    reserve(t.shape, t.dtype, "a constant of the IR text")  # a splat of a huge type is one short line
     text = str(a)
     if text.startswith("dense_resource<"):
         name = text[len("dense_resource<"): text.index(">")]
