@@ -26,6 +26,42 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show the Python traceback of an error")
+    _add_limits(p)
+
+
+def _add_limits(p: argparse.ArgumentParser) -> None:
+    """One option per resource limit (nn2tosa.limits.Limits), defaulting to its default."""
+    from dataclasses import fields
+
+    from nn2tosa.limits import Limits, parse_size
+
+    group = p.add_argument_group("resource limits (input asking for more is refused with exit 2)")
+    for f in fields(Limits):
+        is_bytes = f.name.endswith("_bytes")
+        group.add_argument(f.metadata["flag"], dest=f.name, type=_nonnegative(parse_size if is_bytes else int),
+                           default=f.default, metavar="BYTES" if is_bytes else "N",
+                           help=f"{f.metadata['help']} (default {f.default})")
+
+
+def _nonnegative(convert: Any) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is negative")
+        return value
+
+    return parse
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    from dataclasses import fields
+
+    from nn2tosa.limits import Limits
+
+    return Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,22 +134,37 @@ def cmd_convert(args: argparse.Namespace) -> int:
             raise UsageError(f"--partition {args.partition}: {args.input} has {len(graphs)} partition(s)")
         graphs = [graphs[args.partition]]
     from nn2tosa.api import convert
+    from nn2tosa.fileio import all_or_nothing
 
-    results = [convert(g, source=args.input) for g in graphs]
-    for i, result in enumerate(results):
-        if args.report:
-            _print_target_report(result.target, i if len(results) > 1 else None)
-        if args.validate:
-            problems = result.validate()
-            if problems:
-                raise Nn2TosaError(f"internal error: the output fails tosa-validate for {result.target}: "
-                                   + "; ".join(problems))
-    for out, kind in zip(args.output, kinds):
+    try:
+        results = [convert(g, source=args.input) for g in graphs]
         for i, result in enumerate(results):
-            target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
-            result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty,
-                         tosa_version=args.tosa_version)
+            if args.report:
+                _print_target_report(result.target, i if len(results) > 1 else None)
+            if args.validate:
+                problems = result.validate()
+                if problems:
+                    raise Nn2TosaError(f"internal error: the output fails tosa-validate for {result.target}: "
+                                       + "; ".join(problems))
+        with all_or_nothing():  # every output is written, or none is
+            for out, kind in zip(args.output, kinds):
+                for i, result in enumerate(results):
+                    target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
+                    result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty,
+                                 tosa_version=args.tosa_version)
+    except Nn2TosaError as e:
+        raise _blame(e, graphs, args.input) from e
     return 0
+
+
+def _blame(error: Nn2TosaError, graphs: list, source: str) -> Nn2TosaError:
+    """An error raised after reading, naming the file. A .tosa input goes to the emitters without any
+    pass, so a module MLIR's verifier rejects is the file's fault (exit 2), not a bug of nn2tosa."""
+    from nn2tosa.lowering.mlir_emitter import MlirVerificationError
+
+    if isinstance(error, MlirVerificationError) and all(g.meta.get("format") == "tosa" for g in graphs):
+        return InvalidInputError("its TOSA does not verify: " + "; ".join(error.problems), file=source)
+    return error.located(source) if hasattr(error, "located") else error
 
 
 def _print_target_report(target: Any, partition: int | None) -> None:
@@ -153,6 +204,14 @@ def cmd_opt(args: argparse.Namespace) -> int:
         raise InvalidInputError(str(e), file=name) from None
     except ValueError as e:
         raise InvalidInputError(f"not nn2tosa IR: {e}", file=name) from None
+    if args.verify_each:  # the input must verify too, or the first pass would hide what was wrong
+        from nn2tosa.ir import VerificationError, verify
+
+        for g in graphs:
+            try:
+                verify(g)
+            except VerificationError as e:
+                raise InvalidInputError(f"the IR does not verify: {'; '.join(e.problems)}", file=name) from None
     pm = PassManager.from_names(
         args.passes,
         verify_each=args.verify_each,
@@ -240,7 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        from nn2tosa.limits import using
+
+        with using(_limits(args)):
+            return COMMANDS[args.command](args)
     except Nn2TosaError as e:
         if debug:
             traceback.print_exc()
@@ -250,6 +312,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("nn2tosa: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        return 1
+    except OSError as e:  # an output that cannot be written (no such directory, disk full): not a bug
+        if debug:
+            traceback.print_exc()
+        print(f"nn2tosa: error: {e.filename + ': ' if e.filename else ''}{_one_line(e.strerror or str(e))}",
+              file=sys.stderr)
         return 1
     except Exception as e:  # a bug: say so in one line; --debug shows where
         if debug:
