@@ -1,0 +1,672 @@
+"""Fuzz the command line with damaged real models of every input format, and count what goes wrong.
+
+    python bench/fuzz_long.py                                  # 3000 cases per format -> ./fuzz-out
+    python bench/fuzz_long.py --cases 500 --formats tosa --seed 7 --jobs 2 --out /tmp/fuzz
+
+A case is one mutant of a real file: an Arm NN `.armnn` or an MPS payload / `.pte` from the corpus
+(../shared/corpus, or --corpus), or a `.tosa` that nn2tosa itself wrote from corpus models (1.0 and
+0.100-draft layouts). Mutations know the flatbuffer layout (the schemas say where every offset, vector
+length, union tag, dimension and scalar field of the seed file is): bit flips, byte writes,
+truncations, splices from another file, offset rewrites (into other tables: shared and cyclic
+subtrees), vtable damage, vector lengths, union tags, huge dimension claims, extreme scalars
+(strides, axes, split counts, pads, multiples, sizes). One to three of them per case.
+
+Each mutant goes through `nn2tosa inspect` and `nn2tosa convert -o x.tosa -o x.mlir` in a child process
+(forked from a parent that has imported nn2tosa once, so a case costs milliseconds, not a Python
+start-up), with a timeout (SIGALRM), an address-space cap (RLIMIT_AS) and its peak RSS measured
+(wait4). A run is good when: exit code 0, 2 or 3; stderr at most one line and no traceback; when it
+fails, no output file and no temporary left behind; when it succeeds, both outputs exist. Children
+run with `--max-tensor-bytes 64M --max-total-bytes 256M`, so that "bounded memory" is checkable on a
+small machine: a run whose RSS grows by more than --memory-mb (default 768) is a memory blowup.
+
+Output: per format, cases, runs, the exit code histogram, and the count of each failure kind
+(traceback, crash, hang, memory, multiline, partial-output); the slowest run. Every failure writes a
+reproducer: OUT/failures/<format>/<kind>-<sha1>.<ext> (the mutant) and .txt (command, exit code,
+stderr, the mutations that made it). Exit code 1 when any failure was found.
+
+tests/test_fuzz.py runs a short seeded run of the same engine as part of the test suite.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+FORMATS = ("armnn", "mps", "tosa")
+EXTENSIONS = {"armnn": ".armnn", "mps": ".mpsgraph", "pte": ".pte", "tosa": ".tosa"}
+# The limits children run with: low enough that a guard failing shows up as a memory blowup.
+CHILD_LIMITS = ("--max-tensor-bytes", "64M", "--max-total-bytes", "256M")
+
+
+# ====================================================================================== seeds
+def corpus_seeds(corpus: Path, fmt: str) -> list[Path]:
+    """The corpus files of format `fmt` ("armnn" or "mps", the latter with the .pte), sorted."""
+    manifest = json.loads((corpus / "manifest.json").read_text())["entries"]
+    files = [corpus / e["file"] for e in manifest if e["format"] == fmt]
+    if fmt == "mps":
+        files += sorted(corpus.glob("mps/**/*.pte"))
+    return sorted(set(files))
+
+
+def pick(files: list[Path], count: int) -> list[Path]:
+    """`count` files spread evenly over the list (by size, so that small and large ones both come)."""
+    by_size = sorted(files, key=lambda p: (p.stat().st_size, str(p)))
+    if len(by_size) <= count:
+        return by_size
+    step = len(by_size) / count
+    return [by_size[int(i * step)] for i in range(count)]
+
+
+def make_tosa_seeds(corpus: Path, workdir: Path, count: int) -> list[Path]:
+    """Convert `count` corpus models to .tosa (both layouts) in `workdir`, in a forked child so that
+    the parent stays free of MLIR state before it forks the fuzz children."""
+    sources = pick(corpus_seeds(corpus, "armnn"), count // 2) + pick(corpus_seeds(corpus, "mps"), count - count // 2)
+    workdir.mkdir(parents=True, exist_ok=True)
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0
+        try:
+            from nn2tosa.api import convert
+            from nn2tosa.frontend import load
+
+            for k, src in enumerate(sources):
+                try:
+                    for i, g in enumerate(load(src)):
+                        version = "0.100-draft" if k % 3 == 2 else "1.0"
+                        target = workdir / f"{src.stem}.{i}.{version}.tosa"
+                        convert(g).write(str(target), "tosa", tosa_version=version)
+                except Exception:  # noqa: BLE001 - a model nn2tosa cannot convert is simply no seed
+                    continue
+        except BaseException:  # noqa: BLE001
+            code = 1
+        os._exit(code)
+    os.waitpid(pid, 0)
+    return sorted(workdir.glob("*.tosa"))
+
+
+# ====================================================================================== sites
+@dataclass(frozen=True)
+class Site:
+    """A place in a seed file worth mutating: `kind` says what the bytes at `pos` (`size` long) are."""
+
+    kind: str  # uoffset | soffset | vtable_entry | vtable_size | vector_length | union_tag | dim | scalar | element
+    pos: int
+    size: int
+    signed: bool = False
+    name: str = ""
+
+
+# Vector fields holding tensor dimensions, per schema.
+DIM_FIELDS = frozenset({"dimensions", "dims", "shape", "new_shape", "multiples", "size", "sizes", "output_size",
+                        "viewSizes", "targetShape", "blockShape"})
+MAX_SITES_TABLES = 4000
+
+
+def flatbuffer_sites(buf: bytes, schema_name: str | object, base: int = 0, end: int | None = None,
+                     strict: bool = True) -> list[Site]:
+    """Every offset, vtable, vector length, union tag and scalar of the flatbuffer at `base` (walks at
+    most MAX_SITES_TABLES tables; a seed that is itself damaged gives what could be walked)."""
+    from nn2tosa.diagnostics import InvalidInputError
+    from nn2tosa.schemas import load_schema
+    from nn2tosa.schemas import flatread as fr
+
+    schema = load_schema(schema_name) if isinstance(schema_name, str) else schema_name
+    fb = fr.FlatBuffer(buf, schema, base, end=end, strict_table_size=strict)
+    sites = [Site("uoffset", base, 4, name="root")]
+    try:
+        stack = [fb.root()]
+    except InvalidInputError:
+        return sites
+    seen: set[int] = set()
+    while stack and len(seen) < MAX_SITES_TABLES:
+        t = stack.pop()
+        if t.offset in seen:
+            continue
+        seen.add(t.offset)
+        try:
+            _table_sites(t, fr, sites, stack)
+        except InvalidInputError:
+            continue
+    return sites
+
+
+def _table_sites(t, fr, sites: list[Site], stack: list) -> None:
+    from nn2tosa.schemas.fbs import SCALARS
+
+    sites.append(Site("soffset", t.offset, 4, signed=True, name=t.type_name))
+    sites.append(Site("vtable_size", t._vt, 2, name=t.type_name))
+    sites.append(Site("vtable_size", t._vt + 2, 2, name=t.type_name))
+    for p in t._plans.values():
+        if p.voffset < t._vtsize:
+            sites.append(Site("vtable_entry", t._vt + p.voffset, 2, name=p.name))
+        pos = t._pos(p)
+        if pos == 0:
+            continue
+        kind = p.kind
+        if kind == fr._SCALAR:
+            ftype = p.fdef.type
+            if ftype.kind == "union_type":
+                sites.append(Site("union_tag", pos, 1, name=p.name))
+            elif SCALARS[ftype.scalar].kind == "int":
+                sites.append(Site("scalar", pos, p.size, signed=ftype.scalar.startswith(("int", "long", "short", "byte")),
+                                  name=p.name))
+            continue
+        if kind == fr._STRUCT:
+            continue
+        sites.append(Site("uoffset", pos, 4, name=p.name))
+        if kind in (fr._TABLE, fr._UNION):
+            child = t.get(p.name)
+            if child is not None:
+                stack.append(child)
+            continue
+        if kind in (fr._VEC_NUM, fr._VEC_BOOL, fr._VEC_TABLE, fr._VEC_STRING, fr._VEC_STRUCT, fr._VEC_UNION):
+            start, n = t._vector(pos, max(p.esize, 1), p.name)
+            sites.append(Site("vector_length", start - 4, 4, name=p.name))
+            if kind == fr._VEC_NUM and p.dtype.kind in "iu":
+                site_kind = "dim" if p.name in DIM_FIELDS else "element"
+                for i in range(min(n, 16)):
+                    sites.append(Site(site_kind, start + i * p.esize, p.esize, signed=p.dtype.kind == "i", name=p.name))
+            elif kind == fr._VEC_TABLE:
+                for i in range(n):
+                    sites.append(Site("uoffset", start + 4 * i, 4, name=f"{p.name}[]"))
+                stack.extend(t.get(p.name))
+            elif kind == fr._VEC_UNION:
+                stack.extend(x for x in t.get(p.name) if x is not None)
+
+
+def file_sites(data: bytes, fmt: str) -> list[Site]:
+    """The sites of a seed file of format `fmt` (a .pte: its program and every MPS payload in it)."""
+    from nn2tosa.diagnostics import InvalidInputError
+
+    try:
+        if fmt == "armnn":
+            return flatbuffer_sites(data, "armnn")
+        if fmt == "tosa":
+            from nn2tosa.frontend.tosa import file_version
+
+            layout = "tosa_0_100" if file_version(memoryview(data))[:2] == (0, 100) else "tosa"
+            return flatbuffer_sites(data, layout, strict=False)
+        from nn2tosa.frontend.mps import payload, pte
+
+        if pte.sniff(memoryview(data)):
+            sites = flatbuffer_sites(data, pte.program_schema())
+            for d in pte.find_delegates(memoryview(data)):
+                sites += _payload_sites(data, d.start, d.start + d.size)
+            return sites
+        return _payload_sites(data, 0, len(data))
+    except InvalidInputError:
+        return []
+
+
+def _payload_sites(data: bytes, start: int, end: int) -> list[Site]:
+    from nn2tosa.frontend.mps import payload
+
+    p = payload.parse(memoryview(data)[start:end])
+    header = [Site("scalar", start + 8, 8, name="constant_data_offset"),
+              Site("scalar", start + 16, 8, name="constant_data_size")] if p.has_header else []
+    return header + flatbuffer_sites(data, "mps", start + p.flatbuffer_start, start + p.flatbuffer_end)
+
+
+# ====================================================================================== mutations
+INTERESTING_32 = (0, 1, 2, 3, 4, 7, 8, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000,
+                  0xFFFFFFFF, 0xFFFFFFFE, 0x40000000)
+HUGE_DIMS = (0, 1, 2, 3, 0x7FFFFFFF, 0xFFFFFFFF, 0xFFFFFFFE, 1 << 16, 1 << 20, 1 << 24, 1 << 30, 46341, 65537,
+             1000003)
+
+
+@dataclass
+class Mutant:
+    data: bytes
+    steps: list[str] = field(default_factory=list)
+
+
+def _write_int(buf: bytearray, pos: int, size: int, value: int) -> None:
+    if pos < 0 or pos + size > len(buf):
+        return
+    buf[pos:pos + size] = (value % (1 << (8 * size))).to_bytes(size, "little")
+
+
+def _sites_of(sites: list[Site], *kinds: str) -> list[Site]:
+    return [s for s in sites if s.kind in kinds]
+
+
+def m_bit_flips(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    flips = [rng.randrange(len(buf) * 8) for _ in range(rng.choice((1, 1, 2, 4, 8)))]
+    for bit in flips:
+        buf[bit // 8] ^= 1 << (bit % 8)
+    return f"bit flips at {', '.join(f'{b // 8}.{b % 8}' for b in flips)}"
+
+
+def m_byte_writes(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    done = []
+    for _ in range(rng.choice((1, 2, 4))):
+        pos, value = rng.randrange(len(buf)), rng.choice((0, 0xFF, 0x7F, 0x80, 1, rng.randrange(256)))
+        buf[pos] = value
+        done.append(f"{pos}={value}")
+    return "bytes " + ", ".join(done)
+
+
+def m_truncate(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    cut = rng.choice((rng.randrange(len(buf)), len(buf) - rng.randrange(1, 64), rng.randrange(64)))
+    cut = max(0, min(len(buf) - 1, cut))
+    del buf[cut:]
+    return f"truncated to {cut} bytes"
+
+
+def m_splice(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    donor = rng.choice(donors) if donors else bytes(buf)
+    size = rng.choice((4, 16, 64, 256, 1024))
+    src = rng.randrange(max(1, len(donor) - size))
+    dst = rng.randrange(max(1, len(buf) - size))
+    chunk = donor[src:src + size]
+    buf[dst:dst + len(chunk)] = chunk
+    return f"spliced {len(chunk)} bytes from donor offset {src} to {dst}"
+
+
+def m_offset(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    """Rewrite a uoffset: a little off, onto another table (shared or cyclic subtrees), or far away."""
+    candidates = _sites_of(sites, "uoffset")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    tables = _sites_of(sites, "soffset")
+    choice = rng.randrange(4)
+    old = int.from_bytes(buf[s.pos:s.pos + 4], "little")
+    if choice == 0:
+        value = old + rng.choice((-8, -4, -2, -1, 1, 2, 4, 8))
+    elif choice == 1 and tables:
+        value = rng.choice(tables).pos - s.pos  # onto some table: earlier ones make cycles
+    elif choice == 2:
+        value = rng.choice(INTERESTING_32)
+    else:
+        value = rng.randrange(len(buf) + 64)
+    _write_int(buf, s.pos, 4, value)
+    return f"offset {s.name} at {s.pos}: {old} -> {value % (1 << 32)}"
+
+
+def m_vtable(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    candidates = _sites_of(sites, "vtable_entry", "vtable_size", "soffset")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    value = rng.choice((0, 1, 2, 3, 4, 6, 8, 0xFFFF, 0x8000, rng.randrange(1 << (8 * s.size))))
+    _write_int(buf, s.pos, s.size, value)
+    return f"{s.kind} {s.name} at {s.pos} = {value}"
+
+
+def m_vector_length(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    candidates = _sites_of(sites, "vector_length")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    old = int.from_bytes(buf[s.pos:s.pos + 4], "little")
+    value = rng.choice((0, 1, old + 1, max(old - 1, 0), 2 * old, old + 1000, 0x7FFFFFFF, 0xFFFFFFFF,
+                        0x40000000, rng.randrange(1 << 20)))
+    _write_int(buf, s.pos, 4, value)
+    return f"vector {s.name} length at {s.pos}: {old} -> {value}"
+
+
+def m_union_tag(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    candidates = _sites_of(sites, "union_tag")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    old = buf[s.pos]
+    value = rng.choice((0, old + 1, max(old - 1, 0), rng.randrange(256), rng.randrange(1, 100)))
+    buf[s.pos] = value % 256
+    return f"union tag {s.name} at {s.pos}: {old} -> {value % 256}"
+
+
+def m_huge_dim(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    candidates = _sites_of(sites, "dim") or _sites_of(sites, "element")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    value = rng.choice(HUGE_DIMS + (-1, -2, -(1 << 31)))
+    _write_int(buf, s.pos, s.size, value)
+    return f"{s.kind} {s.name} at {s.pos} = {value}"
+
+
+def m_scalar(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    """An extreme value in an integer field or list element: strides, axes, counts, pads, ids."""
+    candidates = _sites_of(sites, "scalar", "element")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    bits = 8 * s.size
+    value = rng.choice((0, 1, -1, 2, 255, 256, 1000, 65535, 65536, 1 << 20, (1 << (bits - 1)) - 1,
+                        -(1 << (bits - 1)), (1 << bits) - 1, rng.randrange(-64, 64)))
+    _write_int(buf, s.pos, s.size, value)
+    return f"{s.kind} {s.name} at {s.pos} = {value}"
+
+
+MUTATORS: dict[str, Callable[[bytearray, list[Site], random.Random, list[bytes]], str]] = {
+    "bit_flips": m_bit_flips,
+    "byte_writes": m_byte_writes,
+    "truncate": m_truncate,
+    "splice": m_splice,
+    "offset": m_offset,
+    "vtable": m_vtable,
+    "vector_length": m_vector_length,
+    "union_tag": m_union_tag,
+    "huge_dim": m_huge_dim,
+    "scalar": m_scalar,
+}
+# Structure-aware mutations get more weight: random flips mostly hit weights, which is dull.
+WEIGHTS = {"bit_flips": 2, "byte_writes": 1, "truncate": 1, "splice": 1, "offset": 3, "vtable": 2,
+           "vector_length": 2, "union_tag": 2, "huge_dim": 4, "scalar": 5}
+LAST = ("truncate",)  # changes the length: applied after the others, whose sites assume the seed's layout
+
+
+def mutate(seed: bytes, sites: list[Site], rng: random.Random, donors: list[bytes]) -> Mutant:
+    """One to three mutations of `seed` (never the seed itself)."""
+    names = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=rng.choice((1, 1, 1, 2, 3)))
+    names.sort(key=lambda n: n in LAST)
+    buf = bytearray(seed)
+    steps = [f"{n}: {MUTATORS[n](buf, sites, rng, donors)}" for n in names]
+    if bytes(buf) == seed:
+        buf[rng.randrange(len(buf))] ^= 0xFF
+        steps.append("byte inverted (the mutations left the seed unchanged)")
+    return Mutant(bytes(buf), steps)
+
+
+# ====================================================================================== running
+@dataclass
+class Run:
+    """One command on one mutant, as the child ended."""
+
+    command: str  # "inspect" | "convert"
+    argv: list[str]
+    exit_code: int | None  # None when killed by a signal
+    signal: int | None
+    stderr: str
+    seconds: float
+    rss_growth_mb: float
+    outputs_left: list[str]  # files in the output directory after the run
+    failure: str | None = None  # the failure kind, None for a good run
+
+
+def _warm_imports() -> None:
+    """Import everything a conversion imports lazily, so that forked children share it."""
+    import nn2tosa.api  # noqa: F401
+    import nn2tosa.cli as cli
+    import nn2tosa.frontend.armnn  # noqa: F401
+    import nn2tosa.frontend.mps  # noqa: F401
+    import nn2tosa.frontend.tosa  # noqa: F401
+    import nn2tosa.lowering.flatbuffer_0100  # noqa: F401
+    import nn2tosa.lowering.flatbuffer_emitter  # noqa: F401
+    import nn2tosa.lowering.mlir_emitter  # noqa: F401
+    import nn2tosa.passes  # noqa: F401
+    from nn2tosa.passes import available_passes
+
+    available_passes()
+    cli.build_parser()
+
+
+def _vm_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class ForkRunner:
+    """Runs `nn2tosa.cli.main(argv)` in forked children, several at a time (`jobs`)."""
+
+    def __init__(self, *, timeout: int = 30, memory_mb: int = 768, jobs: int = 1):
+        _warm_imports()
+        self.timeout = timeout
+        self.memory_mb = memory_mb
+        self.jobs = max(1, jobs)
+        self.base_rss_mb = self._idle_child_rss_mb()
+        # the address-space cap: what the parent maps already, plus room for a blowup to show as one
+        self.as_limit = int((_vm_mb() + 4 * memory_mb) * (1 << 20))
+
+    @staticmethod
+    def _idle_child_rss_mb() -> float:
+        """The peak RSS of a child that does nothing: what a fork costs before the run starts (a
+        child's RSS counts the parent's anonymous pages it inherits, not the file-backed ones)."""
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        return os.wait4(pid, 0)[2].ru_maxrss / 1024
+
+    def _child(self, argv: list[str], stderr_path: str) -> None:
+        code = 1
+        try:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(self.timeout)
+            resource.setrlimit(resource.RLIMIT_AS, (self.as_limit, self.as_limit))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            err = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(err, 2)
+            from nn2tosa.cli import main
+
+            code = main(argv)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001 - anything escaping main() is a finding
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+            code = 1
+        os._exit(code if isinstance(code, int) else 1)
+
+    def run_all(self, jobs: list[tuple[str, list[str], Path]]) -> list[Run]:
+        """Run (command, argv, output directory) jobs; results in the same order."""
+        results: list[Run | None] = [None] * len(jobs)
+        running: dict[int, tuple[int, float, str]] = {}
+        pending = list(enumerate(jobs))
+        pending.reverse()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        while pending or running:
+            while pending and len(running) < self.jobs:
+                index, (command, argv, outdir) = pending.pop()
+                stderr_path = str(outdir / f".stderr-{command}")
+                pid = os.fork()
+                if pid == 0:
+                    self._child(argv, stderr_path)
+                running[pid] = (index, time.perf_counter(), stderr_path)
+            pid, status, usage = os.wait4(-1, 0)
+            if pid not in running:
+                continue
+            index, started, stderr_path = running.pop(pid)
+            command, argv, outdir = jobs[index]
+            seconds = time.perf_counter() - started
+            with open(stderr_path, errors="replace") as f:
+                stderr = f.read()
+            os.unlink(stderr_path)
+            left = sorted(p.name for p in outdir.iterdir() if not p.name.startswith(".stderr-"))
+            results[index] = Run(command, argv, os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                                 os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, stderr, seconds,
+                                 max(0.0, usage.ru_maxrss / 1024 - self.base_rss_mb), left)
+        return results  # type: ignore[return-value]
+
+
+def judge(run: Run, memory_mb: float) -> str | None:
+    """The failure kind of a run, or None when it behaved."""
+    lines = run.stderr.splitlines()
+    if run.signal == signal.SIGALRM:
+        return "hang"
+    if "MemoryError" in run.stderr or run.rss_growth_mb > memory_mb:
+        return "memory"
+    if run.signal is not None:
+        return "crash"
+    if run.exit_code not in (0, 2, 3) or "Traceback" in run.stderr or "internal error" in run.stderr:
+        return "traceback"
+    if len(lines) > 1:
+        return "multiline"
+    if run.command == "convert":
+        if run.exit_code == 0 and sorted(run.outputs_left) != ["x.mlir", "x.tosa"]:
+            return "partial-output"
+        if run.exit_code != 0 and run.outputs_left:
+            return "partial-output"
+    return None
+
+
+def commands(path: Path, outdir: Path) -> list[tuple[str, list[str], Path]]:
+    """The runs each mutant gets: inspect, and convert to both output kinds."""
+    return [
+        ("inspect", ["inspect", str(path), *CHILD_LIMITS], outdir),
+        ("convert", ["convert", str(path), "-o", str(outdir / "x.tosa"), "-o", str(outdir / "x.mlir"), *CHILD_LIMITS],
+         outdir),
+    ]
+
+
+# ====================================================================================== a campaign
+@dataclass
+class Report:
+    fmt: str
+    cases: int = 0
+    runs: int = 0
+    exit_codes: collections.Counter = field(default_factory=collections.Counter)
+    failures: collections.Counter = field(default_factory=collections.Counter)
+    slowest: tuple[float, str] = (0.0, "")
+    max_rss_growth_mb: float = 0.0
+    reproducers: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)  # one line per failure: kind, file, stderr's last line
+
+    def line(self) -> str:
+        codes = ", ".join(f"{k}: {v}" for k, v in sorted(self.exit_codes.items(), key=lambda kv: str(kv[0])))
+        kinds = ("traceback", "crash", "hang", "memory", "multiline", "partial-output")
+        fails = ", ".join(f"{k} {self.failures.get(k, 0)}" for k in kinds)
+        return (f"{self.fmt:6} cases {self.cases}, runs {self.runs}; exit codes {{{codes}}}; {fails}; "
+                f"slowest {self.slowest[0]:.2f} s; max RSS growth {self.max_rss_growth_mb:.0f} MB")
+
+
+def seeds_for(fmt: str, corpus: Path, workdir: Path, tosa_seeds: int) -> list[Path]:
+    if fmt == "tosa":
+        return make_tosa_seeds(corpus, workdir / "tosa-seeds", tosa_seeds)
+    return corpus_seeds(corpus, fmt)
+
+
+def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRunner, workdir: Path,
+             failures_dir: Path | None, batch: int = 16) -> Report:
+    """Fuzz `cases` mutants of `seeds` (format `fmt`) through `runner`."""
+    rng = random.Random(f"{fmt}:{seed}")
+    report = Report(fmt)
+    site_cache: dict[Path, list[Site]] = {}
+    data_cache: dict[Path, bytes] = {}
+
+    def load(path: Path) -> tuple[bytes, list[Site]]:
+        if path not in data_cache:
+            data_cache[path] = path.read_bytes()
+            site_cache[path] = file_sites(data_cache[path], fmt)
+        return data_cache[path], site_cache[path]
+
+    done = 0
+    while done < cases:
+        n = min(batch, cases - done)
+        mutants = []
+        for k in range(n):
+            path = rng.choice(seeds)
+            data, sites = load(path)
+            donors = [load(rng.choice(seeds))[0] for _ in range(1)]
+            mutant = mutate(data, sites, rng, donors)
+            casedir = workdir / "cases" / f"{fmt}-{done + k}"
+            shutil.rmtree(casedir, ignore_errors=True)
+            (casedir / "out").mkdir(parents=True)
+            ext = EXTENSIONS["pte" if path.suffix == ".pte" else fmt]
+            input_path = casedir / f"input{ext}"
+            input_path.write_bytes(mutant.data)
+            mutants.append((path, mutant, input_path, casedir))
+        jobs = [job for _, _, input_path, casedir in mutants for job in commands(input_path, casedir / "out")]
+        runs = runner.run_all(jobs)
+        for k, (path, mutant, input_path, casedir) in enumerate(mutants):
+            report.cases += 1
+            for run in runs[2 * k: 2 * k + 2]:
+                report.runs += 1
+                report.exit_codes[run.exit_code if run.signal is None else f"signal {run.signal}"] += 1
+                report.max_rss_growth_mb = max(report.max_rss_growth_mb, run.rss_growth_mb)
+                if run.seconds > report.slowest[0]:
+                    report.slowest = (run.seconds, f"{path.name} ({run.command})")
+                run.failure = judge(run, runner.memory_mb)
+                if run.failure:
+                    report.failures[run.failure] += 1
+                    last = (run.stderr.strip().splitlines() or [""])[-1][:200]
+                    report.examples.append(f"{run.failure} {run.command} {path.name}: {last}")
+                    if failures_dir is not None:
+                        report.reproducers.append(str(save_reproducer(failures_dir, fmt, run, mutant, path,
+                                                                      input_path.suffix)))
+            shutil.rmtree(casedir, ignore_errors=True)
+        done += n
+    return report
+
+
+def save_reproducer(failures_dir: Path, fmt: str, run: Run, mutant: Mutant, seed_path: Path, ext: str) -> Path:
+    digest = hashlib.sha1(mutant.data).hexdigest()[:12]
+    folder = failures_dir / fmt
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{run.failure}-{digest}{ext}"
+    target.write_bytes(mutant.data)
+    argv = [a if not a.endswith(ext) else str(target) for a in run.argv]
+    status = f"exit code {run.exit_code}" if run.signal is None else f"signal {run.signal}"
+    target.with_suffix(".txt").write_text(
+        f"seed: {seed_path}\nmutations:\n" + "".join(f"  {s}\n" for s in mutant.steps)
+        + f"command: nn2tosa {' '.join(argv)}\n{status} after {run.seconds:.2f} s, RSS growth "
+        f"{run.rss_growth_mb:.0f} MB\nstderr:\n{run.stderr}")
+    return target
+
+
+# ====================================================================================== main
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=3000, help="mutants per format (default 3000)")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated: armnn,mps,tosa")
+    parser.add_argument("--seed", type=int, default=1, help="random seed (a run is reproducible)")
+    parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
+    parser.add_argument("--timeout", type=int, default=30, help="seconds before a run counts as a hang")
+    parser.add_argument("--memory-mb", type=int, default=768, help="RSS growth that counts as a blowup")
+    parser.add_argument("--tosa-seeds", type=int, default=60, help="corpus models converted to .tosa seeds")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"default {DEFAULT_CORPUS}")
+    parser.add_argument("--out", type=Path, default=Path("fuzz-out"), help="reproducers and summary go here")
+    args = parser.parse_args(argv)
+    if not (args.corpus / "manifest.json").is_file():
+        print(f"fuzz_long: no corpus at {args.corpus} (pass --corpus)", file=sys.stderr)
+        return 2
+    formats = [f for f in args.formats.split(",") if f]
+    unknown = set(formats) - set(FORMATS)
+    if unknown:
+        parser.error(f"unknown formats {sorted(unknown)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    runner = ForkRunner(timeout=args.timeout, memory_mb=args.memory_mb, jobs=args.jobs)
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="nn2tosa-fuzz-") as tmp:
+        for fmt in formats:
+            seeds = seeds_for(fmt, args.corpus, Path(tmp), args.tosa_seeds)
+            start = time.perf_counter()
+            report = campaign(fmt, seeds, args.cases, args.seed, runner, Path(tmp), args.out / "failures")
+            reports.append(report)
+            print(f"{report.line()}; {len(seeds)} seeds; {time.perf_counter() - start:.0f} s", flush=True)
+            for example in report.examples[:20]:
+                print(f"    {example}")
+    summary = {r.fmt: {"cases": r.cases, "runs": r.runs, "exit_codes": {str(k): v for k, v in r.exit_codes.items()},
+                       "failures": dict(r.failures), "slowest_seconds": round(r.slowest[0], 3),
+                       "slowest": r.slowest[1], "max_rss_growth_mb": round(r.max_rss_growth_mb, 1),
+                       "reproducers": r.reproducers} for r in reports}
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(f"summary: {args.out / 'summary.json'}")
+    return 1 if any(r.failures for r in reports) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
