@@ -192,6 +192,8 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA)."""
     t = ctx.type_of(x)
     scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
+    if np.all(scales == scales[0]):
+        scales = scales[:1]  # one scale for every channel: per tensor
     per_channel = scales.size > 1
     if per_channel and scales.size != t.shape[-1]:
         raise ValueError(f"{scales.size} scales for {t.shape[-1]} channels")

@@ -233,7 +233,7 @@ def _encoded_bound(value: float, yq: QInfo) -> int:
     return int(encode(np.array([value], np.float32), yq)[0])
 
 
-def _i16_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+def _clamp_encoded(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if ctx.op_name == "nn.clamp" else (0.0, float("inf"))
     y = requantize_value(ctx, x, xq, yq)
     return clamp_int(ctx, y, _encoded_bound(lo, yq), _encoded_bound(hi, yq))
@@ -260,8 +260,8 @@ EXACT_I16 = {
     "nn.identity": lambda ctx, x, xq, yq: requantize_value(ctx, x, xq, yq),
     "nn.abs": _i16_abs_or_neg(False),
     "nn.neg": _i16_abs_or_neg(True),
-    "nn.clamp": _i16_clamp,
-    "nn.relu": _i16_clamp,
+    "nn.clamp": _clamp_encoded,
+    "nn.relu": _clamp_encoded,
     "nn.leaky_relu": _i16_leaky_relu,
     "nn.square": _i16_square,
 }
@@ -279,6 +279,8 @@ def unary(ctx: LoweringContext) -> Value:
         return float_fallback(ctx)
     require_per_tensor(ctx, xq, yq)
     x = ctx.operands[0]
+    if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
+        return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
     if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
         return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
     return lookup(ctx, x, source_function(ctx), xq, yq)
