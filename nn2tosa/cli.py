@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,7 +82,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir-pretty", action="store_true",
                    help="MLIR text in the pretty form (default: the generic form, which every MLIR version parses)")
     p.add_argument("--report", action="store_true",
-                   help="print the TOSA profiles, extensions and level the output needs (and why) to stderr")
+                   help="print the conversion report to stderr: what each source layer/node became, what was "
+                        "folded or fused, the TOSA profiles/extensions/level needed (and why), constant bytes, "
+                        "boundary dtype changes, time per stage")
+    p.add_argument("--report-json", metavar="FILE", help="write the conversion report as JSON to FILE")
+    p.add_argument("--profile", metavar="P",
+                   help="the TOSA 1.0 target to convert for, e.g. pro_int, pro_fp, pro_int+int16: a model needing "
+                        "more is exit 3 naming the ops; the output's tosa.target_env is this target")
+    p.add_argument("--partial", action="store_true",
+                   help="convert the TOSA-expressible regions around unsupported layers: one TOSA function per "
+                        "region, and a JSON sidecar (--sidecar) telling a runtime how to stitch them")
+    p.add_argument("--sidecar", metavar="FILE",
+                   help="with --partial: where the JSON sidecar goes (default: the first output's name with "
+                        "the extension .partition.json)")
+    p.add_argument("--mlir-pipeline", metavar="PIPELINE",
+                   help="run this MLIR pass pipeline, e.g. 'builtin.module(tosa-to-linalg-pipeline)', on the module "
+                        "before writing MLIR outputs (.tosa outputs are written from the TOSA module as converted)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: only for a large model on a terminal)")
     from nn2tosa.api import TOSA_VERSIONS
 
     p.add_argument("--tosa-version", choices=TOSA_VERSIONS, default=TOSA_VERSIONS[0],
@@ -128,33 +146,86 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if kind is None:
             raise UsageError(f"{out}: unknown output kind (use {', '.join(OUTPUT_KINDS)} or '-')")
         kinds.append(kind)
+    sidecar = _sidecar_path(args) if args.partial else None
+    if args.mlir_pipeline is not None:  # a malformed pipeline fails before any work is done
+        from nn2tosa.mlir_pipeline import check_pipeline
+
+        check_pipeline(args.mlir_pipeline)
+    from nn2tosa.progress import ProgressBar, progress_for
+
+    bar = ProgressBar(sys.stderr) if args.progress else progress_for(args.input) if args.progress is None else None
+    try:
+        return _convert(args, kinds, sidecar, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, bar: Any) -> int:
+    if bar is not None:
+        bar("load", 0, 1)
+    start = time.perf_counter()
     graphs = _load(args.input)
+    load_time = time.perf_counter() - start
     if args.partition is not None:
         if not 0 <= args.partition < len(graphs):
             raise UsageError(f"--partition {args.partition}: {args.input} has {len(graphs)} partition(s)")
         graphs = [graphs[args.partition]]
     from nn2tosa.api import convert
-    from nn2tosa.fileio import all_or_nothing
+    from nn2tosa.fileio import all_or_nothing, write_atomic
 
     try:
-        results = [convert(g, source=args.input) for g in graphs]
-        for i, result in enumerate(results):
-            if args.report:
-                _print_target_report(result.target, i if len(results) > 1 else None)
+        results = [convert(g, source=args.input, profile=args.profile, partial=args.partial, progress=bar)
+                   for g in graphs]
+        for result in results:  # the file was read once for all partitions
+            result.report.timings = {"load": load_time / len(results), **result.report.timings}
+        for result in results:
             if args.validate:
                 problems = result.validate()
                 if problems:
                     raise Nn2TosaError(f"internal error: the output fails tosa-validate for {result.target}: "
                                        + "; ".join(problems))
+            if args.mlir_pipeline is not None and any(k != "tosa" for k in kinds):
+                from nn2tosa.mlir_pipeline import run_pipeline
+
+                if bar is not None:
+                    bar("mlir-pipeline", 0, 1)
+                run_pipeline(result.mlir_module(), args.mlir_pipeline)
+        written: list[dict[str, list[str]]] = [{} for _ in results]
         with all_or_nothing():  # every output is written, or none is
             for out, kind in zip(args.output, kinds):
                 for i, result in enumerate(results):
+                    if bar is not None:
+                        bar(f"write {kind}", 0, 1)
                     target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
-                    result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty,
-                                 tosa_version=args.tosa_version)
+                    paths = result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty,
+                                         tosa_version=args.tosa_version)
+                    written[i].setdefault(kind, []).extend(paths)
+            for i, result in enumerate(results):
+                if sidecar is not None:
+                    path = sidecar if len(results) == 1 else _partition_path(sidecar, i)
+                    write_atomic(path, (json.dumps(result.sidecar(written[i]), indent=1) + "\n").encode())
+                if args.report_json:
+                    path = args.report_json if len(results) == 1 else _partition_path(args.report_json, i)
+                    write_atomic(path, (result.report.to_json() + "\n").encode())
     except Nn2TosaError as e:
         raise _blame(e, graphs, args.input) from e
+    if bar is not None:
+        bar.close()
+    if args.report:
+        for i, result in enumerate(results):
+            head = f"partition {i}: " if len(results) > 1 else ""
+            sys.stderr.write(head + result.report.format_text())
     return 0
+
+
+def _sidecar_path(args: argparse.Namespace) -> str:
+    if args.sidecar:
+        return args.sidecar
+    named = [o for o in args.output if o != "-"]
+    if not named:
+        raise UsageError("--partial with only '-' as output: name the JSON sidecar with --sidecar FILE")
+    return str(Path(named[0]).with_suffix(".partition.json"))
 
 
 def _blame(error: Nn2TosaError, graphs: list, source: str) -> Nn2TosaError:
@@ -165,15 +236,6 @@ def _blame(error: Nn2TosaError, graphs: list, source: str) -> Nn2TosaError:
     if isinstance(error, MlirVerificationError) and all(g.meta.get("format") == "tosa" for g in graphs):
         return InvalidInputError("its TOSA does not verify: " + "; ".join(error.problems), file=source)
     return error.located(source) if hasattr(error, "located") else error
-
-
-def _print_target_report(target: Any, partition: int | None) -> None:
-    head = "" if partition is None else f"partition {partition}: "
-    print(f"{head}{target}", file=sys.stderr)
-    for item, why in target.report()["reasons"].items():
-        print(f"  {item}: needed by {why}", file=sys.stderr)
-    for problem in target.problems:
-        print(f"  not in TOSA 1.0: {problem}", file=sys.stderr)
 
 
 def _partition_path(out: str, index: int) -> str:

@@ -1,0 +1,320 @@
+"""Partial conversion: the TOSA-expressible regions of a model whose other ops are unsupported.
+
+An SSD-style detector ends in DetectionPostProcess, which has no TOSA form; everything before it
+does. `convert(..., partial=True)` gives one TOSA function per supported region and a description
+(the "sidecar", `PartialResult.partition`) of how a runtime stitches the functions and the ops left
+to the host (run by the source runtime) back into the source graph.
+
+How regions are found. The source graph is split, never the converted one, so every tensor that
+crosses a region boundary is a source tensor (an Arm NN layer's output slot, an MPS node's result)
+that the runtime knows:
+1. Start with no op on the host. Cut the source graph into regions (below), and convert each region
+   on its own with graph.meta[KEEP_UNSUPPORTED] set, so the passes leave what they cannot convert
+   in place instead of raising (diagnostics.report_unsupported).
+2. An op left unconverted whose operands all converted is a root failure: the source ops at its
+   location go to the host. (Ops downstream of a failure may fail only because of it, so they get
+   another chance in their own region.) Repeat until every region converts; each round moves at
+   least one source op to the host, and a region that converted is not converted again.
+Cutting: a value is available at stage 0 when it is a graph input or a constant; a supported op's
+stage is the latest stage of its operands; a host op's results are available one stage after its
+operands. A region is a connected set of supported ops of one stage. No path leaves a region and
+comes back (it would cross a host op, which raises the stage), so each region is one function,
+and running regions and host ops in `partition["steps"]` order respects every dependency.
+Constants are not regions of their own: each region that reads one gets a copy.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nn2tosa.api import ProgressFn, Result, _pipeline, finish, run_pipeline, source_op_list
+from nn2tosa.diagnostics import KEEP_UNSUPPORTED, UNSUPPORTED, Unsupported, UnsupportedError
+from nn2tosa.ir import INPUT_OP, Graph, Loc, TensorType, Value
+from nn2tosa.report import ConversionReport, constant_ops
+
+SIDECAR_VERSION = 1
+
+
+class PartialResult(Result):
+    """A partial conversion: `functions` (one per region, in execution order) and `partition`, the
+    JSON-able description of how they and the host ops make up the source model."""
+
+    def __init__(self, functions: Sequence[Graph], report: ConversionReport, partition: dict[str, Any], **kw: Any):
+        super().__init__(functions, report, **kw)
+        self.partition = partition
+
+    def sidecar(self, written: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        """The partition description; `written` (kind -> paths, as Result.write returns them) adds
+        where each function's outputs were written."""
+        out = dict(self.partition)
+        if written:
+            out["files"] = written
+        return out
+
+
+@dataclass
+class _Region:
+    stage: int
+    nodes: list[int]  # in topological order
+
+
+# ------------------------------------------------------------------------------ cutting
+def _stages(graph: Graph, order: list[int], host: set[int], free: set[int]) -> dict[int, int]:
+    """Stage of every op (see the module docstring); a host op's entry is the stage its results
+    become available."""
+    stage: dict[int, int] = {}
+    for node in order:
+        producers = {v.node for v in graph.operands(node)}
+        s = max((stage[p] for p in producers if p not in free), default=0)
+        stage[node] = s + 1 if node in host else s
+    for node in free:
+        stage[node] = 0
+    return stage
+
+
+def cut(graph: Graph, host: set[int], free: set[int]) -> tuple[list[_Region], dict[int, int]]:
+    """The regions of supported ops, ordered by stage and then by first op; and the op stages."""
+    order = graph.topological()
+    stage = _stages(graph, order, host, free)
+    supported = [n for n in order if n not in host and n not in free and graph.op(n) != INPUT_OP]
+    position = {n: i for i, n in enumerate(order)}
+    parent = {n: n for n in supported}
+
+    def find(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for n in supported:
+        for v in graph.operands(n):
+            if v.node in parent and stage[v.node] == stage[n]:
+                a, b = find(v.node), find(n)
+                if a != b:
+                    parent[max(a, b, key=position.get)] = min(a, b, key=position.get)
+    groups: dict[int, list[int]] = {}
+    for n in supported:
+        groups.setdefault(find(n), []).append(n)
+    regions = [_Region(stage[root], nodes) for root, nodes in groups.items()]
+    regions.sort(key=lambda r: (r.stage, position[r.nodes[0]]))
+    return regions, stage
+
+
+# ------------------------------------------------------------------------------ naming tensors
+class _Tensors:
+    """A stable name for every source value that crosses a boundary, and what it is in the source."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.free: set[int] = set()  # the constants of the current cut
+        self.names: dict[Value, str] = {}
+        self.taken: set[str] = set()
+        for node in graph.inputs:
+            self._claim(Value(node, 0), graph.input_name(node))
+        for out in graph.outputs:
+            if out.value not in self.names:
+                self._claim(out.value, out.name)
+
+    def _claim(self, value: Value, wanted: str) -> str:
+        name, k = wanted, 1
+        while name in self.taken:
+            k += 1
+            name = f"{wanted}#{k}"
+        self.taken.add(name)
+        self.names[value] = name
+        return name
+
+    def name(self, value: Value) -> str:
+        if value not in self.names:
+            loc = self.graph.loc(value.node)
+            # "layer name:result"; a constant (e.g. anchors an Arm NN layer holds) is "layer name:constant"
+            suffix = "constant" if value.node in self.free else value.index
+            self._claim(value, f"{loc.name if loc else f'%{value.node}'}:{suffix}")
+        return self.names[value]
+
+    def describe(self, value: Value) -> dict[str, Any]:
+        """The source tensor: its type and what produces it (graph input, constant, or an op's result)."""
+        g = self.graph
+        t = g.type_of(value)
+        d: dict[str, Any] = {"shape": list(t.shape), "dtype": t.dtype} if isinstance(t, TensorType) else {}
+        if isinstance(t, TensorType) and t.quant is not None:
+            d["quantization"] = {"scales": list(t.quant.scales), "zero_points": list(t.quant.zero_points),
+                                 "axis": t.quant.axis}
+        op, loc = g.op(value.node), g.loc(value.node)
+        if op == INPUT_OP:
+            d["source"] = {"graph_input": g.input_name(value.node)}
+        else:
+            d["source"] = {"op": op, "name": loc.name if loc else None, "where": loc.detail if loc else None,
+                           "result": value.index, **({"constant": True} if value.node in self.free else {})}
+        return d
+
+
+# ------------------------------------------------------------------------------ one region as a graph
+def crossing_values(graph: Graph, regions: list[_Region]) -> set[Value]:
+    """Values of region ops that something outside their region reads (another region, a host op,
+    the model's outputs)."""
+    region_of = {n: k for k, r in enumerate(regions) for n in r.nodes}
+    crossing = {o.value for o in graph.outputs if o.value.node in region_of}
+    for u, v, r in graph.nx.edges(data="result"):
+        if u in region_of and region_of.get(v) != region_of[u]:
+            crossing.add(Value(u, r))
+    return crossing
+
+
+def region_graph(graph: Graph, region: _Region, name: str, tensors: _Tensors, free: set[int],
+                 crossing: set[Value]) -> Graph:
+    """The source ops of `region` as a graph of their own: operands from outside become inputs
+    (named after the source tensor), constants are copied in, and the `crossing` values it computes
+    become outputs."""
+    inside = set(region.nodes)
+    meta = {k: v for k, v in graph.meta.items() if isinstance(v, (str, int, float, bool))}
+    g = Graph(name, meta)
+    mapped: dict[Value, Value] = {}
+
+    def operand(v: Value) -> Value:
+        if v in mapped:
+            return mapped[v]
+        if v.node in free:  # a copy of the constant (the array itself is shared)
+            node = g.add_op(graph.op(v.node), (), graph.types(v.node), graph.attrs(v.node), graph.loc(v.node))
+            for i in range(len(graph.types(v.node))):
+                mapped[Value(v.node, i)] = Value(node, i)
+        else:
+            mapped[v] = g.add_input(graph.type_of(v), tensors.name(v), graph.loc(v.node))
+        return mapped[v]
+
+    for node in region.nodes:
+        operands = [operand(v) for v in graph.operands(node)]
+        new = g.add_op(graph.op(node), operands, graph.types(node), graph.attrs(node), graph.loc(node))
+        for i in range(len(graph.types(node))):
+            mapped[Value(node, i)] = Value(new, i)
+    for v in sorted(v for v in crossing if v.node in inside):
+        g.add_output(mapped[v], tensors.name(v))
+    return g
+
+
+# ------------------------------------------------------------------------------ the driver
+def _root_failures(g: Graph) -> set[Loc | None]:
+    """Locations of the ops a converted region still holds that are not TOSA and whose operands are."""
+    def left(node: int) -> bool:
+        op = g.op(node)
+        return op != INPUT_OP and not op.startswith("tosa.")
+
+    return {g.loc(n) for n in g.nodes() if left(n) and not any(left(v.node) for v in g.operands(n))}
+
+
+def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Sequence[str] | None = None,
+                    passes: Sequence[str] | None = None, progress: ProgressFn | None = None) -> PartialResult:
+    """Convert the supported regions of `graph` (a source-level graph, consumed); see the module docstring."""
+    pipeline = _pipeline(graph, passes, report.model)
+    source_ops = source_op_list(graph)
+    constants = constant_ops()
+    host: set[int] = set()
+    reasons: list[Unsupported] = []
+    done: dict[frozenset[int], tuple[Graph, dict]] = {}  # converted regions, by their source ops
+    tensors = _Tensors(graph)  # one naming for all rounds: a converted region keeps its input names
+    for _ in range(len(graph) + 1):
+        free = {n for n in graph.nodes() if graph.op(n) in constants and n not in host}
+        tensors.free = free
+        regions, stage = cut(graph, host, free)
+        regions = [r for r in regions if r.nodes]
+        crossing = crossing_values(graph, regions)
+        failed: set[int] = set()
+        for k, region in enumerate(regions):
+            key = frozenset(region.nodes)
+            if key in done:
+                continue
+            g = region_graph(graph, region, f"region{k}", tensors, free, crossing)
+            g.meta[KEEP_UNSUPPORTED] = True
+            censuses = run_pipeline(g, pipeline, report, progress)
+            roots = _root_failures(g)
+            if not roots:
+                done[key] = (g, censuses)
+                continue
+            reasons.extend(g.meta.get(UNSUPPORTED, []))
+            located = {n for n in region.nodes if graph.loc(n) in roots}
+            if not located:  # an unlocated failure cannot be traced to source ops: report it whole
+                raise UnsupportedError(g.meta.get(UNSUPPORTED) or
+                                       [Unsupported("partial", report.model, "an op without a location failed")])
+            failed |= located
+        if not failed:
+            break
+        host |= failed
+    else:  # pragma: no cover - each round moves at least one op to the host
+        raise AssertionError("partial conversion did not converge")
+    # a region nothing outside reads (dead source ops) converts to nothing: no function for it
+    regions = [r for r in regions if done[frozenset(r.nodes)][0].outputs]
+    if not regions:
+        raise UnsupportedError(_unique(reasons) or [Unsupported("partial", report.model, "no op converts")])
+    start = time.perf_counter()
+    functions = []
+    merged: dict[str, dict] = {}
+    for k, region in enumerate(regions):
+        g, censuses = done[frozenset(region.nodes)]
+        g.name = "main" if len(regions) == 1 and not host else f"region{k}"
+        for key in (KEEP_UNSUPPORTED, UNSUPPORTED):
+            g.meta.pop(key, None)
+        functions.append(g)
+        for stage_name, counts in censuses.items():
+            merged.setdefault(stage_name, {}).update(counts)
+    host_locs = {graph.loc(n) for n in host}
+    report.unsupported = [str(u) for u in _unique(reasons)]
+    partition = _describe(graph, regions, functions, host, stage, tensors, reasons)
+    partition["model"] = report.model
+    report.time("partition", time.perf_counter() - start)
+    result = finish(functions, source_ops, merged, report, profile, host_locs)
+    return PartialResult(result.functions, report, partition, target=result.target)
+
+
+def _unique(items: list[Unsupported]) -> list[Unsupported]:
+    """The reasons, once each, without the lowering pass's echo of an op the legalization refused."""
+    seen, out = set(), []
+    for u in items:
+        if u not in seen and u.why != "not legalized to the nn dialect":
+            seen.add(u)
+            out.append(u)
+    return out
+
+
+def _describe(graph: Graph, regions: list[_Region], functions: list[Graph], host: set[int], stage: dict[int, int],
+              tensors: _Tensors, reasons: list[Unsupported]) -> dict[str, Any]:
+    """The sidecar: functions with their inputs/outputs as source tensors, host ops, and the steps in order."""
+    fns = []
+    for region, g in zip(regions, functions):
+        inputs = [{"name": g.input_name(n), "tosa_dtype": g.types(n)[0].dtype} for n in g.inputs]
+        outputs = [{"name": o.name, "tosa_dtype": g.type_of(o.value).dtype} for o in g.outputs]
+        fns.append({"name": g.name, "stage": region.stage, "inputs": inputs, "outputs": outputs,
+                    "source_ops": [_source_op(graph, n) for n in region.nodes]})
+    host_ops = []
+    for node in sorted(host, key=lambda n: (stage[n], n)):
+        loc = graph.loc(node)
+        why = sorted({u.why for u in reasons if loc is not None and loc.name in u.where
+                      and u.why != "not legalized to the nn dialect"})
+        host_ops.append({**_source_op(graph, node), "stage": stage[node] - 1, "why": why,
+                         "inputs": [tensors.name(v) for v in graph.operands(node)],
+                         "outputs": [tensors.name(v) for v in graph.results(node)]})
+    referenced = {t["name"] for f in fns for t in f["inputs"] + f["outputs"]}
+    referenced |= {t for h in host_ops for t in h["inputs"] + h["outputs"]}
+    referenced |= {tensors.name(v) for v in graph.input_values()} | {tensors.name(o.value) for o in graph.outputs}
+    steps = []
+    for s in range(max([r.stage for r in regions] + [h["stage"] + 1 for h in host_ops] + [0]) + 1):
+        steps += [{"function": f["name"]} for f in fns if f["stage"] == s]
+        steps += [{"host": h["name"], "where": h["where"]} for h in host_ops if h["stage"] == s]
+    return {
+        "version": SIDECAR_VERSION,
+        "model": graph.name,
+        "format": graph.meta.get("format"),
+        "inputs": [tensors.name(v) for v in graph.input_values()],
+        "outputs": [{"name": o.name, "tensor": tensors.name(o.value)} for o in graph.outputs],
+        "tensors": {name: tensors.describe(v) for v, name in sorted(tensors.names.items(), key=lambda kv: kv[1])
+                    if name in referenced},
+        "functions": fns,
+        "host": host_ops,
+        "steps": steps,
+    }
+
+
+def _source_op(graph: Graph, node: int) -> dict[str, Any]:
+    loc = graph.loc(node)
+    return {"op": graph.op(node), "name": loc.name if loc else None, "where": loc.detail if loc else None}
