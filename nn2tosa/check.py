@@ -1,0 +1,340 @@
+"""`nn2tosa check` and `nn2tosa run`: run a model on the TOSA reference model (from `tosa-tools`).
+
+    nn2tosa check MODEL --inputs a.npy ... --expected e.npy ... [--tolerance fp32|fp16|quantized|mixed]
+    nn2tosa check MODEL                       # random inputs: is the TOSA valid, does it run?
+    nn2tosa run MODEL.tosa --inputs a.npy ... -o outdir
+
+MODEL is any model nn2tosa reads (a .tosa runs as it is; anything else is converted first). Arrays
+are given in the model's source types and the outputs come back in them: TOSA has no unsigned or
+64-bit tensors, so a uint8 tensor travels as the same bits in int8 and an int64 one as int32
+(values must fit), exactly as the converted graph carries them.
+
+Tolerances (those of the corpus the converter is tested against), per output:
+  fp32       max |expected - actual| / max(1, max |expected|) <= 1e-4
+  fp16       the same ratio <= 3e-2
+  quantized  integers within 1 of the expected value (floats as fp32)
+  mixed      integers and booleans exact, floats as fp32
+The default follows the model's types: quantized if an input or output is, fp16 if the TOSA graph
+computes in 16-bit floats anywhere (an MPS fp16 graph has float32 inputs and outputs), fp32 if
+every output is float, mixed otherwise.
+
+Exit status: 0 when the reference model ran the graph validly (and, with --expected, every output
+is within tolerance); 1 otherwise; 2 for bad arguments or arrays, or when tosa-tools is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nn2tosa.diagnostics import InvalidInputError, UsageError
+from nn2tosa.ir import TensorType
+
+FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "quantized": 1e-4, "mixed": 1e-4}
+INTEGER_BOUND = {"fp32": 0, "fp16": 0, "quantized": 1, "mixed": 0}
+TOLERANCES = tuple(FLOAT_BOUND)
+# what each boundary type is carried as in the TOSA graph (lowering.context.tosa_type does the same)
+_CARRIED = {"ui8": "i8", "ui16": "i16", "ui32": "i32", "i64": "i32", "f64": "f32"}
+
+
+def reference_model() -> Any:
+    """The tosa_reference_model module, or a UsageError saying how to get it."""
+    os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")  # else it attaches gdb on a fatal error
+    try:
+        import tosa_reference_model
+    except ImportError:
+        raise UsageError("running TOSA needs the TOSA reference model, which is not installed: "
+                         "pip install tosa-tools") from None
+    return tosa_reference_model
+
+
+# ------------------------------------------------------------------------------ the model to run
+@dataclass
+class Runnable:
+    """A .tosa ready for the reference model, and the source types of its inputs and outputs."""
+
+    name: str
+    tosa: bytes
+    input_names: list[str]
+    inputs: list[TensorType]  # source types (what the user's arrays hold)
+    outputs: list[TensorType]
+    output_names: list[str]
+    level: str  # "EIGHTK" or "NONE"
+    computes_16bit_float: bool = False  # some tensor of the TOSA graph is f16 or bf16
+    result: Any = None  # the nn2tosa.api.Result when the model was converted
+
+
+def prepare(path: str, partition: int | None = None) -> Runnable:
+    """Read `path`; a .tosa is run as it is, any other model is converted first."""
+    from nn2tosa.api import convert
+    from nn2tosa.fileio import map_file
+    from nn2tosa.frontend import load
+
+    graphs = load(path)
+    if partition is None and len(graphs) > 1:
+        raise UsageError(f"{path} has {len(graphs)} partitions: choose one with --partition N")
+    if partition is not None and not 0 <= partition < len(graphs):
+        raise UsageError(f"--partition {partition}: {path} has {len(graphs)} partition(s)")
+    source = graphs[partition or 0]
+    inputs = [source.types(n)[0] for n in source.inputs]
+    outputs = [source.type_of(o.value) for o in source.outputs]
+    input_names = [source.input_name(n) for n in source.inputs]
+    output_names = [o.name for o in source.outputs]
+    if source.meta.get("format") == "tosa" and len(graphs) == 1:
+        from nn2tosa.lowering.target import required_target
+
+        level = required_target(source).level
+        return Runnable(path, bytes(map_file(path)), input_names, inputs, outputs, output_names, _level(level),
+                        _has_16bit_float(source))
+    try:
+        result = convert(source, source=path)
+    except Exception as e:
+        raise e.located(path) if hasattr(e, "located") else e
+    return Runnable(path, result.tosa_flatbuffer(), input_names, inputs, outputs, output_names,
+                    _level(result.target.level), _has_16bit_float(result.graph), result)
+
+
+def _has_16bit_float(graph: Any) -> bool:
+    return any(getattr(t, "dtype", None) in ("f16", "bf16") for _, types in graph.nx.nodes(data="types") for t in types)
+
+
+def _level(level: str) -> str:
+    return "EIGHTK" if level == "8k" else "NONE"
+
+
+# ------------------------------------------------------------------------------ arrays in and out
+def _describe(t: TensorType) -> str:
+    return f"{'x'.join(map(str, t.shape)) or 'scalar'} {t.dtype}"
+
+
+def to_boundary(array: np.ndarray, t: TensorType, what: str, file: str | None = None) -> np.ndarray:
+    """`array` (in the source type `t`) as the TOSA graph's input holds it; InvalidInputError (naming
+    `what` and the array's `file`) if it does not fit."""
+    want = t.numpy_dtype
+    carried = _CARRIED.get(t.dtype)
+    if tuple(array.shape) != tuple(t.shape) or array.dtype != want:
+        raise InvalidInputError(f"{what} must be {_describe(t)} ({want}), the array is "
+                                f"{'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}", file=file)
+    if carried is None:
+        return np.ascontiguousarray(array)
+    from nn2tosa.ir import numpy_dtype
+
+    target = numpy_dtype(carried)
+    if target.itemsize == want.itemsize and want.kind in "ui":  # unsigned: the same bits, signed
+        return np.ascontiguousarray(array).view(target)
+    if want.kind in "iu" and array.size and (array.max() > np.iinfo(target).max or array.min() < np.iinfo(target).min):
+        raise InvalidInputError(f"{what}: values must fit {carried}, the TOSA type that carries {t.dtype}",
+                                file=file)
+    return np.ascontiguousarray(array.astype(target))
+
+
+def from_boundary(array: np.ndarray, t: TensorType) -> np.ndarray:
+    """A reference-model output back in the source type `t`."""
+    array = np.asarray(array).reshape(t.shape)
+    want = t.numpy_dtype
+    if array.dtype == want:
+        return array
+    if array.dtype.itemsize == want.itemsize and want.kind in "ui" and array.dtype.kind in "ui":
+        return array.view(want)
+    return array.astype(want)
+
+
+def random_inputs(types: Sequence[TensorType], seed: int = 0) -> list[np.ndarray]:
+    """Inputs of the right shapes and source types: floats uniform in [-1, 1], 8/16-bit integers over
+    their whole range (quantized data), wider integers in [0, 4) (they are often indices or sizes),
+    booleans either way."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for t in types:
+        dtype = t.numpy_dtype
+        if t.dtype == "i1":
+            a = rng.integers(0, 2, t.shape).astype(bool)
+        elif dtype.kind == "f":
+            a = rng.uniform(-1, 1, t.shape).astype(dtype)
+        elif dtype.itemsize <= 2:
+            info = np.iinfo(dtype)
+            a = rng.integers(info.min, info.max, t.shape, endpoint=True).astype(dtype)
+        else:
+            a = rng.integers(0, 4, t.shape).astype(dtype)
+        arrays.append(a)
+    return arrays
+
+
+def load_arrays(paths: Sequence[str]) -> list[np.ndarray]:
+    arrays = []
+    for p in paths:
+        try:
+            arrays.append(np.load(p, allow_pickle=False))
+        except FileNotFoundError:
+            raise InvalidInputError("no such file", file=p) from None
+        except (ValueError, OSError, EOFError) as e:
+            raise InvalidInputError(f"not a .npy array: {' '.join(str(e).split())}", file=p) from None
+    return arrays
+
+
+# ------------------------------------------------------------------------------ running
+@contextlib.contextmanager
+def _captured_output() -> Iterator[list[str]]:
+    """Hold what the reference model's C++ code writes to stdout and stderr (version warnings on every
+    run); the caller shows it only when the run failed."""
+    captured: list[str] = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as tmp:
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            tmp.seek(0)
+            captured.append(tmp.read().decode(errors="replace"))
+
+
+def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = ()) -> tuple[list[np.ndarray], str, str]:
+    """Run on the reference model: (outputs in the source types, status name, the model's messages).
+    `files` names where the arrays came from, for error messages."""
+    trm = reference_model()
+    if len(arrays) != len(model.inputs):
+        raise UsageError(f"{model.name} has {len(model.inputs)} input(s) ({', '.join(model.input_names)}), "
+                         f"{len(arrays)} array(s) given")
+    files = list(files) or [None] * len(arrays)
+    feed = [to_boundary(a, t, f"input {i} '{n}'", f)
+            for i, (a, t, n, f) in enumerate(zip(arrays, model.inputs, model.input_names, files))]
+    with _captured_output() as messages:
+        try:
+            outs, status = trm.run(model.tosa, feed, tosa_level=model.level)
+        except ValueError as e:
+            outs, status = [], f"ERROR ({e})"
+    status = str(status).rsplit(".", 1)[-1]
+    text = " ".join(line.strip() for line in messages[0].splitlines()
+                    if line.strip() and "backward compatible" not in line)
+    if status != "TOSA_VALID" or len(outs) != len(model.outputs):
+        return [], status, text
+    return [from_boundary(o, t) for o, t in zip(outs, model.outputs)], status, text
+
+
+# ------------------------------------------------------------------------------ judging
+def default_tolerance(model: Runnable) -> str:
+    types = model.inputs + model.outputs
+    if any(t.quant is not None for t in types):
+        return "quantized"
+    floats = [t for t in model.outputs if t.numpy_dtype.kind == "f" or t.dtype == "bf16"]
+    if model.computes_16bit_float:
+        return "fp16"
+    return "fp32" if len(floats) == len(model.outputs) else "mixed"
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    max_error: float
+    kind: str  # "relative" (floats) or "absolute" (integers)
+    bound: float
+    note: str = ""
+
+
+def compare(expected: np.ndarray, actual: np.ndarray, tolerance: str) -> Comparison:
+    """One output against its expected array under `tolerance` (see the module docstring)."""
+    if expected.size != actual.size:
+        return Comparison(False, float("inf"), "shape", 0, f"{actual.size} elements, expected {expected.size}")
+    actual = actual.reshape(expected.shape)
+    if expected.dtype.kind == "f":
+        bound = FLOAT_BOUND[tolerance]
+        w, g = expected.astype(np.float64), actual.astype(np.float64)
+        nan = np.isnan(w) != np.isnan(g)
+        both = ~np.isnan(w) & ~np.isnan(g)
+        inf = both & (np.isinf(w) | np.isinf(g)) & (w != g)
+        finite = both & np.isfinite(w) & np.isfinite(g)
+        scale = max(1.0, float(np.max(np.abs(w[finite])))) if finite.any() else 1.0
+        err = float(np.max(np.abs(w[finite] - g[finite]))) / scale if finite.any() else 0.0
+        note = ", ".join(f"{int(m.sum())} {k} mismatches" for k, m in (("NaN", nan), ("inf", inf)) if m.any())
+        return Comparison(err <= bound and not note, err, "relative", bound, note)
+    bound = INTEGER_BOUND[tolerance]
+    g = actual.view(expected.dtype) if actual.dtype.itemsize == expected.dtype.itemsize else actual
+    diff = np.abs(expected.astype(np.int64) - g.astype(np.int64))
+    err = float(diff.max()) if diff.size else 0.0
+    return Comparison(err <= bound, err, "absolute", bound)
+
+
+# ------------------------------------------------------------------------------ commands
+def cmd_check(args: argparse.Namespace) -> int:
+    reference_model()  # before any work: say at once when the reference model is missing
+    model = prepare(args.input, args.partition)
+    arrays = load_arrays(args.inputs) if args.inputs else random_inputs(model.inputs, args.seed)
+    expected = load_arrays(args.expected)
+    if expected and len(expected) != len(model.outputs):
+        raise UsageError(f"{model.name} has {len(model.outputs)} output(s), {len(expected)} --expected array(s) given")
+    outputs, status, messages = run(model, arrays, args.inputs)
+    given = "given inputs" if args.inputs else f"random inputs (seed {args.seed})"
+    print(f"{model.name}: reference model: {status} on {given}" + (f" ({messages})" if status != "TOSA_VALID"
+                                                                      and messages else ""))
+    ok = status == "TOSA_VALID"
+    if model.result is not None:
+        problems = model.result.validate()
+        print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
+        ok = ok and not problems
+    if not outputs:
+        return 0 if ok else 1
+    tolerance = args.tolerance or default_tolerance(model)
+    failed = 0
+    for i, (name, t, actual) in enumerate(zip(model.output_names, model.outputs, outputs)):
+        head = f"output {i} '{name}' {_describe(t)}"
+        if not expected:
+            finite = actual[np.isfinite(actual)] if actual.dtype.kind == "f" else actual
+            span = f"values in [{finite.min()}, {finite.max()}]" if finite.size else "no finite values"
+            print(f"{head}: {span}")
+            continue
+        c = compare(expected[i], actual, tolerance)
+        failed += not c.ok
+        verdict = "within" if c.ok else "NOT within"
+        bound = f"{c.bound:g}" if c.kind == "relative" else f"{int(c.bound)}"
+        note = f", {c.note}" if c.note else ""
+        print(f"{head}: max {c.kind} error {c.max_error:.3g}{note}, {verdict} {tolerance} tolerance ({bound})")
+    if expected:
+        print(f"{len(outputs) - failed} of {len(outputs)} outputs within {tolerance} tolerance")
+    return 0 if ok and not failed else 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    reference_model()
+    model = prepare(args.input, args.partition)
+    arrays = load_arrays(args.inputs)
+    outputs, status, messages = run(model, arrays, args.inputs)
+    if status != "TOSA_VALID":
+        print(f"{model.name}: reference model: {status}" + (f" ({messages})" if messages else ""))
+        return 1
+    out_dir = Path(args.output)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    from nn2tosa.fileio import write_atomic
+
+    for i, (name, array) in enumerate(zip(model.output_names, outputs)):
+        path = out_dir / f"output{i}.npy"
+        buffer = _npy_bytes(array)
+        write_atomic(path, buffer)
+        print(f"{path}: '{name}' {'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}")
+    return 0
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+__all__ = ["prepare", "run", "compare", "random_inputs", "to_boundary", "from_boundary", "default_tolerance",
+           "Runnable", "Comparison", "cmd_check", "cmd_run"]
