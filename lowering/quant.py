@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nn2tosa.diagnostics import Unsupported
 from nn2tosa.ir import Graph, Quant, TensorType, Type, Value
 from nn2tosa.ir.graph import Output
 
@@ -394,3 +395,26 @@ def unsigned_output_from_signed(graph: Graph, out: Output, nn_type: Type) -> Non
     ctx = LoweringContext(graph, out.value.node, [])
     out.value = rescale(ctx, out.value, 1.0, qinfo(nn_type).dtype, out_zp=unsigned_offset(nn_type),
                         output_unsigned=True)
+
+
+# ------------------------------------------------------------------------------ int4 weights (MPS)
+# The source ops whose int4 weights legalization folds into float constants.
+INT4_DEQUANTIZATIONS = {"mps.DequantizePerChannelGroup": "group-quantized int4 weights"}
+KEEP_INT4_WHY = (
+    "TOSA 1.0 keeps int4 weights only in CONV2D/CONV3D/DEPTHWISE_CONV2D/TRANSPOSE_CONV2D of int8 data with one "
+    "scale per output channel (EXT-INT4); these multiply float activations with one scale per group of {group} "
+    "reduction elements, which no TOSA 1.0 op takes, so keeping them would change the arithmetic (without "
+    "--keep-int4 they become float weights)")
+
+
+def int4_weights_kept_unsupported(graph: Graph) -> list[Unsupported]:
+    """What `convert --keep-int4` cannot keep as int4 in TOSA 1.0, with the reason (empty: nothing)."""
+    found = []
+    for node in graph.nodes():
+        op = graph.op(node)
+        if op in INT4_DEQUANTIZATIONS:
+            loc = graph.loc(node)
+            group = graph.attrs(node).get("group_size", "?")
+            found.append(Unsupported(INT4_DEQUANTIZATIONS[op], str(loc) if loc else f"%{node}",
+                                     KEEP_INT4_WHY.format(group=group)))
+    return found
