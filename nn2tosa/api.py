@@ -201,6 +201,7 @@ def convert(
     source: str | None = None,
     partial: bool = False,
     progress: ProgressFn | None = None,
+    keep_int4: bool = False,
 ) -> Result:
     """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0.
 
@@ -213,6 +214,8 @@ def convert(
       (nn2tosa.partial; the Result's `partition` describes how to stitch them); otherwise an
       unsupported op is UnsupportedError listing all of them.
     progress: called as progress(stage, index, total) before each stage.
+    keep_int4: keep int4 weights as int4 (EXT-INT4) instead of folding them into float weights; where
+      TOSA 1.0 cannot (lowering/quant.py says why), UnsupportedError.
     """
     from nn2tosa.ir import Graph
 
@@ -235,6 +238,12 @@ def convert(
     report.format = str(graph.meta.get("format", "unknown"))
     version = graph.meta.get("generation", graph.meta.get("version"))
     report.version = None if version is None else str(version)
+    if keep_int4:
+        from nn2tosa.lowering.quant import int4_weights_kept_unsupported
+
+        kept = int4_weights_kept_unsupported(graph)
+        if kept:
+            raise UnsupportedError(kept)
     if partial:
         from nn2tosa.partial import convert_partial
 
