@@ -286,3 +286,18 @@ def test_report_measured_errors(capsys):
     with capsys.disabled():
         for op, error in sorted(MEASURED.items()):
             print(f"  {op:28s} max error {error:.3g}")
+
+
+@pytest.mark.parametrize("dtype", ["i32", "i16", "i8"])
+def test_integer_pow_wraps_like_nn_integers(dtype):
+    rng = np.random.default_rng(12)
+    x = rng.integers(-9, 9, 200).astype(TensorType((), dtype).numpy_dtype)
+    y = rng.integers(0, 12, 200).astype(x.dtype)
+    x[:4], y[:4] = [3, -2, 7, 0], [31, 19, 0, 0]  # overflowing powers wrap; 0 ** 0 == 1
+    g, vx, vy = nn_graph({"x": (x.shape, dtype), "y": (y.shape, dtype)})
+    b = builder(g)
+    g.add_output(b.op("nn.pow", [vx, vy]), "runtime_exponent")
+    g.add_output(b.op("nn.pow", [vx, b.constant(np.array([3], x.dtype))]), "cube")
+    want, got, low = run(g, [x, y])
+    for o, w, out in zip(got, want, g.outputs):
+        same_integers(o, w, out.name)

@@ -535,10 +535,39 @@ def squared_difference(ctx: LoweringContext) -> Value:
 
 @rule("nn.pow")
 def pow_(ctx: LoweringContext) -> Value:
+    if _element(ctx) not in FLOAT_TYPES:
+        return _integer_pow(ctx)
     a = _float_arith(ctx, "pow")
     x, y = _in_compute_type(ctx, a, *ctx.operands)
     x, y = ctx.same_rank(x, y)
     return ctx.cast(a.pow(x, y), _out_dtype(ctx))
+
+
+def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
+    """The stored value of a tosa.const operand (None when it is computed at run time)."""
+    if ctx.graph.op(v.node) != "tosa.const":
+        return None
+    return np.asarray(ctx.graph.attrs(v.node)["values"])
+
+
+def _integer_pow(ctx: LoweringContext) -> Value:
+    """x ** y on integers by repeated squaring in i32 (products wrap as nn's integers do); a
+    negative exponent gives the truncated real power: 1 for x = 1, +-1 for x = -1, else 0. One
+    squaring step per bit of the largest exponent (31, or fewer for a constant exponent)."""
+    x, y = _int_operands(ctx, "pow")
+    a = Arith(ctx, "i32", ctx.type_of(x).rank)
+    known = constant_value(ctx, ctx.operands[1])
+    bits = 31 if known is None else max(1, int(np.max(np.abs(known.astype(np.int64)))).bit_length())
+    result, base = a.v(1), x
+    for bit in range(bits):
+        if bit:
+            base = ctx.mul(base, base)
+        on = a.eq(ctx.binary("tosa.bitwise_and", ctx.binary("tosa.arithmetic_right_shift", y, a.v(bit),
+                                                                  {"round": False}), a.v(1)), 1)
+        result = a.select(on, ctx.mul(result, base), result)
+    odd = a.eq(ctx.binary("tosa.bitwise_and", y, a.v(1)), 1)
+    negative_power = a.select(a.eq(x, 1), 1, a.select(a.eq(x, -1), a.select(odd, -1, 1), 0))
+    return _from_i32(ctx, a.select(a.lt(y, 0), negative_power, result))
 
 
 @rule("nn.square")

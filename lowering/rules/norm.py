@@ -15,7 +15,7 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from . import rule
-from .math import FLOAT_TYPES, Arith
+from .math import FLOAT_TYPES, Arith, constant_value
 from .reduce import reduce_axes
 from .shape import pad_constant, slice_axis
 
@@ -89,11 +89,10 @@ def instance_norm(ctx: LoweringContext) -> Value:
 
 def _constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
     """The value of a tosa.const operand in real numbers (None when it is computed at run time)."""
-    if ctx.graph.op(v.node) != "tosa.const":
+    stored = constant_value(ctx, v)
+    if stored is None:
         return None
-    t = ctx.type_of(v)
-    stored = ctx.graph.attrs(v.node)["values"]
-    if t.dtype == "bf16":
+    if ctx.type_of(v).dtype == "bf16":
         return (stored.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     return stored.astype(np.float64)
 
