@@ -132,6 +132,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ir", action="store_true", help="print the source-level IR as MLIR text")
     p.add_argument("--elide-constants", action="store_true", help="with --ir: elide large constants")
     _add_common(p)
+
+    # check, run (nn2tosa/check.py) and graph (nn2tosa/graphviz.py): their code is imported when they run
+    p = sub.add_parser("check", help="convert, run on the TOSA reference model and compare with expected outputs "
+                                     "(random inputs and a validity check when none are given)")
+    p.add_argument("input", help="model file (.armnn, MPS payload, .pte, .tosa)")
+    p.add_argument("--inputs", nargs="+", default=[], metavar="NPY", help="one .npy per model input, in order "
+                   "(default: random arrays of the right shapes and types, see --seed)")
+    p.add_argument("--expected", nargs="+", default=[], metavar="NPY",
+                   help="one .npy per model output, in order; without them only TOSA validity is checked")
+    p.add_argument("--tolerance", choices=("fp32", "fp16", "quantized", "mixed"),
+                   help="how close outputs must be (default: from the model's types; see docs/api.md)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_common(p)
+
+    p = sub.add_parser("run", help="run a .tosa (or a converted model) on the TOSA reference model, write .npy outputs")
+    p.add_argument("input", help="model file: a .tosa runs as it is, other models are converted first")
+    p.add_argument("--inputs", nargs="+", default=[], metavar="NPY", help="one .npy per model input, in order")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="directory for the outputs, written as output0.npy, output1.npy, ... in model order")
+    p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_common(p)
+
+    p = sub.add_parser("graph", help="draw the IR at one stage (source, nn, tosa) as .dot, or .svg/.png/.pdf "
+                                     "through Graphviz")
+    p.add_argument("input", help="model file (.armnn, MPS payload, .pte, .tosa)")
+    p.add_argument("--stage", choices=("source", "nn", "tosa"), default="tosa",
+                   help="source: as read; nn: legalized and canonicalized; tosa: converted (default)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="g.dot (or .gv; '-' for stdout), or g.svg / g.png / g.pdf through Graphviz's dot")
+    p.add_argument("--partition", type=int, metavar="N", help="only partition N of a multi-partition .pte")
+    _add_common(p)
     return parser
 
 
@@ -357,7 +389,26 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-COMMANDS = {"convert": cmd_convert, "opt": cmd_opt, "inspect": cmd_inspect}
+def cmd_check(args: argparse.Namespace) -> int:
+    from nn2tosa.check import cmd_check as run_check
+
+    return run_check(args)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from nn2tosa.check import cmd_run as run_model
+
+    return run_model(args)
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from nn2tosa.graphviz import cmd_graph as draw
+
+    return draw(args)
+
+
+COMMANDS = {"convert": cmd_convert, "opt": cmd_opt, "inspect": cmd_inspect, "check": cmd_check, "run": cmd_run,
+            "graph": cmd_graph}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
