@@ -301,3 +301,17 @@ def test_integer_pow_wraps_like_nn_integers(dtype):
     want, got, low = run(g, [x, y])
     for o, w, out in zip(got, want, g.outputs):
         same_integers(o, w, out.name)
+
+
+def test_rank_0_and_rank_6_operands():
+    """Scalars (rank 0) and rank-6 tensors, the extremes TOSA level 8K allows, broadcasting together."""
+    rng = np.random.default_rng(13)
+    g, s, t = nn_graph({"s": ((), "f32"), "t": ((2, 1, 2, 1, 2, 3), "f32")})
+    b = builder(g)
+    for op in ("nn.atan", "nn.round", "nn.sign", "nn.softplus"):
+        g.add_output(b.op(op, [s]), f"{op[3:]}_scalar")
+    g.add_output(b.op("nn.pow", [t, s]), "pow_6d")
+    g.add_output(b.op("nn.fmod", [s, t]), "fmod_6d")
+    g.add_output(b.op("nn.select", [b.op("nn.isnan", [s]), s, t]), "select_6d")
+    g.add_output(b.op("nn.cast", [s], types=[TensorType((), "i16")]), "cast_scalar")
+    check_lowering(g, [np.array(2.5, np.float32), rng.uniform(0.5, 3, (2, 1, 2, 1, 2, 3)).astype(np.float32)])

@@ -111,3 +111,14 @@ def test_report_measured_errors(capsys):
     with capsys.disabled():
         for name, error in sorted(MEASURED.items()):
             print(f"  {name:40s} max error {error:.3g}")
+
+
+def test_rank_1_softmax_and_rank_6_layer_norm():
+    rng = np.random.default_rng(7)
+    g, v, x = nn_graph({"v": ((7,), "f32"), "x": ((2, 1, 2, 3, 1, 4), "f32")})
+    b = builder(g)
+    g.add_output(b.op("nn.softmax", [v], {"axis": 0, "beta": 1.0}), "softmax1")
+    g.add_output(b.op("nn.log_softmax", [x], {"axis": 5, "beta": 1.0}), "log_softmax6")
+    g.add_output(b.op("nn.layer_norm", [x], {"axes": [3, 4, 5], "epsilon": 1e-5}), "layer_norm6")
+    g.add_output(b.op("nn.l2_normalize", [x], {"axes": [0, 5], "epsilon": 1e-12}), "l2_6")
+    check_lowering(g, [_x(rng, (7,)), _x(rng, (2, 1, 2, 3, 1, 4))])

@@ -83,3 +83,16 @@ def test_argmax_with_nan_picks_the_first_nan():
     g.add_output(b.op("nn.argmax", [x], {"axis": 1, "keep_dims": False, "output_type": "i32"}), "max")
     g.add_output(b.op("nn.argmin", [x], {"axis": 1, "keep_dims": False, "output_type": "i32"}), "min")
     check_lowering(g, [np.array([[1, np.nan, 3, np.nan], [-np.inf, 2, np.inf, -np.inf]], np.float32)])
+
+
+def test_rank_6_reductions_and_rank_1_to_rank_0():
+    rng = np.random.default_rng(4)
+    shape = (2, 1, 3, 2, 1, 2)
+    g, x, v = nn_graph({"x": (shape, "f32"), "v": ((5,), "i32")})
+    b = builder(g)
+    g.add_output(b.op("nn.reduce_sum", [x], {"axes": [0, 2, 5], "keep_dims": False}), "sum6")
+    g.add_output(b.op("nn.reduce_max", [x], {"axes": [1, 3], "keep_dims": True}), "max6")
+    g.add_output(b.op("nn.argmax", [x], {"axis": 5, "keep_dims": False, "output_type": "i64"}), "argmax6")
+    g.add_output(b.op("nn.reduce_sum", [v], {"axes": [0], "keep_dims": False}), "to_scalar")
+    g.add_output(b.op("nn.argmin", [v], {"axis": 0, "keep_dims": False, "output_type": "i32"}), "argmin_scalar")
+    check_lowering(g, [rng.standard_normal(shape).astype(np.float32), rng.integers(-9, 9, 5).astype(np.int32)])
