@@ -41,10 +41,36 @@ class Loc:
         return self.name if self.detail is None else f"{self.name} ({self.detail})"
 
 
-@dataclass
 class Output:
-    value: Value
-    name: str
+    """A graph output: the value it reads (reassignable) and its name.
+
+    The graph indexes its outputs by value, so that asking whether a value is an output costs the
+    same for a graph with 50,000 outputs as for one with 1: assigning `value` keeps that index."""
+
+    __slots__ = ("_value", "name", "_graph")
+
+    def __init__(self, value: Value, name: str):
+        self._value = Value(*value)
+        self.name = name
+        self._graph: Graph | None = None  # the graph whose index holds this output
+
+    @property
+    def value(self) -> Value:
+        return self._value
+
+    @value.setter
+    def value(self, value: Value) -> None:
+        old, self._value = self._value, Value(*value)
+        if self._graph is not None:
+            self._graph._output_moved(self, old)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Output) and (self._value, self.name) == (other._value, other.name)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"Output(value={self._value!r}, name={self.name!r})"
 
 
 class Use(NamedTuple):
@@ -67,6 +93,10 @@ class Graph:
     # Called with a node id whenever that op is created, gains or loses an operand or a use, so a
     # rewrite driver can revisit exactly what an edit touched (MLIR's rewriter listener). Not copied.
     listener: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
+    # value -> the outputs reading it, and the (list identity, length) of `outputs` it was built for:
+    # appending to or replacing the list directly makes it rebuild (see _outputs_of)
+    _output_index: dict[Value, list[Output]] = field(default_factory=dict, repr=False, compare=False)
+    _output_index_key: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
     def _touched(self, node: int) -> None:
         if self.listener is not None:
@@ -158,10 +188,33 @@ class Graph:
         )
 
     def has_uses(self, value: Value) -> bool:
-        return bool(self.users(value)) or any(o.value == value for o in self.outputs)
+        return self.is_output(value) or bool(self.users(value))
 
     def is_output(self, value: Value) -> bool:
-        return any(o.value == value for o in self.outputs)
+        return bool(self._outputs_of().get(Value(*value)))
+
+    def _outputs_of(self) -> dict[Value, list[Output]]:
+        """The output index, rebuilt when `outputs` was replaced, appended to or shortened directly."""
+        key = (id(self.outputs), len(self.outputs))
+        if self._output_index_key != key:
+            index: dict[Value, list[Output]] = {}
+            for out in self.outputs:
+                out._graph = self
+                index.setdefault(out.value, []).append(out)
+            self._output_index, self._output_index_key = index, key
+        return self._output_index
+
+    def _output_moved(self, out: Output, old: Value) -> None:
+        """`out.value` changed from `old`: keep the index (when it is current) in step."""
+        if self._output_index_key != (id(self.outputs), len(self.outputs)):
+            return  # stale: the next lookup rebuilds it
+        index = self._output_index
+        readers = index.get(old, [])
+        if any(o is out for o in readers):
+            readers[:] = [o for o in readers if o is not out]
+            if not readers:
+                del index[old]
+        index.setdefault(out.value, []).append(out)
 
     def nodes(self) -> Iterator[int]:
         """All operations in creation order."""
@@ -213,10 +266,9 @@ class Graph:
         for use in self.users(old):
             self.nx.remove_edge(old.node, use.node, use.operand)
             self._connect(new, use.node, use.operand)
-        for out in self.outputs:
-            if out.value == old:
-                out.value = Value(*new)
-                self._touched(new.node)
+        for out in list(self._outputs_of().get(old, ())):
+            out.value = new
+            self._touched(new.node)
         self._touched(old.node)
 
     def replace_op(self, node: int, new_results: list[Value]) -> None:
@@ -227,7 +279,7 @@ class Graph:
 
     def erase(self, node: int) -> None:
         """Remove an operation whose results are no longer used."""
-        if self.nx.out_degree(node) or any(o.value.node == node for o in self.outputs):
+        if self.nx.out_degree(node) or any(self.is_output(v) for v in self.results(node)):
             raise ValueError(f"cannot erase {self.op(node)} %{node}: its results are still used")
         if node in self.inputs:
             self.inputs.remove(node)
