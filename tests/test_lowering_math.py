@@ -315,3 +315,26 @@ def test_rank_0_and_rank_6_operands():
     g.add_output(b.op("nn.select", [b.op("nn.isnan", [s]), s, t]), "select_6d")
     g.add_output(b.op("nn.cast", [s], types=[TensorType((), "i16")]), "cast_scalar")
     check_lowering(g, [np.array(2.5, np.float32), rng.uniform(0.5, 3, (2, 1, 2, 1, 2, 3)).astype(np.float32)])
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_ops_computed_in_their_own_16_bit_type(dtype):
+    """Selections, clamps and slopes need no wider arithmetic: they stay f16/bf16 (bf16 needs its extension)."""
+    rng = np.random.default_rng(14)
+    g, x, alpha = nn_graph({"x": ((3, 8), dtype), "alpha": ((8,), dtype)})
+    b = builder(g)
+    outs = {"leaky": b.op("nn.leaky_relu", [x], {"alpha": 0.2}), "prelu": b.op("nn.prelu", [x, alpha]),
+            "clamp": b.op("nn.clamp", [x], {"min": -0.3, "max": 0.6}), "relu": b.op("nn.relu", [x]),
+            "sign": b.op("nn.sign", [x]), "isinf": b.op("nn.isinf", [x]),
+            "squared_difference": b.op("nn.squared_difference", [x, alpha]),
+            "div": b.op("nn.div", [x, alpha]), "hard_swish": b.op("nn.hard_swish", [x])}
+    for name, v in outs.items():
+        g.add_output(v, name)
+    report = check_lowering(g, seed=15, input_range=(-3, 3))
+    assert dtype != "bf16" or "bf16" in report.target
+    native = nn_graph({"x": ((3, 8), dtype)})
+    nb = builder(native[0])
+    for op, attrs in (("nn.leaky_relu", {"alpha": 0.2}), ("nn.clamp", {"min": -0.3, "max": 0.6}), ("nn.relu", {}),
+                      ("nn.sign", {}), ("nn.isinf", {})):
+        native[0].add_output(nb.op(op, [native[1]], attrs), op)
+    assert "tosa.cast" not in lower(native[0]).histogram()
