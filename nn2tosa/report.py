@@ -210,7 +210,9 @@ def _label(s: SourceOp) -> str:
     kind = s.op.split(".", 1)[1]
     if s.loc is None:
         return kind
-    return f"{s.loc.name} ({s.loc.detail}) {kind}" if s.loc.detail and s.loc.detail != kind else f"{s.loc.name} {kind}"
+    if not s.loc.detail or s.loc.detail.endswith(kind):  # MPS locations name the node type already
+        return f"{s.loc.name} ({s.loc.detail})" if s.loc.detail else f"{s.loc.name} {kind}"
+    return f"{s.loc.name} ({s.loc.detail}) {kind}"
 
 
 def _functions(names: list[str]) -> str:

@@ -1,0 +1,123 @@
+"""The Python API as a user calls it: load, convert, the Result's outputs, profiles, passes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from mlir import ir
+from mlir.passmanager import PassManager
+
+import nn2tosa
+from conftest import REPO
+from nn2tosa.diagnostics import UnsupportedError, UsageError
+
+EXAMPLE = REPO / "examples" / "cnn_f32.armnn"
+EXAMPLE_INPUT = REPO / "examples" / "cnn_f32.input0.npy"
+EXAMPLE_OUTPUT = REPO / "examples" / "cnn_f32.output0.npy"  # Arm NN CpuRef's output
+
+
+def test_importing_the_package_loads_neither_mlir_nor_numpy():
+    code = ("import sys, nn2tosa; before = [m for m in ('mlir', 'numpy') if m in sys.modules]; "
+            "nn2tosa.convert; after = 'mlir' in sys.modules; "
+            "from nn2tosa.cli import build_parser; build_parser(); print(before, after, 'mlir' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]", "False", "False"]
+
+
+def test_load_reads_a_path_or_bytes():
+    from_path = nn2tosa.load(EXAMPLE)
+    from_bytes = nn2tosa.load(EXAMPLE.read_bytes())
+    assert from_path.histogram() == from_bytes.histogram()
+    assert from_path.histogram()["armnn.Convolution2d"] == 1
+    assert from_path.meta["format"] == "armnn"
+
+
+def test_convert_leaves_the_loaded_graph_alone():
+    graph = nn2tosa.load(EXAMPLE)
+    before = graph.histogram()
+    result = nn2tosa.convert(graph)
+    assert graph.histogram() == before
+    assert result.graph.histogram() and all(op.startswith("tosa.") for op in result.graph.histogram())
+    assert isinstance(result, nn2tosa.Result)
+
+
+def test_module_in_the_callers_context_goes_into_their_pass_manager():
+    result = nn2tosa.convert(EXAMPLE)
+    with ir.Context() as ctx:
+        module = result.mlir_module(ctx)
+        assert module.context is ctx
+        assert result.mlir_module(ctx) is module  # built once per context
+        PassManager.parse("builtin.module(tosa-to-linalg-pipeline)").run(module.operation)
+        text = str(module)
+    assert "linalg.conv_2d_nhwc_fhwc" in text and "tosa.conv2d" not in text
+    assert "tosa.conv2d" in str(result.mlir_module())  # its own module is untouched
+
+
+def test_text_and_bytecode_are_the_same_module():
+    result = nn2tosa.convert(EXAMPLE)
+    generic, pretty = result.mlir_text(), result.mlir_text(generic=False)
+    assert '"tosa.conv2d"(' in generic and "tosa.conv2d %" in pretty
+    printed = set()
+    for source in (generic, pretty, result.mlir_bytecode()):
+        with ir.Context():  # one each: resource blob names are unique per context
+            printed.add(str(ir.Module.parse(source)))
+    assert len(printed) == 1
+
+
+def test_flatbuffer_reproduces_arm_nn():
+    import tosa_reference_model as trm
+
+    result = nn2tosa.convert(EXAMPLE)
+    data = result.tosa_flatbuffer()
+    assert data[4:8] == b"TOSA"
+    outs, status = trm.run(data, [np.load(EXAMPLE_INPUT)], tosa_level="EIGHTK")
+    assert str(status).endswith("TOSA_VALID")
+    expected = np.load(EXAMPLE_OUTPUT)
+    assert np.max(np.abs(outs[0].reshape(expected.shape) - expected)) <= 1e-4 * max(1, np.max(np.abs(expected)))
+    assert result.tosa_flatbuffers() == [data]
+
+
+def test_profile_sets_the_target_or_names_what_is_missing():
+    result = nn2tosa.convert(EXAMPLE, profile="pro_fp+bf16")
+    assert (result.target.profiles, result.target.extensions) == (("pro_fp",), ("bf16",))
+    assert "extensions = [bf16]" in str(result.mlir_module().operation.attributes["tosa.target_env"])
+    assert result.validate() == []
+    with pytest.raises(UnsupportedError) as e:
+        nn2tosa.convert(EXAMPLE, profile=["pro_int"])
+    assert [i.what for i in e.value.items] == ["pro_fp"]
+    assert "the requested target pro_int lacks" in str(e.value)
+    with pytest.raises(UsageError, match="unknown: pro_gpu"):
+        nn2tosa.convert(EXAMPLE, profile="pro_gpu")
+    with pytest.raises(UsageError, match="at least one TOSA 1.0 profile"):
+        nn2tosa.convert(EXAMPLE, profile="int16")
+
+
+def test_passes_choose_the_pipeline():
+    result = nn2tosa.convert(EXAMPLE, passes=["legalize-armnn"])
+    ops = result.graph.histogram()
+    assert "nn.conv2d" in ops and not any(op.startswith("tosa.") for op in ops)
+    assert [k for k in result.report.timings if k != "report"] == ["load", "legalize-armnn"]
+    with pytest.raises(UsageError, match="unknown pass"):
+        nn2tosa.convert(EXAMPLE, passes=["legalize-armnn", "no-such-pass"])
+
+
+def test_progress_is_told_every_stage():
+    seen = []
+    nn2tosa.convert(EXAMPLE, progress=lambda stage, i, n: seen.append((stage, i, n)))
+    assert seen == [("load", 0, 1)] + [(p, i, 5) for i, p in enumerate(nn2tosa.api.tosa_pipeline("armnn"))]
+
+
+def test_a_multi_function_result_writes_one_flatbuffer_each(tmp_path):
+    g = nn2tosa.convert(EXAMPLE).graph
+    other = g.copy()
+    other.name = "second"
+    result = nn2tosa.Result([g, other])
+    assert result.graph is g and len(result.functions) == 2
+    paths = result.write(str(tmp_path / "m.tosa"), "tosa")
+    assert paths == [str(tmp_path / "m.main.tosa"), str(tmp_path / "m.second.tosa")]
+    assert (tmp_path / "m.main.tosa").read_bytes() == (tmp_path / "m.second.tosa").read_bytes()
+    with pytest.raises(ValueError, match="tosa_flatbuffers"):
+        result.tosa_flatbuffer()
+    assert 'sym_name = "second"' in result.mlir_text()
