@@ -4,7 +4,7 @@
     data = build_flatbuffer_0100(graph)          # a memoryview of the finished buffer
     write_flatbuffer_0100(graph, "model.tosa")   # atomic write of the same bytes
 
-The IR holds TOSA 1.0; this layout differs (schemas/README.md and docs/tosa_formats.md list it all):
+The IR holds TOSA 1.0; this layout differs (docs/tosa_formats.md has the full table):
 - ops and element types have other numbers; several ops share one attribute table (PoolAttribute,
   ConvAttribute, AxisAttribute);
 - what TOSA 1.0 passes as constant operands is an attribute field: zero points, RESCALE
