@@ -18,6 +18,7 @@ from test_tosa_reader import flatc_binary
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError
 from nn2tosa.frontend import load
 from nn2tosa.ir import verify
+from nn2tosa.lowering.flatbuffer_0100 import build_flatbuffer_0100
 
 
 def _doc(tensors: list[dict], operators: list[dict], inputs: list[str], outputs: list[str], shapes=(),
@@ -89,6 +90,13 @@ CASES = {
              extra_regions=[{"name": "then", "blocks": [{"name": "then", "inputs": ["a"], "outputs": ["a"],
                                                          "tensors": [_t("a", [2])]}]}]),
         r"tosa.cond_if names else_graph 'nowhere', which the file does not hold"),
+    "constant_of_dynamic_shape": (
+        _doc([_t("w", [-1], data=[0] * 8), _t("x", [2]), _t("y", [2])],
+             [_op("CONST", [], ["w"], "ConstAttribute"), _op("ADD", ["x", "w"], ["y"], ADD)], ["x"], ["y"]),
+        r"operator 0 \(CONST\).*constant 'w' has no static tensor shape"),
+    "negative_dimension": (
+        _doc([_t("x", [2, -3]), _t("y", [2])], [_op("IDENTITY", ["x"], ["y"], "IdentityAttribute")], ["x"], ["y"]),
+        r"tensor 'x' has shape \[2, -3\]"),
     "variable_read_by_a_non_identity": (
         _doc([_t("v", [2], variable=True, variable_name="v"), _t("x", [2]), _t("y", [2])],
              [_op("ADD", ["x", "v"], ["y"], ADD)], ["x"], ["y"]),
@@ -120,10 +128,13 @@ def test_every_truncation_is_invalid_input():
             load(data[:cut])
 
 
-def test_flipped_bytes_never_escape_as_other_errors():
+@pytest.mark.parametrize("layout", ["1.0", "0.100"])
+def test_flipped_bytes_never_escape_as_other_errors(layout):
     """Each of 600 random single-byte corruptions either reads (and then verifies) or is an
     nn2tosa error; nothing else (IndexError, struct.error, numpy errors ...) gets out."""
-    _, data = built("data_layout_i8_i16")
+    c, data = built("conv2d_i8_zero_points" if layout == "0.100" else "data_layout_i8_i16")
+    if layout == "0.100":
+        data = bytes(build_flatbuffer_0100(c.g))
     rng = np.random.default_rng(20261)
     outcomes = {"read": 0, "error": 0}
     for _ in range(600):

@@ -159,19 +159,21 @@ class BlockReader:
         if name in self.shapes:
             return ShapeType(int(self.shapes[name]["rank"]))
         t = self.tensor(name, operator)
-        shape = t["shape"]
-        return TensorType(tuple(int(d) for d in (shape if shape is not None else ())),
-                          self.layout.element_types[t["type"]].mlir)
+        shape = tuple(int(d) for d in (t["shape"] if t["shape"] is not None else ()))
+        if any(d < -1 for d in shape):
+            self.fail(f"tensor {name!r} has shape {list(shape)} (a dimension is a size, or -1 when dynamic)", operator)
+        return TensorType(shape, self.layout.element_types[t["type"]].mlir)
 
     def result_types(self, operator: Operator) -> list[Type]:
         return [self.value_type(name, operator) for name in operator.outputs]
 
-    def constant(self, name: str, operator: Operator) -> np.ndarray:
+    def constant(self, name: str, operator: Operator | None) -> np.ndarray:
         """The data of tensor `name` as the IR stores it: a read-only view into the file wherever the
         storage allows (copies only to unpack i4 and i48, and for bool bytes other than 0 and 1)."""
         t = self.tensor(name, operator)
         tensor_type = self.value_type(name, operator)
-        assert isinstance(tensor_type, TensorType)
+        if not isinstance(tensor_type, TensorType) or -1 in tensor_type.shape:
+            self.fail(f"constant {name!r} has no static tensor shape ({tensor_type})", operator)
         start, size = self._data_span(t, name, operator)
         count = tensor_type.num_elements
         needed = (count * _STORED_BITS[tensor_type.dtype] + 7) // 8
@@ -182,7 +184,7 @@ class BlockReader:
     def buffer_of(self, t: Table) -> Any:
         return self.file_data if _external(t) else t.flatbuffer.buf
 
-    def _data_span(self, t: Table, name: str, operator: Operator) -> tuple[int, int]:
+    def _data_span(self, t: Table, name: str, operator: Operator | None) -> tuple[int, int]:
         """(start, size) of a tensor's data: its `data` vector, or, in files over 2 GB, the bytes at
         its `offset` (from the start of the file) and `size`."""
         if _external(t):
@@ -311,9 +313,8 @@ class BlockReader:
             tensor_type = self.value_type(name)
             attrs: dict[str, Any] = {"sym_name": t["variable_name"] or name, "var_shape": list(tensor_type.shape),
                                      "type": tensor_type.dtype}
-            start, size = self._data_span(t, name, None)  # type: ignore[arg-type]
-            if size:
-                attrs["initial_value"] = decode_data(self.buffer_of(t), start, tensor_type).reshape(tensor_type.shape)
+            if self._data_span(t, name, None)[1]:
+                attrs["initial_value"] = self.constant(name, None)
             self.graph.add_op("tosa.variable", (), (), attrs, Loc(name, "variable"))
 
     def _variable_access(self, o: Operator) -> list[Value]:
