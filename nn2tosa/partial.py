@@ -214,6 +214,17 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
     reasons: list[Unsupported] = []
     done: dict[frozenset[int], tuple[Graph, dict]] = {}  # converted regions, by their source ops
     tensors = _Tensors(graph)  # one naming for all rounds: a converted region keeps its input names
+    # Round 0 is the whole model as it is: when it all converts, the result is the usual conversion.
+    whole = graph.copy()
+    whole.meta[KEEP_UNSUPPORTED] = True
+    censuses = run_pipeline(whole, pipeline, report, progress)
+    roots = _root_failures(whole)
+    if not roots:
+        ops = [n for n in graph.topological() if graph.op(n) != INPUT_OP and graph.op(n) not in constants]
+        return _result(graph, [_Region(0, ops)], [(whole, censuses)], set(), {n: 0 for n in ops}, tensors, [],
+                       report, source_ops, profile)
+    reasons.extend(whole.meta.get(UNSUPPORTED, []))
+    host |= _located(graph, [n for n in graph.nodes() if graph.op(n) not in constants], roots, whole, report)
     for _ in range(len(graph) + 1):
         free = {n for n in graph.nodes() if graph.op(n) in constants and n not in host}
         tensors.free = free
@@ -233,11 +244,7 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
                 done[key] = (g, censuses)
                 continue
             reasons.extend(g.meta.get(UNSUPPORTED, []))
-            located = {n for n in region.nodes if graph.loc(n) in roots}
-            if not located:  # an unlocated failure cannot be traced to source ops: report it whole
-                raise UnsupportedError(g.meta.get(UNSUPPORTED) or
-                                       [Unsupported("partial", report.model, "an op without a location failed")])
-            failed |= located
+            failed |= _located(graph, region.nodes, roots, g, report)
         if not failed:
             break
         host |= failed
@@ -247,23 +254,38 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
     regions = [r for r in regions if done[frozenset(r.nodes)][0].outputs]
     if not regions:
         raise UnsupportedError(_unique(reasons) or [Unsupported("partial", report.model, "no op converts")])
+    converted = [done[frozenset(r.nodes)] for r in regions]
+    return _result(graph, regions, converted, host, stage, tensors, reasons, report, source_ops, profile)
+
+
+def _located(graph: Graph, nodes: Any, roots: set[Loc | None], converted: Graph, report: ConversionReport) -> set[int]:
+    """The source ops among `nodes` at the locations of root failures (constants are not among `nodes`:
+    they go with their readers, as the anchors an Arm NN DetectionPostProcess holds share its location)."""
+    located = {n for n in nodes if graph.op(n) != INPUT_OP and graph.loc(n) in roots}
+    if not located:  # a failure without a source location cannot be cut out: report it as a whole conversion would
+        raise UnsupportedError(converted.meta.get(UNSUPPORTED) or
+                               [Unsupported("partial", report.model, "an op without a source location failed")])
+    return located
+
+
+def _result(graph: Graph, regions: list[_Region], converted: list[tuple[Graph, dict]], host: set[int],
+            stage: dict[int, int], tensors: _Tensors, reasons: list[Unsupported], report: ConversionReport,
+            source_ops: list, profile: str | Sequence[str] | None) -> PartialResult:
     start = time.perf_counter()
     functions = []
     merged: dict[str, dict] = {}
-    for k, region in enumerate(regions):
-        g, censuses = done[frozenset(region.nodes)]
-        g.name = "main" if len(regions) == 1 and not host else f"region{k}"
+    for k, (g, censuses) in enumerate(converted):
+        g.name = "main" if len(converted) == 1 and not host else f"region{k}"
         for key in (KEEP_UNSUPPORTED, UNSUPPORTED):
             g.meta.pop(key, None)
         functions.append(g)
         for stage_name, counts in censuses.items():
             merged.setdefault(stage_name, {}).update(counts)
-    host_locs = {graph.loc(n) for n in host}
     report.unsupported = [str(u) for u in _unique(reasons)]
     partition = _describe(graph, regions, functions, host, stage, tensors, reasons)
     partition["model"] = report.model
     report.time("partition", time.perf_counter() - start)
-    result = finish(functions, source_ops, merged, report, profile, host_locs)
+    result = finish(functions, source_ops, merged, report, profile, {graph.loc(n) for n in host})
     return PartialResult(result.functions, report, partition, target=result.target)
 
 
