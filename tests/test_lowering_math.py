@@ -338,3 +338,21 @@ def test_ops_computed_in_their_own_16_bit_type(dtype):
                       ("nn.sign", {}), ("nn.isinf", {})):
         native[0].add_output(nb.op(op, [native[1]], attrs), op)
     assert "tosa.cast" not in lower(native[0]).histogram()
+
+
+def test_remainders_by_constant_divisors_and_f16_are_exact():
+    """Fewer reduction steps for a constant divisor or f16 operands still cover their whole range."""
+    x = np.array([3.4e38, -3.4e38, 1e30, 7.0, -2.5e20, 1e-30], np.float32)
+    h = np.array([65504.0, -65504.0, 1000.0, 3.0, 6e-8, -0.5], np.float16)
+    g, vx, vh, vy = nn_graph({"x": (x.shape, "f32"), "h": (h.shape, "f16"), "y": (h.shape, "f16")})
+    b = builder(g)
+    for d in (0.013, -7.5, 1e-30):
+        c = b.constant(np.array([d], np.float32))
+        g.add_output(b.op("nn.fmod", [vx, c]), f"fmod_{d}")
+        g.add_output(b.op("nn.mod", [vx, c]), f"mod_{d}")
+    g.add_output(b.op("nn.fmod", [vh, vy]), "fmod_f16")
+    g.add_output(b.op("nn.mod", [vh, vy]), "mod_f16")
+    y = np.array([6e-8, 3e-3, -7e-5, 0.7, 1e-4, 6e-8], np.float16)
+    want, got, _ = run(g, [x, h, y])
+    for o, w, out in zip(got, want, g.outputs):
+        np.testing.assert_array_equal(o, w, err_msg=out.name)

@@ -421,12 +421,18 @@ def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | No
     else:
         q = a.select(a.lt(q0, 0.0), a.unary("tosa.ceil", q0), a.floor(q0))
     p, e = _two_product(a, q, y)
-    r = a.sub(a.sub(x, p), e)
+    t = a.sub(x, p)
+    r = a.sub(t, e)
+    # whether x - p or t - e rounded (Fast2Sum error terms; both are exact when the remainder is
+    # representable, so this only fires for a tiny x against a y of the other sign)
+    rounded = a.either(a.negation(a.eq(a.sub(x, a.add(t, p)), 0.0)), a.negation(a.eq(a.sub(a.sub(t, r), e), 0.0)))
     # floor: r must have y's sign (or be 0), trunc: x's; and |r| < |y|. Either way, one step of q
-    # toward r / y's sign (r -= step * y) brings r back into range.
+    # toward r / y's sign (r -= step * y) brings r back into range. |r| == |y| after rounding is a
+    # remainder just short of y (mod of a tiny x by a y of the other sign): it stays, as in numpy.
     wanted_negative = a.lt(y, 0.0) if floor else a.lt(x if sign_of is None else sign_of, 0.0)
     wrong_sign = a.both(a.negation(a.eq(r, 0.0)), a.negation(a.same(a.lt(r, 0.0), wanted_negative)))
-    off = a.either(wrong_sign, a.ge(a.abs(r), a.abs(y)))
+    too_large = a.either(a.gt(a.abs(r), a.abs(y)), a.both(a.eq(a.abs(r), a.abs(y)), a.negation(rounded)))
+    off = a.either(wrong_sign, too_large)
     toward = a.select(a.same(a.lt(r, 0.0), a.lt(y, 0.0)), 1.0, -1.0)
     step = a.select(off, toward, 0.0)
     q = a.add(q, step)
@@ -473,22 +479,23 @@ def division(ctx: LoweringContext) -> Value:
             q0 = a.mul(x, a.unary("tosa.reciprocal", y))
             result = a.select(a.both(a.lt(a.abs(q0), 2.0 ** 23), a.is_finite(r)), q, a.floor(q0))
         else:
-            result = _remainder_specials(a, x, y, _large_quotient_remainder(a, x, y, r, floor), floor)
+            steps = _reduction_steps(_element(ctx), constant_value(ctx, ctx.operands[1]))
+            result = _remainder_specials(a, x, y, _large_quotient_remainder(a, x, y, r, floor, steps), floor)
         return ctx.cast(result, _out_dtype(ctx))
     x, y = _int_operands(ctx, ctx.op_name)
     return _from_i32(ctx, _int_divmod(ctx, x, y, floor)[which])
 
 
-def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: bool) -> Value:
+def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: bool, steps: int) -> Value:
     """The remainder where |x / y| >= 2^23: reduce x exactly by y * (12-bit multiples) until the
     quotient is small, then finish with the exact step. Each step removes 11 bits of quotient; the
-    number of steps covers the f32 range of x / y (2^277). Not exact for subnormal y with
+    `steps` must cover the range of x / y (see _reduction_steps). Not exact for subnormal y with
     |x / y| > 2^23 (1/y overflows there)."""
     q0 = a.abs(a.mul(x, a.unary("tosa.reciprocal", y)))
     large = a.ge(q0, 2.0 ** 22)
     rem = x
     y_far = a.mul(y, 2.0 ** 100)  # a multiple of y: reducing by it first keeps the quotient finite
-    for _ in range(LARGE_QUOTIENT_STEPS):
+    for _ in range(steps):
         overflow = a.gt(a.abs(a.mul(rem, a.unary("tosa.reciprocal", y))), 2.0 ** 120)
         d = a.select(overflow, y_far, y)
         q = a.mul(rem, a.unary("tosa.reciprocal", d))
@@ -506,7 +513,19 @@ def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: boo
     return a.select(a.both(large, a.negation(nonfinite)), final, r)
 
 
-LARGE_QUOTIENT_STEPS = 25
+# log2 of the largest |x / y| per operand type: the largest finite value over the smallest subnormal
+LOG2_QUOTIENT_RANGE = {"f32": 128 + 149, "bf16": 128 + 133, "f16": 16 + 24}
+
+
+def _reduction_steps(dtype: str, divisor: np.ndarray | None) -> int:
+    """Reduction steps for quotients up to the operand type's range (or, for a constant divisor, up
+    to the largest finite x over its smallest magnitude): each step removes 11 bits, the exact final
+    step takes the last 22."""
+    log2_range = LOG2_QUOTIENT_RANGE[dtype]
+    if divisor is not None and divisor.dtype.kind == "f" and np.all(np.isfinite(divisor)) and np.any(divisor):
+        smallest = float(np.min(np.abs(divisor[divisor != 0]).astype(np.float64)))
+        log2_range = min(log2_range, {"f32": 128, "bf16": 128, "f16": 16}[dtype] - math.floor(math.log2(smallest)))
+    return max(1, math.ceil((log2_range - 22) / 11) + 1)
 
 
 def _remainder_specials(a: Arith, x: Value, y: Value, r: Value, floor: bool) -> Value:
