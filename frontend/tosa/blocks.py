@@ -264,6 +264,7 @@ class BlockReader:
         """Create every operator after the producers of its inputs (an explicit stack: deep graphs
         must not hit Python's recursion limit)."""
         state = [0] * len(self.operators)  # 0 new, 1 waiting for its producers, 2 created
+        checked = [0] * len(self.operators)  # inputs already available, so each input is looked at once
         for first in range(len(self.operators)):
             stack = [first]
             while stack:
@@ -274,14 +275,15 @@ class BlockReader:
                 o = self.operators[i]
                 state[i] = 1
                 waiting = None
-                for name in o.inputs:
+                while checked[i] < len(o.inputs):
+                    name = o.inputs[checked[i]]
                     j = producers.get(name)
-                    if name in self.values or j is None:
-                        continue
-                    if state[j] == 1:
-                        self.fail(f"input {name!r} depends on the operator's own result (a cycle)", o)
-                    waiting = j
-                    break
+                    if name not in self.values and j is not None:
+                        if state[j] == 1:
+                            self.fail(f"input {name!r} depends on the operator's own result (a cycle)", o)
+                        waiting = j
+                        break
+                    checked[i] += 1
                 if waiting is not None:
                     stack.append(waiting)
                     continue
