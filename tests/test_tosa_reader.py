@@ -457,3 +457,22 @@ def test_dynamic_zero_points_are_unsupported(tmp_path):
     }
     with pytest.raises(UnsupportedError, match="input 1 \\('zp'\\) is not a constant"):
         load(flatc_binary(json.dumps(doc), "tosa", tmp_path))
+
+
+def test_operators_listed_after_their_users_are_created_producers_first(tmp_path):
+    """A file need not list operators in dependency order: a 300-op chain listed backwards reads
+    (without recursion) and computes what the chain computes."""
+    n = 300
+    tensors = [{"name": f"t{i}", "shape": [3], "type": "FP32"} for i in range(n + 1)]
+    tensors.append({"name": "one", "shape": [3], "type": "FP32", "data": list(np.ones(3, "<f4").view(np.uint8))})
+    chain = [{"op": "ADD", "attribute_type": "AddAttribute", "attribute": {}, "inputs": [f"t{i}", "one"],
+              "outputs": [f"t{i + 1}"]} for i in range(n)]
+    operators = chain[::-1] + [{"op": "CONST", "attribute_type": "ConstAttribute", "attribute": {}, "inputs": [],
+                                "outputs": ["one"]}]
+    doc = {"version": {"_major": 1, "_minor": 0, "_patch": 0, "_draft": False},
+           "regions": [{"name": "main", "blocks": [{"name": "main", "tensors": tensors, "operators": operators,
+                                                    "inputs": ["t0"], "outputs": [f"t{n}"]}]}]}
+    g = read_one(flatc_binary(json.dumps(doc, default=int), "tosa", tmp_path))
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    [y] = run_reference(bytes(build_flatbuffer(g)), [x])
+    np.testing.assert_array_equal(y, x + n)
