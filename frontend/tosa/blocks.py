@@ -91,6 +91,7 @@ class BlockReader:
         self.shapes = self._by_name(block["shapes"] or (), "shape") if "shapes" in block.fields() else {}
         self.operators = [self._operator(i, t) for i, t in enumerate(block["operators"] or ())]
         self._producer_index: dict[str, int] | None = None
+        self._types: dict[str, TensorType] = {}  # tensor name -> its type, read once
 
     # ------------------------------------------------------------------ errors
     def fail(self, message: str, operator: Operator | None = None) -> NoReturn:
@@ -158,11 +159,16 @@ class BlockReader:
         """The IR type of tensor (or shape) `name`."""
         if name in self.shapes:
             return ShapeType(int(self.shapes[name]["rank"]))
+        known = self._types.get(name)
+        if known is not None:
+            return known
         t = self.tensor(name, operator)
-        shape = tuple(int(d) for d in (t["shape"] if t["shape"] is not None else ()))
+        dims = t["shape"]
+        shape = () if dims is None else tuple(dims.tolist())
         if any(d < -1 for d in shape):
             self.fail(f"tensor {name!r} has shape {list(shape)} (a dimension is a size, or -1 when dynamic)", operator)
-        return TensorType(shape, self.layout.element_types[t["type"]].mlir)
+        known = self._types[name] = TensorType(shape, self.layout.element_types[t["type"]].mlir)
+        return known
 
     def result_types(self, operator: Operator) -> list[Type]:
         return [self.value_type(name, operator) for name in operator.outputs]
