@@ -222,10 +222,31 @@ def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray =
     return rescale(ctx, x, factor, "i32", in_zp=q.zero_points[0])
 
 
-def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo) -> Value:
+def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo, max_abs: int | None = None) -> Value:
     """An i32 (or i48) accumulator times `factor`, rounded, plus the output zero point, saturated to
-    the output's carried type."""
-    return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0])
+    the output's carried type. Given the accumulator's bound `max_abs`, halves round away from zero
+    as Arm NN's Quantize does wherever an exact half can occur (ties_possible): RESCALE of |acc|
+    (half up is half away for non-negative values), the sign put back, then a RESCALE by 1 adding the
+    zero point; elsewhere one RESCALE."""
+    factors = np.atleast_1d(np.asarray(factor, dtype=np.float64))
+    if (max_abs is None or ctx.type_of(acc).dtype != "i32"
+            or not any(ties_possible(float(f), max_abs) for f in factors)):
+        return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0])
+    rank = ctx.type_of(acc).rank
+    magnitude = rescale(ctx, ctx.op("tosa.abs", [acc]), factor, "i32")
+    negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", rank), acc)
+    signed = ctx.op("tosa.select", [negative, ctx.negate(magnitude), magnitude])
+    return rescale(ctx, signed, 1.0, out.dtype, out_zp=out.zero_points[0])
+
+
+def ties_possible(factor: float, max_abs: int) -> bool:
+    """Whether some integer |v| <= max_abs times `factor` (as RESCALE represents it) is exactly an odd
+    multiple of 1/2, where RESCALE's half-up rounding and Arm NN's half-away one differ for v < 0."""
+    multiplier, shift = multiplier_shift(factor)
+    if multiplier == 0:
+        return False
+    trailing = (multiplier & -multiplier).bit_length() - 1
+    return shift - 1 - trailing <= max(max_abs, 1).bit_length()
 
 
 def clamp_int(ctx: LoweringContext, x: Value, low: int, high: int) -> Value:

@@ -33,8 +33,8 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported
-from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, qinfo, rescale, saturate_to,
-                     source_results, table_i8, table_i16, widen)
+from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, saturate_to,
+                     source_results, table_i8, table_i16, ties_possible, widen)
 from . import RULES, rule
 from .shape import concat, pad_constant
 
@@ -212,7 +212,10 @@ def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Va
         return x
     if xq.dtype == "i8":
         return lookup(ctx, x, lambda r: r, xq, yq)
-    return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
+    ratio = xq.scale / yq.scale
+    if ties_possible(ratio, xq.span):  # e.g. halving: round the halves away from zero as Arm NN does
+        return narrow(ctx, widen(ctx, x, xq), ratio, yq, max_abs=xq.span)
+    return rescale(ctx, x, ratio, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
 
 
 # i16 piecewise-linear functions in exact integer arithmetic: (ctx, x, xq, yq) -> value
@@ -220,7 +223,7 @@ def _i16_abs_or_neg(negate: bool) -> Callable[[LoweringContext, Value, QInfo, QI
     def lower(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
         v = widen(ctx, x, xq)
         v = ctx.negate(v) if negate else ctx.op("tosa.abs", [v])
-        return rescale(ctx, v, xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
+        return narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
 
     return lower
 
@@ -245,14 +248,14 @@ def _i16_leaky_relu(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Val
     rank = ctx.type_of(v).rank
     positive = ctx.binary("tosa.greater", v, ctx.scalar(0, "i32", rank))
     scaled_neg = ctx.negate(v) if alpha < 0 else v
-    low = rescale(ctx, scaled_neg, abs(alpha) * xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
-    high = rescale(ctx, v, xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
+    low = narrow(ctx, scaled_neg, abs(alpha) * xq.scale / yq.scale, yq, max_abs=xq.span)
+    high = narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
     return ctx.op("tosa.select", [positive, high, low])
 
 
 def _i16_square(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     v = widen(ctx, x, xq)
-    return rescale(ctx, ctx.mul(v, v), xq.scale * xq.scale / yq.scale, yq.dtype, out_zp=yq.zero_point)
+    return narrow(ctx, ctx.mul(v, v), xq.scale * xq.scale / yq.scale, yq, max_abs=xq.span * xq.span)
 
 
 EXACT_I16 = {
@@ -387,7 +390,7 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     return out[0] if single else out
 
 
-FLOAT_FALLBACK = ("nn.div", "nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_normalize", "nn.l2_pool2d",
+FLOAT_FALLBACK = ("nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_normalize", "nn.l2_pool2d",
                   "nn.l2_pool3d", "nn.layer_norm", "nn.instance_norm", "nn.local_response_norm", "nn.log_softmax",
                   "nn.reduce_prod")
 

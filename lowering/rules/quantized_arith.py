@@ -66,7 +66,12 @@ def additive(ctx: LoweringContext) -> Value:
     p = common_unit_bits(qs, yq.scale, headroom=2)
     unit = yq.scale * 2.0 ** -p
     a, b = on_unit(ctx, xs, qs, unit)
-    return narrow(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 2.0 ** -p, yq)
+    # exact halves of real values exist when every operand lands on the unit exactly (equal or
+    # power-of-two related scales): round those away from zero as Arm NN does
+    steps = [q.scale / unit for q in qs]
+    exact = all(abs(r - round(r)) < 1e-9 for r in steps)
+    bound = sum(int(q.span * r) + 1 for q, r in zip(qs, steps)) if exact else None
+    return narrow(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 2.0 ** -p, yq, max_abs=bound)
 
 
 @rule("nn.mul", quantized=True)
@@ -79,7 +84,7 @@ def mul(ctx: LoweringContext) -> Value:
     a, b = (widen(ctx, x, q) for x, q in zip(xs, qs))
     if qs[0].span * qs[1].span >= 1 << 31:
         ctx.unsupported("quantized product does not fit i32")
-    return narrow(ctx, ctx.mul(a, b), qs[0].scale * qs[1].scale / yq.scale, yq)
+    return narrow(ctx, ctx.mul(a, b), qs[0].scale * qs[1].scale / yq.scale, yq, max_abs=qs[0].span * qs[1].span)
 
 
 @rule("nn.squared_difference", quantized=True)
@@ -97,6 +102,48 @@ def squared_difference(ctx: LoweringContext) -> Value:
     a, b = on_unit(ctx, xs, qs, unit)
     d = ctx.binary("tosa.sub", a, b)
     return narrow(ctx, ctx.mul(d, d), unit * unit / yq.scale, yq)
+
+
+# The quotient's truncation costs up to 1.5 * 2**-p of an output step: below this many bits, float.
+DIVISION_FRACTION_BITS = 10
+
+
+@rule("nn.div", quantized=True)
+def div(ctx: LoweringContext) -> Value:
+    """round(A * K / B) for A = a - zpa, B = b - zpb, K = sa / (sb * sy): the numerator A * K * 2**p
+    (one RESCALE), INTDIV by B (truncating: an error below 2**-p of an output step), one RESCALE by
+    2**-p. Division by zero gives what CpuRef's float division encodes: the saturated extreme of the
+    numerator's sign (0 / 0, a NaN CpuRef refuses to encode, gives the zero point). When the
+    numerator leaves fewer than DIVISION_FRACTION_BITS for the quotient (int16 data), it computes in
+    f32 as CpuRef does."""
+    (a, b), (aq, bq) = _operands(ctx)
+    yq = q_out(ctx)
+    if yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, yq)
+    ratio = aq.scale / (bq.scale * yq.scale)
+    p = fraction_bits(aq.span, ratio, headroom=1, input_span=aq.span)
+    if p < DIVISION_FRACTION_BITS:  # wide numerators (int16) leave too few bits for the quotient
+        return float_fallback(ctx)
+    numerator = widen(ctx, a, aq, ratio * 2.0 ** p)
+    denominator = widen(ctx, b, bq)
+    numerator, denominator = ctx.same_rank(numerator, denominator)
+    rank = ctx.type_of(numerator).rank
+    zero, one = ctx.scalar(0, "i32", rank), ctx.scalar(1, "i32", rank)
+    by_zero = ctx.binary("tosa.equal", denominator, zero)
+    safe = ctx.op("tosa.select", [by_zero, one, denominator])
+    quotient = narrow(ctx, ctx.binary("tosa.intdiv", numerator, safe), 2.0 ** -p, yq)
+    dtype = yq.dtype
+    rank_y = ctx.type_of(quotient).rank
+
+    def extreme(value: int) -> Value:
+        return ctx.const(np.full((1,) * rank_y, value), dtype)
+
+    positive = ctx.binary("tosa.greater", numerator, zero)
+    negative = ctx.binary("tosa.greater", zero, numerator)
+    infinite = ctx.op("tosa.select", [positive, extreme(yq.qmax),
+                                      ctx.op("tosa.select", [negative, extreme(yq.qmin), extreme(yq.zero_point)])])
+    return ctx.op("tosa.select", [by_zero, infinite, quotient])
 
 
 COMPARISONS = {"nn.equal": ("tosa.equal", False), "nn.not_equal": ("tosa.equal", False),
@@ -125,8 +172,8 @@ def prelu(ctx: LoweringContext) -> Value:
     yq = q_out(ctx)
     require_per_tensor(ctx, yq)
     xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
-    negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq)
-    positive = narrow(ctx, xv, xq.scale / yq.scale, yq)
+    negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq, max_abs=xq.span * aq.span)
+    positive = narrow(ctx, xv, xq.scale / yq.scale, yq, max_abs=xq.span)
     keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", ctx.type_of(xv).rank))
     return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))
 
@@ -161,7 +208,7 @@ def reduce_sum(ctx: LoweringContext) -> Value:
         ctx.unsupported("the quantized sum does not fit i32")
     total = reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
     factor = xq.scale / yq.scale / (count if ctx.op_name == "nn.reduce_mean" else 1)
-    return _keep_dims_result(ctx, narrow(ctx, total, factor, yq))
+    return _keep_dims_result(ctx, narrow(ctx, total, factor, yq, max_abs=xq.span * count))
 
 
 @rule("nn.reduce_max", "nn.reduce_min", quantized=True)

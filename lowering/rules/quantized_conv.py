@@ -34,6 +34,7 @@ from ..context import LoweringContext
 from ..quant import QInfo, narrow, rescale
 from . import rule
 from .conv import drop_extra, fit_windows
+from .resize import sampling
 from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
 from .shape import pad_constant, tosa_slice
 
@@ -121,13 +122,14 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
                     ctx.zero_point("i8", weight_zp)]
         return drop_extra(ctx, ctx.op(op, operands, attrs), extra)
 
+    bound = int(np.max(abs_sum * xq.span + np.abs(bias))) if bias.size else 0
     if wq.dtype == "i8":
         acc = conv(w, wzp, bias)
         if acc_type == "i32":
-            return narrow(ctx, acc, out_scales, yq)
+            return narrow(ctx, acc, out_scales, yq, max_abs=bound)
         k = _accumulator_bits(abs_sum, xq.span, bias)
         acc = rescale(ctx, acc, 2.0 ** -k, "i32")
-        return narrow(ctx, acc, out_scales * 2.0 ** k, yq)
+        return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound)
     if wq.dtype != "i16" or wzp != 0 or xq.dtype != "i16":
         ctx.unsupported(f"quantized convolution of {xq.dtype} data with {wq.dtype} weights")
     hi, lo = _split_i16_weights(w)
@@ -137,7 +139,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
         ctx.unsupported("the int16 accumulator does not fit i32 after dropping 8 bits")
     high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
     low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
-    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq)
+    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound)
 
 
 def _conv_quants(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
@@ -275,7 +277,8 @@ def matmul(ctx: LoweringContext) -> Value:
         shift = max(0, math.ceil(math.log2(max(aq.span * bq.span * k, 1))) - 30)
         acc = rescale(ctx, acc, 2.0 ** -shift, "i32")
         scale *= 2.0 ** shift
-    return ctx.reshape(narrow(ctx, acc, scale, yq), ctx.out_types[0].shape)
+    exact_bound = None if acc_type == "i48" and shift else aq.span * bq.span * k
+    return ctx.reshape(narrow(ctx, acc, scale, yq, max_abs=exact_bound), ctx.out_types[0].shape)
 
 
 def _tiled(ctx: LoweringContext, x: Value, batch: Sequence[int]) -> Value:
@@ -318,7 +321,29 @@ def avg_pool3d(ctx: LoweringContext) -> Value:
 
 @rule("nn.resize", quantized=True)
 def resize(ctx: LoweringContext) -> Value:
+    """nearest: the integers move. bilinear: TOSA RESIZE of the carried integers gives
+    sum(w * x) with integer weights summing to n_y * n_x (exact); minus the zero point times that,
+    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32."""
     if ctx.attrs["mode"] == "nearest":
         return movement(ctx)
-    return float_fallback(ctx)
+    xq, yq = q_in(ctx), q_out(ctx)
+    x = ctx.operands[0]
+    n, h, w, c = ctx.type_of(x).shape
+    out_h, out_w = ctx.attrs["size"]
+    sy, sx = sampling(h, out_h, ctx.attrs), sampling(w, out_w, ctx.attrs)
+    if (xq is None or yq is None or xq.per_axis or yq.per_axis or xq.dtype not in ACCUMULATOR
+            or not (sy.fits_resize() and sx.fits_resize())):
+        return float_fallback(ctx)
+    unit = sy.n * sx.n
+    acc_type = ACCUMULATOR[xq.dtype]
+    operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
+                ctx.shape([sy.border, sx.border])]
+    acc = ctx.op("tosa.resize", operands, {"mode": "BILINEAR"}, types=[TensorType((n, out_h, out_w, c), acc_type)])
+    shift = max(0, math.ceil(math.log2(max(xq.span * unit, 1))) - 30)
+    if acc_type == "i48":
+        acc = rescale(ctx, acc, 2.0 ** -shift, "i32")
+    if xq.zero_point:
+        acc = ctx.binary("tosa.sub", acc, ctx.scalar(xq.zero_point * unit, "i32", 4))
+    # exact halves are common here (weights in quarters for a 2x upscale): round them as Arm NN does
+    return narrow(ctx, acc, xq.scale / (unit * yq.scale) * 2.0 ** shift, yq, max_abs=xq.span * unit >> shift)
 

@@ -2,16 +2,23 @@
 
 // conv2d: the i8 convolution with both zero points, i32 accumulator; the bias is already in
 // accumulator units (s_x * s_w[c]); per-channel RESCALE by s_x * s_w[c] / s_y = 0.25 and 0.125.
+// Those scales make exact halves possible: |acc| is rescaled (half up is half away from zero for
+// non-negative values), the sign put back, then a RESCALE by 1 adds the zero point: Arm NN's rounding.
 // CHECK-LABEL: sym_name = "conv2d_per_channel"
 // CHECK: %[[W:.*]] = "tosa.const"() <{values = dense<{{\[\[\[\[}}1, -2]]], {{\[\[\[}}3, 4]]]]> : tensor<2x1x1x2xi8>}>
 // CHECK: %[[B:.*]] = "tosa.const"() <{values = dense<[10, -20]> : tensor<2xi32>}>
 // CHECK: %[[XZP:.*]] = "tosa.const"() <{values = dense<-3> : tensor<1xi8>}>
 // CHECK: %[[WZP:.*]] = "tosa.const"() <{values = dense<0> : tensor<1xi8>}>
 // CHECK: %[[ACC:.*]] = "tosa.conv2d"(%{{.*}}, %[[W]], %[[B]], %[[XZP]], %[[WZP]]) <{acc_type = i32
+// CHECK: %[[ABS:.*]] = "tosa.abs"(%[[ACC]])
 // CHECK: %[[M:.*]] = "tosa.const"() <{values = dense<1073741824> : tensor<2xi32>}>
 // CHECK: %[[S:.*]] = "tosa.const"() <{values = dense<[32, 33]> : tensor<2xi8>}>
+// CHECK: %[[MAG:.*]] = "tosa.rescale"(%[[ABS]], %[[M]], %[[S]], {{.*}}per_channel = true, rounding_mode = #tosa.rounding_mode<SINGLE_ROUND>, scale32 = true}>
+// CHECK: %[[NEG:.*]] = "tosa.greater"(%{{.*}}, %[[ACC]])
+// CHECK: %[[MINUS:.*]] = "tosa.negate"(%[[MAG]],
+// CHECK: %[[SIGNED:.*]] = "tosa.select"(%[[NEG]], %[[MINUS]], %[[MAG]])
 // CHECK: %[[YZP:.*]] = "tosa.const"() <{values = dense<5> : tensor<1xi8>}>
-// CHECK: "tosa.rescale"(%[[ACC]], %[[M]], %[[S]], %{{.*}}, %[[YZP]]) <{{.*}}per_channel = true, rounding_mode = #tosa.rounding_mode<SINGLE_ROUND>, scale32 = true}>
+// CHECK: "tosa.rescale"(%[[SIGNED]], {{.*}}, %[[YZP]]) {{.*}} -> tensor<1x4x4x2xi8>
 func.func @conv2d_per_channel(%x: tensor<1x4x4x2x!quant.uniform<i8:f32, 0.5:-3>>) -> tensor<1x4x4x2x!quant.uniform<i8:f32, 0.25:5>> {
   %w = "nn.constant"() {value = dense<[[[[1, -2]]], [[[3, 4]]]]> : tensor<2x1x1x2xi8>} : () -> tensor<2x1x1x2x!quant.uniform<i8:f32:0, {0.125,0.0625}>>
   %b = "nn.constant"() {value = dense<[10, -20]> : tensor<2xi32>} : () -> tensor<2x!quant.uniform<i32:f32:0, {0.0625,0.03125}>>
@@ -47,7 +54,7 @@ func.func @conv2d_int16_weights(%x: tensor<1x3x3x1x!quant.uniform<i16:f32, 0.001
 // CHECK: %[[X4:.*]] = "tosa.reshape"(%[[X]], %{{.*}}) : {{.*}} -> tensor<2x1x1x3xi8>
 // CHECK: %[[W:.*]] = "tosa.const"() <{values = dense<{{\[\[\[\[}}-128, 0, 127]]], {{\[\[\[}}-118, -108, -98]]]]> : tensor<2x1x1x3xi8>}>
 // CHECK: %[[ACC:.*]] = "tosa.conv2d"(%[[X4]], %[[W]], {{.*}}) <{acc_type = i32
-// CHECK: "tosa.rescale"(%[[ACC]], {{.*}}per_channel = false
+// CHECK: "tosa.abs"(%[[ACC]])
 // CHECK: "tosa.rescale"({{.*}}output_unsigned = true
 func.func @fully_connected_uint8(%x: tensor<2x3x!quant.uniform<u8:f32, 0.5:128>>) -> tensor<2x2x!quant.uniform<u8:f32, 1.0:100>> {
   %w = "nn.constant"() {value = dense<[[0, 128, 255], [10, 20, 30]]> : tensor<2x3xui8>} : () -> tensor<2x3x!quant.uniform<u8:f32, 0.25:128>>

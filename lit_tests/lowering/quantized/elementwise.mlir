@@ -12,15 +12,20 @@
 // CHECK: %[[B:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, %[[ONE]], %[[SB]], %[[ZB]], {{.*}}) -> tensor<3xi32>
 // CHECK: %[[B2:.*]] = "tosa.reshape"(%[[B]], %{{.*}}) : {{.*}} -> tensor<1x3xi32>
 // CHECK: %[[SUM:.*]] = "tosa.add"(%[[A]], %[[B2]])
+// 0.5 and 0.25 land exactly on the unit, so exact halves occur: rounded away from zero (see conv.mlir)
+// CHECK: %[[ABS:.*]] = "tosa.abs"(%[[SUM]])
 // CHECK: %[[S:.*]] = "tosa.const"() <{values = dense<51> : tensor<1xi8>}>
+// CHECK: %[[MAG:.*]] = "tosa.rescale"(%[[ABS]], %[[ONE]], %[[S]], {{.*}}) -> tensor<2x3xi32>
+// CHECK: "tosa.select"
 // CHECK: %[[ZY:.*]] = "tosa.const"() <{values = dense<3> : tensor<1xi8>}>
-// CHECK: "tosa.rescale"(%[[SUM]], %[[ONE]], %[[S]], %{{.*}}, %[[ZY]]) {{.*}} -> tensor<2x3xi8>
+// CHECK: "tosa.rescale"({{.*}}, %[[ZY]]) {{.*}} -> tensor<2x3xi8>
 func.func @add_common_scale(%a: tensor<2x3x!quant.uniform<i8:f32, 0.5:1>>, %b: tensor<3x!quant.uniform<i8:f32, 0.25:-2>>) -> tensor<2x3x!quant.uniform<i8:f32, 1.0:3>> {
   %y = "nn.add"(%a, %b) : (tensor<2x3x!quant.uniform<i8:f32, 0.5:1>>, tensor<3x!quant.uniform<i8:f32, 0.25:-2>>) -> tensor<2x3x!quant.uniform<i8:f32, 1.0:3>>
   return %y : tensor<2x3x!quant.uniform<i8:f32, 1.0:3>>
 }
 
-// mul: (a - zpa) * (b - zpb) exactly in i32, one RESCALE by sa * sb / sy.
+// mul: (a - zpa) * (b - zpb) exactly in i32, one RESCALE by sa * sb / sy (0.5: no exact halves
+// with this multiplier's bits, so a single RESCALE rounds).
 // CHECK-LABEL: sym_name = "mul"
 // CHECK: %[[A:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<4xi32>
 // CHECK: %[[B:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<4xi32>
@@ -29,6 +34,17 @@ func.func @add_common_scale(%a: tensor<2x3x!quant.uniform<i8:f32, 0.5:1>>, %b: t
 func.func @mul(%a: tensor<4x!quant.uniform<i16:f32, 0.001>>, %b: tensor<4x!quant.uniform<i16:f32, 0.002>>) -> tensor<4x!quant.uniform<i16:f32, 0.004>> {
   %y = "nn.mul"(%a, %b) : (tensor<4x!quant.uniform<i16:f32, 0.001>>, tensor<4x!quant.uniform<i16:f32, 0.002>>) -> tensor<4x!quant.uniform<i16:f32, 0.004>>
   return %y : tensor<4x!quant.uniform<i16:f32, 0.004>>
+}
+
+// add with scales that do not land exactly on the unit: no exact halves, one RESCALE out
+// CHECK-LABEL: sym_name = "add_plain"
+// CHECK: %[[SUM:.*]] = "tosa.add"
+// CHECK-NOT: "tosa.abs"
+// CHECK: "tosa.rescale"(%[[SUM]], {{.*}}) -> tensor<4xi8>
+// CHECK-NEXT: "func.return"
+func.func @add_plain(%a: tensor<4x!quant.uniform<i8:f32, 0.3:1>>, %b: tensor<4x!quant.uniform<i8:f32, 0.7:-2>>) -> tensor<4x!quant.uniform<i8:f32, 1.1:3>> {
+  %y = "nn.add"(%a, %b) : (tensor<4x!quant.uniform<i8:f32, 0.3:1>>, tensor<4x!quant.uniform<i8:f32, 0.7:-2>>) -> tensor<4x!quant.uniform<i8:f32, 1.1:3>>
+  return %y : tensor<4x!quant.uniform<i8:f32, 1.1:3>>
 }
 
 // operands quantized alike compare their carried integers (as i32: TOSA compares i32 only)

@@ -32,12 +32,28 @@ func.func @dequantize(%x: tensor<4x!quant.uniform<u8:f32, 0.5:100>>) -> tensor<4
   return %y : tensor<4xf32>
 }
 
-// no integer division yet: the operands are dequantized, divided by the float rule, quantized
+// division: round(A * K / B), K = sa / (sb * sy): numerator A * K * 2**p (one RESCALE), INTDIV by
+// B (zero replaced by 1, and the result then by the saturated extreme of A's sign), RESCALE by 2**-p
+// CHECK-LABEL: sym_name = "division"
+// CHECK: %[[N:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<4xi32>
+// CHECK: %[[D:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<4xi32>
+// CHECK: %[[ZERO:.*]] = "tosa.equal"(%[[D]], %{{.*}})
+// CHECK: %[[SAFE:.*]] = "tosa.select"(%[[ZERO]], %{{.*}}, %[[D]])
+// CHECK: %[[Q:.*]] = "tosa.intdiv"(%[[N]], %[[SAFE]])
+// CHECK: %[[Y:.*]] = "tosa.rescale"(%[[Q]], {{.*}}) -> tensor<4xi8>
+// CHECK: "tosa.select"(%[[ZERO]], %{{.*}}, %[[Y]])
+func.func @division(%a: tensor<4x!quant.uniform<i8:f32, 0.5>>, %b: tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.125>> {
+  %y = "nn.div"(%a, %b) : (tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.125>>
+  return %y : tensor<4x!quant.uniform<i8:f32, 0.125>>
+}
+
+// int16 numerators leave too few bits for an exact quotient: the operands are dequantized, divided
+// by the float rule and quantized (the target then needs pro_fp)
 // CHECK-LABEL: sym_name = "division_in_float"
 // CHECK: "tosa.reciprocal"
 // CHECK: "tosa.floor"
-// CHECK: "tosa.cast"({{.*}}) : (tensor<4xi32>) -> tensor<4xi8>
-func.func @division_in_float(%a: tensor<4x!quant.uniform<i8:f32, 0.5>>, %b: tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.125>> {
-  %y = "nn.div"(%a, %b) : (tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.125>>
-  return %y : tensor<4x!quant.uniform<i8:f32, 0.125>>
+// CHECK: "tosa.cast"({{.*}}) : (tensor<4xi32>) -> tensor<4xi16>
+func.func @division_in_float(%a: tensor<4x!quant.uniform<i16:f32, 6.1E-5>>, %b: tensor<4x!quant.uniform<i16:f32, 6.1E-5>>) -> tensor<4x!quant.uniform<i16:f32, 6.2E-5>> {
+  %y = "nn.div"(%a, %b) : (tensor<4x!quant.uniform<i16:f32, 6.1E-5>>, tensor<4x!quant.uniform<i16:f32, 6.1E-5>>) -> tensor<4x!quant.uniform<i16:f32, 6.2E-5>>
+  return %y : tensor<4x!quant.uniform<i16:f32, 6.2E-5>>
 }

@@ -1,12 +1,15 @@
 // RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
 
-// mean: (x - zp) summed exactly in i32 over each axis, one RESCALE by s_x / (count * s_y) = 1/8
+// mean: (x - zp) summed exactly in i32 over each axis, one rounding by s_x / (count * s_y) = 1/8
+// (exact halves possible: rounded away from zero, see conv.mlir)
 // CHECK-LABEL: sym_name = "mean"
 // CHECK: %[[X:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<1x4x4x2xi32>
 // CHECK: %[[S1:.*]] = "tosa.reduce_sum"(%[[X]]) <{axis = 1 : i32}>
 // CHECK: %[[S2:.*]] = "tosa.reduce_sum"(%[[S1]]) <{axis = 2 : i32}>
+// CHECK: %[[ABS:.*]] = "tosa.abs"(%[[S2]])
 // CHECK: %[[SH:.*]] = "tosa.const"() <{values = dense<33> : tensor<1xi8>}>
-// CHECK: "tosa.rescale"(%[[S2]], %{{.*}}, %[[SH]], {{.*}}) -> tensor<1x1x1x2xi8>
+// CHECK: "tosa.rescale"(%[[ABS]], %{{.*}}, %[[SH]], {{.*}}) -> tensor<1x1x1x2xi32>
+// CHECK: "tosa.rescale"({{.*}}) -> tensor<1x1x1x2xi8>
 func.func @mean(%x: tensor<1x4x4x2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.25:-1>> {
   %y = "nn.reduce_mean"(%x) {axes = array<i64: 1, 2>, keep_dims = true} : (tensor<1x4x4x2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.25:-1>>
   return %y : tensor<1x1x1x2x!quant.uniform<i8:f32, 0.25:-1>>
