@@ -59,8 +59,14 @@ class Arith:
         return self.ctx.mul(self.v(x), self.v(y))
 
     def div(self, x: Operand, y: Operand) -> Value:
-        """x * (1 / y): at most one ulp from the correctly rounded quotient (TOSA has no float divide)."""
-        return self.mul(x, self.unary("tosa.reciprocal", y))
+        """x * (1 / y): at most one ulp from the correctly rounded quotient (TOSA has no float
+        divide). Where 1/y would leave the normal range (|y| < 2^-100: 1/y overflows for subnormal
+        y; |y| > 2^100: 1/y is subnormal and loses bits) both are first scaled by 2^64 or 2^-64,
+        exactly; x * s overflows or underflows only where x / y does too."""
+        y = self.v(y)
+        ay = self.abs(y)
+        s = self.select(self.lt(ay, 2.0 ** -100), 2.0 ** 64, self.select(self.gt(ay, 2.0 ** 100), 2.0 ** -64, 1.0))
+        return self.mul(self.mul(x, s), self.unary("tosa.reciprocal", self.mul(y, s)))
 
     def neg(self, x: Operand) -> Value:
         return self.ctx.negate(self.v(x))
@@ -415,7 +421,7 @@ def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | No
     remainder is then representable and computed from an exact product). The quotient estimate
     fl(x * fl(1/y)) can sit one off an integer boundary; the exact remainder's sign moves it back.
     A truncated remainder takes the sign of `sign_of` (default x)."""
-    q0 = a.mul(x, a.unary("tosa.reciprocal", y))
+    q0 = a.div(x, y)
     if floor:
         q = a.floor(q0)
     else:
@@ -476,7 +482,7 @@ def division(ctx: LoweringContext) -> Value:
         if which == 0:
             # past 2^23 every float is an integer: the rounded quotient is the answer; so it is for
             # the special values (x/0, inf/y, x/inf: the remainder is NaN there)
-            q0 = a.mul(x, a.unary("tosa.reciprocal", y))
+            q0 = a.div(x, y)
             result = a.select(a.both(a.lt(a.abs(q0), 2.0 ** 23), a.is_finite(r)), q, a.floor(q0))
         else:
             steps = _reduction_steps(_element(ctx), constant_value(ctx, ctx.operands[1]))
@@ -489,16 +495,19 @@ def division(ctx: LoweringContext) -> Value:
 def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: bool, steps: int) -> Value:
     """The remainder where |x / y| >= 2^23: reduce x exactly by y * (12-bit multiples) until the
     quotient is small, then finish with the exact step. Each step removes 11 bits of quotient; the
-    `steps` must cover the range of x / y (see _reduction_steps). Not exact for subnormal y with
-    |x / y| > 2^23 (1/y overflows there)."""
-    q0 = a.abs(a.mul(x, a.unary("tosa.reciprocal", y)))
+    `steps` must cover the range of x / y (see _reduction_steps)."""
+    q0 = a.abs(a.div(x, y))
     large = a.ge(q0, 2.0 ** 22)
     rem = x
-    y_far = a.mul(y, 2.0 ** 100)  # a multiple of y: reducing by it first keeps the quotient finite
+    # multiples of y (2^100 y, 2^200 y): reducing by them first keeps every quotient below 2^120;
+    # 2^200 y is only used when |x / y| > 2^220, where |y| < 2^-92 and it cannot overflow
+    y_far = a.mul(y, 2.0 ** 100)
+    y_farther = a.mul(y_far, 2.0 ** 100)
     for _ in range(steps):
-        overflow = a.gt(a.abs(a.mul(rem, a.unary("tosa.reciprocal", y))), 2.0 ** 120)
-        d = a.select(overflow, y_far, y)
-        q = a.mul(rem, a.unary("tosa.reciprocal", d))
+        overflow = a.gt(a.abs(a.div(rem, y)), 2.0 ** 120)
+        overflow_far = a.gt(a.abs(a.div(rem, y_far)), 2.0 ** 120)
+        d = a.select(overflow_far, y_farther, a.select(overflow, y_far, y))
+        q = a.div(rem, d)
         q = a.select(a.lt(q, 0.0), a.unary("tosa.ceil", q), a.floor(q))  # trunc
         c = a.mul(q, 4097.0 * 2.0 ** -64)  # 12 leading bits of q, scaled so that q*4097 cannot overflow
         q_hi = a.mul(a.sub(c, a.sub(c, a.mul(q, 2.0 ** -64))), 2.0 ** 64)

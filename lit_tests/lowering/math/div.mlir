@@ -1,11 +1,18 @@
 // RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
 
-// Float division: x * reciprocal(y), the divisor reshaped to the dividend's rank.
+// Float division: x * reciprocal(y), the divisor reshaped to the dividend's rank; both scaled by
+// 2^64 / 2^-64 first where |y| < 2^-100 / > 2^100 (1/y would leave the normal range).
 // CHECK-LABEL: sym_name = "div_f32"
 // CHECK: ^bb0(%[[X:[^:]*]]: tensor<2x3xf32>{{.*}}, %[[Y:[^:]*]]: tensor<3xf32>
-// CHECK: %[[R:.*]] = "tosa.reciprocal"(%[[Y]])
-// CHECK: %[[R2:.*]] = "tosa.reshape"(%[[R]], %{{.*}}) : (tensor<3xf32>, !tosa.shape<2>) -> tensor<1x3xf32>
-// CHECK: %[[Q:.*]] = "tosa.mul"(%[[X]], %[[R2]], %{{.*}}) : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1xi8>)
+// CHECK: "tosa.abs"(%[[Y]])
+// CHECK: "tosa.const"() <{values = dense<7.88860905E-31> : tensor<1x1xf32>}>
+// CHECK: "tosa.const"() <{values = dense<1.84467441E+19> : tensor<1x1xf32>}>
+// CHECK: %[[S:.*]] = "tosa.select"
+// CHECK: %[[XS:.*]] = "tosa.mul"(%[[X]], %[[S]], %{{.*}})
+// CHECK: %[[Y2:.*]] = "tosa.reshape"(%[[Y]], %{{.*}}) : (tensor<3xf32>, !tosa.shape<2>) -> tensor<1x3xf32>
+// CHECK: %[[YS:.*]] = "tosa.mul"(%[[Y2]], %[[S]], %{{.*}})
+// CHECK: %[[R:.*]] = "tosa.reciprocal"(%[[YS]])
+// CHECK: %[[Q:.*]] = "tosa.mul"(%[[XS]], %[[R]], %{{.*}})
 // CHECK: "func.return"(%[[Q]])
 func.func @div_f32(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
   %a = "nn.div"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
