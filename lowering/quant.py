@@ -245,8 +245,10 @@ def ties_possible(factor: float, max_abs: int) -> bool:
     multiplier, shift = multiplier_shift(factor)
     if multiplier == 0:
         return False
+    # v * multiplier / 2**shift is an odd multiple of 1/2 only for v an odd multiple of
+    # 2**(shift - 1 - trailing zeros of the multiplier); an integer factor never gives one
     trailing = (multiplier & -multiplier).bit_length() - 1
-    return shift - 1 - trailing <= max(max_abs, 1).bit_length()
+    return trailing <= shift - 1 and 1 << (shift - 1 - trailing) <= max(max_abs, 1)
 
 
 def clamp_int(ctx: LoweringContext, x: Value, low: int, high: int) -> Value:

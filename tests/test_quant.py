@@ -195,6 +195,26 @@ def test_int16_functions_are_exact_on_every_input(op, fn):
     np.testing.assert_array_equal(got.astype(np.int64).reshape(want.shape), want)
 
 
+def test_int16_requantization_rounds_halves_away_from_zero():
+    """Halving int16 data gives an exact half for every odd input: Arm NN rounds it away from zero,
+    TOSA's RESCALE up, so the lowering rescales |x| and puts the sign back."""
+    x = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+    g = one_op("nn.requantize", {"x": qtype(x.shape, "i16", 1 / 32768)}, qtype(x.shape, "i16", 2 / 32768))
+    (got,), low = run(g, [x])
+    assert "tosa.abs" in low.histogram()
+    want = armnn_encode(armnn_decode(x, 1 / 32768, 0), 2 / 32768, 0, -32768, 32767)
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(want.shape), want)
+
+
+def test_ties_are_detected_from_the_multiplier_bits():
+    from nn2tosa.lowering.quant import ties_possible
+
+    assert ties_possible(0.5, 255) and ties_possible(1 / 8, 255) and ties_possible(0.75, 3)
+    assert not ties_possible(1.0, 1 << 20)  # an integer factor never makes a half
+    assert not ties_possible(0.0156862745, 1 << 20)  # a 24-bit mantissa needs huge values for an exact half
+    assert not ties_possible(2.0 ** -20, 1000)  # halves need values of at least 2**19
+
+
 def test_float_island_between_dequantize_and_quantize_is_one_table():
     """legalize-armnn's Linear activation: dequantize, a * x + b in f32, quantize."""
     g = Graph()

@@ -39,7 +39,6 @@ FLOAT_SUM = ("CpuRef adds float32 products: where the exact integer result lies 
 OFF_BY_ONE = {
     "*/pooling2d_average_*": "exact halves in integers (sums of 2, 4 or 6 window elements): CpuRef's float32 "
                              "sum of decoded values lands just below the half and rounds toward zero",
-    "*/pooling3d_average_*": "computed in f32 like CpuRef, but TOSA sums the window in another order",
     "*/resize_bilinear_*": "exact halves of the integer interpolation (weights in quarters) are rounded away from "
                            "zero; CpuRef's float32 interpolation lands some of them just off the half",
     "*/conv2d_*_qs16.armnn": FLOAT_SUM,
@@ -50,7 +49,7 @@ OFF_BY_ONE = {
 # the op exists yet (quantized.float_fallback): the target adds pro_fp. Everything else is pro_int
 # (+ int16) unless a float tensor is at the boundary (Quantize, Dequantize, Cast).
 FLOAT_COMPUTE = ["*/division_*_qs16.armnn", "*/elementwisebinary_div_*_qs16.armnn", "*/elementwisebinary_power_*",
-                 "*/l2norm_*", "*/pooling2d_l2_*", "*/pooling3d_l2_*", "*/pooling3d_average_*", "*/reduce_prod_*",
+                 "*/l2norm_*", "*/pooling2d_l2_*", "*/pooling3d_l2_*", "*/reduce_prod_*",
                  "*/softmax_*_qs16.armnn", "*/tflm_dtln_noise_suppression.armnn",
                  "*/cast_s32_to_*"]  # legalize-armnn converts Signed32 through float
 

@@ -316,7 +316,24 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
 
 @rule("nn.avg_pool3d", quantized=True)
 def avg_pool3d(ctx: LoweringContext) -> Value:
-    return float_fallback(ctx)
+    """TOSA has no 3-D average pool: window sums come exact from a CONV3D with weights 1 on the
+    diagonal of [C, KD, KH, KW, C] (padding reads the zero point), divided by the window size in one
+    rounding. A count that varies across windows (padding left out of it) computes in f32."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    kernel, pad, count_pad = list(ctx.attrs["kernel"]), list(ctx.attrs["pad"]), list(ctx.attrs["count_pad"])
+    divisor = int(ctx.attrs["divisor"])
+    if (xq is None or yq is None or xq.per_axis or yq.per_axis or xq.dtype != "i8"
+            or (count_pad != pad and divisor <= 0)):
+        return float_fallback(ctx)
+    count = divisor if divisor > 0 else math.prod(kernel)
+    channels = ctx.type_of(ctx.operands[0]).shape[-1]
+    weights = np.zeros((channels, *kernel, channels), np.int8)
+    weights[np.arange(channels), ..., np.arange(channels)] = 1
+    ones = QInfo("i8", (1.0,), (0,), None)
+    attrs = {"stride": list(ctx.attrs["stride"]), "pad": pad, "dilation": [1, 1, 1]}
+    factor = np.full(channels, xq.scale / (count * yq.scale))
+    return quantized_convolution(ctx, "tosa.conv3d", ctx.operands[0], xq, weights, ones, np.zeros(channels, np.int64),
+                                 factor, yq, (1, 2, 3, 4), attrs, kernel)
 
 
 @rule("nn.resize", quantized=True)
