@@ -37,7 +37,7 @@ def reduce_axes(ctx: LoweringContext, x: Value, tosa_op: str, axes: Sequence[int
     return x
 
 
-def _product_tree(ctx: LoweringContext, x: Value, axis: int) -> Value:
+def product_tree(ctx: LoweringContext, x: Value, axis: int) -> Value:
     """Integer product along `axis` by halving (TOSA's REDUCE_PRODUCT is float only): multiply
     the two halves (the odd element rides along) until one slice is left. i32 MUL wraps as nn does."""
     while ctx.type_of(x).shape[axis] > 1:
@@ -78,7 +78,7 @@ def reduce(ctx: LoweringContext) -> Value:
         wide = x if direct else to_i32(ctx, x, nn_dtype)
         if op == "nn.reduce_prod":
             for axis in sorted(set(axes)):
-                wide = _product_tree(ctx, wide, axis)
+                wide = product_tree(ctx, wide, axis)
             y = wide
         else:
             y = reduce_axes(ctx, wide, REDUCE[op], axes)

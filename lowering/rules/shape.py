@@ -340,17 +340,22 @@ def scatter_nd(ctx: LoweringContext) -> Value:
         return ctx.reshape(result, dt.shape)
     if reduction not in _SCATTER_REDUCE:
         ctx.unsupported(f"scatter_nd reduction {reduction!r}")
-    if dt.dtype == "i1" or (reduction == "mul" and dt.dtype not in ("f32", "f16", "bf16")):
-        ctx.unsupported(f"scatter_nd reduction {reduction!r} on {dt.dtype} (TOSA has no such reduction)")
+    if dt.dtype == "i1":
+        ctx.unsupported(f"scatter_nd reduction {reduction!r} on booleans")
     identity = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[reduction]
     compute = dt.dtype
     if dt.dtype not in ("f32", "f16", "bf16"):  # integer reductions and sums are i32 in TOSA
         base, upd = to_i32(ctx, base, ctx.nn_in_types[0].dtype), to_i32(ctx, upd, ctx.nn_in_types[2].dtype)
         compute = "i32"
-        identity = {"add": 0, "max": -(1 << 31), "min": (1 << 31) - 1}[reduction]
+        identity = {"add": 0, "mul": 1, "max": -(1 << 31), "min": (1 << 31) - 1}[reduction]
     a = Arith(ctx, compute, 3)
     spread = a.select(ctx.reshape(hits, (rows, w, 1)), ctx.reshape(upd, (1, w, inner)), identity)  # [P, W, C]
-    gathered = ctx.reshape(ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1}), (rows, inner))
+    if reduction == "mul" and compute == "i32":  # REDUCE_PRODUCT is float only
+        from .reduce import product_tree  # (reduce builds on this module)
+        reduced = product_tree(ctx, spread, 1)
+    else:
+        reduced = ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1})
+    gathered = ctx.reshape(reduced, (rows, inner))
     if reduction == "mul":
         combined = ctx.mul(base, gathered)
     else:
