@@ -174,3 +174,20 @@ def test_scatter_nd_whole_rows():
     g, x, i, u = nn_graph({"x": ((5, 3), "f16"), "i": ((2, 1), "i32"), "u": ((2, 3), "f16")})
     g.add_output(builder(g).op("nn.scatter_nd", [x, i, u], {"reduction": "none"}), "y")
     check_lowering(g, [_data(rng, (5, 3), "f16"), np.array([[4], [1]], np.int32), _data(rng, (2, 3), "f16")])
+
+
+def test_constant_indices_need_no_integer_profile():
+    """Index arithmetic on constant indices happens at conversion time: a float model's gathers and
+    scatters (duplicates included) then need pro_fp only."""
+    rng = np.random.default_rng(11)
+    g, x, u = nn_graph({"x": ((4, 3, 2), "f32"), "u": ((3, 2), "f32")})
+    b = builder(g)
+    i1 = b.constant(np.array([[2, 0], [1, 1]], np.int64))
+    nd = b.constant(np.array([[1, 2], [0, 0], [1, 2]], np.int32))
+    g.add_output(b.op("nn.gather", [x, i1], {"axis": 0}), "gather")
+    g.add_output(b.op("nn.gather", [x, i1], {"axis": 1}), "gather1")
+    g.add_output(b.op("nn.gather_nd", [x, nd]), "gather_nd")
+    for reduction in ("none", "add", "max"):
+        g.add_output(b.op("nn.scatter_nd", [x, nd, u], {"reduction": reduction}), f"scatter_{reduction}")
+    report = check_lowering(g, [_data(rng, (4, 3, 2)), _data(rng, (3, 2))])
+    assert "pro_int" not in report.target, report.target

@@ -20,7 +20,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .math import Arith, to_i32
+from .math import Arith, constant_value, to_i32
 
 MAX_CONCAT_OPERANDS = 64  # TOSA level 8K's tensor list size
 
@@ -127,6 +127,17 @@ def _check_same_quantization(ctx: LoweringContext) -> None:
 
 def _as_i32_indices(ctx: LoweringContext, idx: Value) -> Value:
     return ctx.cast(idx, "i32")
+
+
+# Index arithmetic on constant indices is done here in numpy: the graph then holds only constant
+# i32 tensors, and a float model with constant gather/scatter indices needs no integer profile.
+def _index_tensor(ctx: LoweringContext, known: np.ndarray | None, build) -> Value:
+    """`known` (an int array computed from constant indices) as a constant, else `build()`."""
+    return ctx.const(known.astype(np.int32), "i32") if known is not None else build()
+
+
+def _prefix_strides(prefix: Sequence[int]) -> np.ndarray:
+    return np.array([int(np.prod(prefix[j + 1:], dtype=np.int64)) for j in range(len(prefix))], np.int64)
 
 
 # ------------------------------------------------------------------------------ rules
@@ -274,19 +285,24 @@ def gather(ctx: LoweringContext) -> Value:
     inner = int(np.prod(dt.shape[axis + 1:], dtype=np.int64))
     w = int(np.prod(it.shape, dtype=np.int64))
     values = ctx.reshape(data, (outer, dt.shape[axis], inner))
-    indices = tile(ctx, ctx.reshape(_as_i32_indices(ctx, idx), (1, w)), [outer, 1])
+    known = constant_value(ctx, idx)
+    indices = _index_tensor(ctx, None if known is None else np.tile(known.reshape(1, w), (outer, 1)),
+                            lambda: tile(ctx, ctx.reshape(_as_i32_indices(ctx, idx), (1, w)), [outer, 1]))
     return ctx.reshape(_gather_rows(ctx, values, indices), ctx.out_types[0].shape)
 
 
 def _linear_prefix_index(ctx: LoweringContext, idx: Value, prefix: Sequence[int]) -> Value:
-    """indices [..., k] into the first k dimensions of data -> flat row numbers [...] (i32)."""
+    """indices [..., k] into the first k dimensions of data -> flat row numbers [1, W] (i32)."""
+    known = constant_value(ctx, idx)
+    if known is not None:
+        return ctx.const((known.reshape(-1, len(prefix)).astype(np.int64) @ _prefix_strides(prefix))
+                         .reshape(1, -1).astype(np.int32), "i32")
     idx = _as_i32_indices(ctx, idx)
     t = ctx.type_of(idx)
-    k = len(prefix)
-    strides = np.array([int(np.prod(prefix[j + 1:], dtype=np.int64)) for j in range(k)], np.int32)
-    weighted = ctx.mul(idx, ctx.const(strides.reshape((1,) * (t.rank - 1) + (k,)), "i32"))
+    strides = _prefix_strides(prefix).astype(np.int32)
+    weighted = ctx.mul(idx, ctx.const(strides.reshape((1,) * (t.rank - 1) + (len(prefix),)), "i32"))
     summed = ctx.op("tosa.reduce_sum", [weighted], {"axis": t.rank - 1})
-    return ctx.reshape(summed, t.shape[:-1])
+    return ctx.reshape(summed, (1, int(np.prod(t.shape[:-1], dtype=np.int64))))
 
 
 @rule("nn.gather_nd")
@@ -297,7 +313,7 @@ def gather_nd(ctx: LoweringContext) -> Value:
     rows = int(np.prod(dt.shape[:k], dtype=np.int64))
     inner = int(np.prod(dt.shape[k:], dtype=np.int64))
     w = int(np.prod(it.shape[:-1], dtype=np.int64))
-    flat = ctx.reshape(_linear_prefix_index(ctx, idx, dt.shape[:k]), (1, w))
+    flat = _linear_prefix_index(ctx, idx, dt.shape[:k])
     values = ctx.reshape(data, (1, rows, inner))
     return ctx.reshape(_gather_rows(ctx, values, flat), ctx.out_types[0].shape)
 
@@ -325,18 +341,25 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     rows = int(np.prod(dt.shape[:k], dtype=np.int64))
     inner = int(np.prod(dt.shape[k:], dtype=np.int64))
     w = int(np.prod(it.shape[:-1], dtype=np.int64))
-    flat_idx = ctx.reshape(_linear_prefix_index(ctx, idx, dt.shape[:k]), (1, w))
-    row_numbers = ctx.const(np.arange(rows, dtype=np.int32).reshape(rows, 1), "i32")
-    hits = ctx.binary("tosa.equal", row_numbers, flat_idx)  # [P, W]
+    flat_idx = _linear_prefix_index(ctx, idx, dt.shape[:k])
+    flat_known = constant_value(ctx, flat_idx)
+    row_numbers = np.arange(rows, dtype=np.int32).reshape(rows, 1)
+    hits_known = None if flat_known is None else row_numbers == flat_known
+    hits = ctx.const(hits_known, "i1") if hits_known is not None else \
+        ctx.binary("tosa.equal", ctx.const(row_numbers, "i32"), flat_idx)  # [P, W]
     base = ctx.reshape(data, (rows, inner))
     upd = ctx.reshape(updates, (w, inner))
     i32 = Arith(ctx, "i32", 2)
     if reduction == "none":
-        positions = ctx.const(np.arange(w, dtype=np.int32).reshape(1, w), "i32")
-        last = ctx.op("tosa.reduce_max", [i32.select(hits, positions, -1)], {"axis": 1})  # [P, 1]
-        picked = _gather_rows(ctx, ctx.reshape(upd, (1, w, inner)),
-                              ctx.reshape(i32.maximum(last, 0), (1, rows)))
-        result = Arith(ctx, dt.dtype, 2).select(i32.ge(last, 0), ctx.reshape(picked, (rows, inner)), base)
+        positions = np.arange(w, dtype=np.int32).reshape(1, w)
+        last_known = None if hits_known is None else np.where(hits_known, positions, -1).max(axis=1, keepdims=True)
+        last = _index_tensor(ctx, last_known, lambda: ctx.op(
+            "tosa.reduce_max", [i32.select(hits, ctx.const(positions, "i32"), -1)], {"axis": 1}))  # [P, 1]
+        source_rows = _index_tensor(ctx, None if last_known is None else np.maximum(last_known, 0).reshape(1, rows),
+                                    lambda: ctx.reshape(i32.maximum(last, 0), (1, rows)))
+        picked = _gather_rows(ctx, ctx.reshape(upd, (1, w, inner)), source_rows)
+        written = ctx.const(last_known >= 0, "i1") if last_known is not None else i32.ge(last, 0)
+        result = Arith(ctx, dt.dtype, 2).select(written, ctx.reshape(picked, (rows, inner)), base)
         return ctx.reshape(result, dt.shape)
     if reduction not in _SCATTER_REDUCE:
         ctx.unsupported(f"scatter_nd reduction {reduction!r}")
