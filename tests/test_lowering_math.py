@@ -8,7 +8,6 @@ the error of a small one), and NaN/inf positions must agree exactly.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest

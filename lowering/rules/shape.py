@@ -270,7 +270,6 @@ def _gather_rows(ctx: LoweringContext, values: Value, indices: Value) -> Value:
     """TOSA GATHER of [N, K, C] values by [N, W] i32 indices (booleans carried as i8)."""
     vt = ctx.type_of(values)
     carrier = _GATHER_CARRIER.get(vt.dtype, vt.dtype)
-    n, w = ctx.type_of(indices).shape
     out = ctx.op("tosa.gather", [ctx.cast(values, carrier), indices])
     return ctx.cast(out, vt.dtype) if carrier != vt.dtype else out
 
