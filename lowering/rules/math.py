@@ -319,7 +319,7 @@ def _asinh(a: Arith, x: Value) -> Value:
 
 def _acosh(a: Arith, x: Value) -> Value:
     """acosh(x) = log1p(t + sqrt(2t + t^2)), t = x - 1 (exact for x in [1, 2]); past 2^12,
-    log x + log 2. Below 1: NaN (the square root's)."""
+    log x + log 2. Below 1: NaN."""
     t = a.sub(x, 1.0)
     moderate = a.log1p(a.add(t, a.sqrt(a.add(a.mul(t, 2.0), a.mul(t, t)))))
     large = a.add(a.log(x), math.log(2))
