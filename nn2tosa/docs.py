@@ -1,0 +1,443 @@
+"""docs/supported_ops.md, generated from the op registries and the rule tables.
+
+    python -m nn2tosa.docs            # rewrite docs/supported_ops.md
+    python -m nn2tosa.docs --check    # exit 1 if it is out of date (tests/test_docs.py does this)
+
+What each section reads:
+- the source dialects' registries (`ops_of("armnn")`, `ops_of("mps")`): every layer/node type and
+  its attributes with their documentation;
+- the legalization tables (passes/legalize_armnn RULES and NO_MEANING, passes/legalize_mps RULES):
+  whether a type converts, and, reading each rule's code, the nn ops it can create and the reasons
+  it refuses some layers (the messages of its `raise NotLegalizable(...)`);
+- the lowering tables (lowering/rules RULES, QUANTIZED_RULES, CARRY_QUANTIZATION): for each nn op
+  the TOSA ops its float and quantized rules can create and the reasons they refuse;
+- the frontends' data type tables.
+"Can create" is a reading of the code, not a run: a rule's string literals naming ops, the tables
+it indexes and the helpers it calls (followed through its package and the builder classes), so an
+op listed may be used only for some attribute values or types. A layer is listed as quantized when
+every nn op it can create has a quantized lowering or only carries stored values.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import re
+import sys
+import textwrap
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "supported_ops.md"
+_OP_NAME = re.compile(r"^(nn|tosa)\.[a-z_0-9]+$")
+# TOSA ops nearly every lowering creates (constants and shape operands): left out of the tables
+_PLUMBING = frozenset({"tosa.const", "tosa.const_shape"})
+
+
+# ------------------------------------------------------------------------------ reading rule code
+@dataclass
+class Reading:
+    """What a rule's code can create (op names with one prefix): `own`, by the rule itself (its string
+    literals naming ops, the rows of tables it indexes, the builders of a dispatch table it indexes),
+    and `ops`, those plus what the helpers it calls can create; and the reasons it gives for refusing."""
+
+    own: set[str] = field(default_factory=set)
+    ops: set[str] = field(default_factory=set)
+    refusals: list[str] = field(default_factory=list)
+
+    def merge(self, inner: Reading, own: bool) -> None:
+        if own:
+            self.own |= inner.own
+        self.ops |= inner.ops
+        self.refusals.extend(m for m in inner.refusals if m not in self.refusals)
+
+
+@dataclass
+class _Summary:
+    """What one function's source says, whatever the key: op literals, tables it indexes, functions it
+    calls, refusal messages."""
+
+    literals: set[str] = field(default_factory=set)
+    tables: list[dict] = field(default_factory=list)
+    calls: list[Callable] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+
+
+class CodeReader:
+    """Reads rule functions through their source (ast): op-name literals, module tables the code
+    indexes, the messages of refusals; follows calls into functions of `package` and methods of
+    `classes` (the builders rules use) and of every class the package defines."""
+
+    def __init__(self, prefix: str, package: str, classes: Iterable[type], refusal_names: Iterable[str]):
+        from nn2tosa.ir import ops_of
+
+        self.prefix = prefix
+        self.package = package
+        self.classes = list(classes) + [
+            c for name, m in sorted(sys.modules.items()) if name.startswith(package) and m is not None
+            for c in vars(m).values() if isinstance(c, type) and c.__module__ == name]
+        self.refusal_names = frozenset(refusal_names)  # exception classes and methods that refuse
+        self.known = frozenset(d.name for d in ops_of(prefix.rstrip(".")))
+        self._readings: dict[Any, Reading] = {}
+        self._summaries: dict[Any, _Summary] = {}
+
+    def read(self, fn: Callable, key: str | None = None) -> Reading:
+        """What `fn` can create when it handles `key` (the layer type, node type or nn op it is the rule
+        of): a table that has `key` among its keys contributes only its row for `key` (a rule shared by
+        a table's rows reads its own row; a dispatch table leads to the key's own builder), other
+        tables all their rows."""
+        cache_key = (getattr(fn, "__code__", fn), key)
+        if cache_key in self._readings:
+            return self._readings[cache_key]
+        result = self._readings[cache_key] = Reading()  # a recursive call sees the partial reading
+        summary = self._summary(fn)
+        result.own |= summary.literals
+        result.refusals.extend(summary.refusals)
+        for table in summary.tables:
+            rows = [table[key]] if key is not None and key in table else list(table.values())
+            for row in rows:
+                for item in row if isinstance(row, (tuple, list)) else (row,):
+                    if isinstance(item, str) and item in self.known:
+                        result.own.add(item)
+                    elif isinstance(item, types.FunctionType) and item.__module__.startswith(self.package):
+                        result.merge(self.read(item, key), own=True)  # a dispatch table of builders
+        for target in summary.calls:
+            result.merge(self.read(target, key), own=False)
+        result.ops |= result.own
+        return result
+
+    def _summary(self, fn: Callable) -> _Summary:
+        code = getattr(fn, "__code__", fn)
+        if code in self._summaries:
+            return self._summaries[code]
+        summary = self._summaries[code] = _Summary()
+        scope = getattr(fn, "__globals__", {})
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):  # a lambda in a table row: its source is not a statement
+            self._from_bytecode(code, scope, summary)
+            return summary
+        # a test such as `op == "nn.x"` creates nothing; a piece of an f-string is not a whole name
+        compared = {id(n) for c in ast.walk(tree) if isinstance(c, ast.Compare) for n in ast.walk(c)}
+        pieces = {id(n) for j in ast.walk(tree) if isinstance(j, ast.JoinedStr) for n in j.values}
+        for node in ast.walk(tree):
+            if id(node) in compared:
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in pieces:
+                if node.value in self.known:
+                    summary.literals.add(node.value)
+            elif isinstance(node, ast.JoinedStr):
+                summary.literals |= self._pattern(node)
+            elif isinstance(node, ast.Call):
+                self._call(node, scope, summary)
+            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                self._table(scope.get(node.value.id), summary)
+        return summary
+
+    def _from_bytecode(self, code: types.CodeType, scope: dict, summary: _Summary) -> None:
+        """The same facts from a code object: its string constants and the names it uses."""
+        for const in code.co_consts:
+            if isinstance(const, str) and const in self.known:
+                summary.literals.add(const)
+            elif isinstance(const, types.CodeType):
+                self._from_bytecode(const, scope, summary)
+        for name in code.co_names:
+            for target in [scope.get(name), *(getattr(cls, name, None) for cls in self.classes)]:
+                self._callee(target, summary)
+            self._table(scope.get(name), summary)
+
+    def _callee(self, target: Any, summary: _Summary) -> None:
+        if isinstance(target, property):
+            target = target.fget
+        if isinstance(target, types.FunctionType) and (target.__module__.startswith(self.package)
+                                                       or any(_defined_in(target, c) for c in self.classes)):
+            if target not in summary.calls:
+                summary.calls.append(target)
+
+    def _call(self, call: ast.Call, scope: dict, summary: _Summary) -> None:
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name in self.refusal_names and call.args:
+            message = _message(call.args[0])
+            if message and message not in summary.refusals:
+                summary.refusals.append(message)
+        if isinstance(func, ast.Attribute) and func.attr == "get" and isinstance(func.value, ast.Name):
+            self._table(scope.get(func.value.id), summary)  # TABLE.get(...)
+        targets = []
+        if isinstance(func, ast.Name):
+            targets.append(scope.get(func.id))
+        elif isinstance(func, ast.Attribute):
+            targets.extend(getattr(cls, func.attr, None) for cls in self.classes)
+        for target in targets:
+            self._callee(target, summary)
+
+    @staticmethod
+    def _table(table: Any, summary: _Summary) -> None:
+        if isinstance(table, dict) and not any(t is table for t in summary.tables):
+            summary.tables.append(table)
+
+    def _pattern(self, node: ast.JoinedStr) -> set[str]:
+        """f"nn.avg_pool{suffix}": the registered ops its fixed text can begin."""
+        head = node.values[0] if node.values else None
+        if not (isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith(self.prefix)
+                and len(head.value) > len(self.prefix)):
+            return set()
+        return {op for op in self.known if op.startswith(head.value)}
+
+
+def _defined_in(fn: types.FunctionType, cls: type) -> bool:
+    return fn.__qualname__.startswith(cls.__name__ + ".")
+
+
+def _message(node: ast.expr) -> str | None:
+    """The text of a refusal: a string, or an f-string with its fields as <expression>."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            parts.append(v.value if isinstance(v, ast.Constant) else f"<{ast.unparse(v.value)}>")
+        return "".join(parts)
+    return None
+
+
+# ------------------------------------------------------------------------------ the facts
+@dataclass
+class Row:
+    """One source type (Arm NN layer type or MPS node type) or nn op, and what it becomes."""
+
+    name: str
+    doc: str
+    attrs: list[tuple[str, str, str]]  # (name, kind, doc)
+    converts: bool
+    why_not: str = ""
+    nn_ops: list[str] = field(default_factory=list)
+    helper_ops: list[str] = field(default_factory=list)  # created only by helpers the rule calls
+    tosa_ops: list[str] = field(default_factory=list)
+    quantized: str = ""
+    refusals: list[str] = field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=1)
+def _nn_lowering() -> tuple[dict[str, Reading], dict[str, Reading], frozenset[str]]:
+    """For each nn op: what its float rule and its quantized rule can create."""
+    from nn2tosa.ir import Builder
+    from nn2tosa.lowering.context import LoweringContext, LoweringUnsupported
+    from nn2tosa.lowering.rules import CARRY_QUANTIZATION, QUANTIZED_RULES, RULES
+
+    reader = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder],
+                        [LoweringUnsupported.__name__, "unsupported"])
+    floats = {op: reader.read(fn, op) for op, fn in sorted(RULES.items())}
+    quantized = {op: reader.read(fn, op) for op, fn in sorted(QUANTIZED_RULES.items())}
+    return floats, quantized, CARRY_QUANTIZATION
+
+
+def _quantized(nn_ops: Iterable[str], quantized: dict[str, Reading], carried: frozenset[str]) -> str:
+    """Which of the nn ops have a quantized lowering (or carry stored values of one quantization)."""
+    ops = list(nn_ops)
+    missing = sorted(op for op in ops if op not in quantized and op not in carried)
+    if not missing:
+        return "all" if ops else ""
+    if len(missing) == len(ops):
+        return "none"
+    return "all but " + ", ".join(op.split(".", 1)[1] for op in missing)
+
+
+def _tosa_of(nn_ops: Iterable[str], floats: dict[str, Reading]) -> list[str]:
+    out: set[str] = set()
+    for op in nn_ops:
+        out |= floats.get(op, Reading()).ops
+    return sorted(out - _PLUMBING)
+
+
+def _attrs(d: Any) -> list[tuple[str, str, str]]:
+    return [(name, spec.kind, " ".join(spec.doc.split())) for name, spec in sorted(d.attrs.items())]
+
+
+def source_rows(dialect: str) -> list[Row]:
+    """One Row per op of a source dialect ("armnn" or "mps")."""
+    from nn2tosa.ir import Builder, ops_of
+
+    floats, quantized, carried = _nn_lowering()
+    if dialect == "armnn":
+        from nn2tosa.passes.legalize_armnn import NO_MEANING, RULES
+        from nn2tosa.passes.legalize_armnn.layer import Layer, NotLegalizable
+
+        reader = CodeReader("nn.", "nn2tosa.passes.legalize_armnn", [Layer, Builder], [NotLegalizable.__name__])
+        key_of = {d.name: d.name.split(".", 1)[1] for d in ops_of(dialect)}  # the layer type
+        no_meaning = {f"armnn.{k}": v for k, v in NO_MEANING.items()}
+    else:
+        from nn2tosa.passes.legalize_mps import RULES
+        from nn2tosa.passes.legalize_mps.core import Node, NotLegalizable
+
+        reader = CodeReader("nn.", "nn2tosa.passes.legalize_mps", [Node, Builder], [NotLegalizable.__name__])
+        key_of = {d.name: "MPS" + d.name.split(".", 1)[1] for d in ops_of(dialect)}  # the MPSNodeUnion member
+        no_meaning = {}
+    rows = []
+    for d in ops_of(dialect):
+        name = d.name.split(".", 1)[1]
+        rule = RULES.get(key_of[d.name])
+        row = Row(name, " ".join(d.doc.split()), _attrs(d), converts=rule is not None)
+        if d.name == f"{dialect}.constant" or d.name == "armnn.Constant":
+            row.converts, row.nn_ops = True, ["nn.constant"]
+        elif rule is None:
+            row.why_not = no_meaning.get(d.name, "no legalization rule")
+        else:
+            reading = reader.read(rule, key_of[d.name])
+            # a rule that leaves all the building to helpers (layer.reshape(...)) has nothing of its own
+            row.nn_ops = sorted(reading.own or reading.ops)
+            row.helper_ops = sorted(reading.ops - set(row.nn_ops))
+            row.refusals = list(reading.refusals)
+        if row.converts:
+            row.tosa_ops = _tosa_of(row.nn_ops, floats)
+            row.quantized = _quantized(row.nn_ops, quantized, carried)
+        rows.append(row)
+    return rows
+
+
+def nn_rows() -> list[Row]:
+    from nn2tosa.ir import ops_of
+
+    floats, quantized, carried = _nn_lowering()
+    rows = []
+    for d in ops_of("nn"):
+        f, q = floats.get(d.name), quantized.get(d.name)
+        row = Row(d.name, " ".join(d.doc.split()), _attrs(d), converts=f is not None or q is not None)
+        row.tosa_ops = sorted(f.ops - _PLUMBING) if f else []
+        row.quantized = "yes" if q else "carried (one quantization)" if d.name in carried else "no"
+        row.refusals = list(f.refusals if f else []) + [m for m in (q.refusals if q else []) if not f or
+                                                         m not in f.refusals]
+        if not row.converts:
+            row.why_not = "no lowering rule"
+        rows.append(row)
+    return rows
+
+
+# ------------------------------------------------------------------------------ the document
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _names(ops: Iterable[str]) -> str:
+    return ", ".join(op.split(".", 1)[1] for op in ops)
+
+
+def _summary(rows: list[Row], kind: str) -> list[str]:
+    lines = [f"| {kind} | converts | nn ops it can create | TOSA ops they lower to (float) | quantized lowering |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if not r.converts:
+            lines.append(f"| [`{r.name}`](#{_anchor(kind, r.name)}) | **no**: {_cell(r.why_not)} | | | |")
+            continue
+        lines.append(f"| [`{r.name}`](#{_anchor(kind, r.name)}) | yes | {_names(r.nn_ops)} | {_names(r.tosa_ops)} | "
+                     f"{_cell(r.quantized)} |")
+    return lines
+
+
+def _anchor(kind: str, name: str) -> str:
+    return f"{kind}-{name}".lower().replace(" ", "-").replace(".", "").replace("_", "-")
+
+
+def _details(rows: list[Row], kind: str) -> list[str]:
+    lines = []
+    for r in rows:
+        lines += ["", f'<a id="{_anchor(kind, r.name)}"></a>', f"#### {r.name}", ""]
+        if r.doc:
+            lines.append(r.doc)
+            lines.append("")
+        if r.attrs:
+            lines.append("Attributes: " + "; ".join(f"`{n}` ({k}){': ' + doc if doc else ''}" for n, k, doc in r.attrs))
+            lines.append("")
+        if r.helper_ops:
+            lines.append("Helpers it calls can also create (for some types or attributes): "
+                         + ", ".join(f"`{op}`" for op in r.helper_ops))
+            lines.append("")
+        if not r.converts:
+            lines.append(f"Not converted: {r.why_not}")
+        elif r.refusals:
+            lines.append("Refused (reported as unsupported) when: " + "; ".join(f"{m}" for m in r.refusals))
+    return lines
+
+
+def _data_types() -> list[str]:
+    from nn2tosa.frontend.armnn.catalogue import DATA_TYPES
+    from nn2tosa.frontend.mps.dtypes import ELEMENT_TYPES
+    from nn2tosa.lowering.context import _TOSA_ELEMENT
+
+    lines = ["## Data types", "",
+             "Element types in the IR are MLIR's. At the TOSA boundary, types TOSA 1.0 lacks travel as: "
+             + ", ".join(f"{k} as {v}" for k, v in sorted(_TOSA_ELEMENT.items()))
+             + " (unsigned quantized data keeps its bits; `convert --report` lists every such tensor).", "",
+             "| Arm NN DataType | IR element type | quantized |", "| --- | --- | --- |"]
+    for name, t in DATA_TYPES.items():
+        lines.append(f"| {name} | {t.element} | {'yes' + (', symmetric' if t.symmetric else '') if t.quantized else ''} |")
+    lines += ["", "| MPSDataType | IR element type |", "| --- | --- |"]
+    for name, element in ELEMENT_TYPES.items():
+        lines.append(f"| {name} | {element or '**not supported**'} |")
+    return lines
+
+
+def generate() -> str:
+    """The whole of docs/supported_ops.md."""
+    armnn, mps, nn = source_rows("armnn"), source_rows("mps"), nn_rows()
+    count = lambda rows: f"{sum(r.converts for r in rows)} of {len(rows)}"  # noqa: E731
+    lines = [
+        "# Supported operators",
+        "",
+        "<!-- Generated by `python -m nn2tosa.docs` from the op registries and rule tables; "
+        "tests/test_docs.py fails when it is out of date. Do not edit by hand. -->",
+        "",
+        "Every Arm NN layer type and ExecuTorch MPS node type nn2tosa reads, whether it converts, the `nn` ops its",
+        "legalization can create and the TOSA 1.0 ops those lower to (constants and shape operands left out), and",
+        "which of those nn ops have a quantized lowering (or only carry stored values of one quantization), so that",
+        "quantized tensors convert. The op lists are read from the rules' code (string literals naming ops, the rows",
+        "of the tables a rule indexes, the helpers it leaves the building to): an op listed may be created only for",
+        "some attribute values or data types (a cast for integer inputs, a logical op for booleans).",
+        "\"Refused when\" lists the rule's own reasons for reporting a layer unsupported (exit 3, or left to the",
+        "host by `convert --partial`). Attributes are the serialized descriptor fields, with their documentation.",
+        "",
+        f"## Arm NN layer types ({count(armnn)} convert)",
+        "",
+        *_summary(armnn, "armnn"),
+        "",
+        "### Arm NN layer details",
+        *_details(armnn, "armnn"),
+        "",
+        f"## ExecuTorch MPS node types ({count(mps)} convert)",
+        "",
+        *_summary(mps, "mps"),
+        "",
+        "### MPS node details",
+        *_details(mps, "mps"),
+        "",
+        f"## nn ops and their TOSA lowering ({count(nn)} lower)",
+        "",
+        "| nn op | TOSA ops (float rule) | quantized rule | refused when |",
+        "| --- | --- | --- | --- |",
+    ]
+    for r in nn:
+        lines.append(f"| `{r.name}` | {_names(r.tosa_ops) if r.converts else '**no lowering**'} | {_cell(r.quantized)} | "
+                     f"{_cell('; '.join(r.refusals))} |")
+    lines += ["", *_data_types()]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = generate()
+    if "--check" in argv:
+        current = DOC_PATH.read_text() if DOC_PATH.exists() else ""
+        if current != text:
+            print(f"{DOC_PATH} is out of date: run python -m nn2tosa.docs", file=sys.stderr)
+            return 1
+        return 0
+    DOC_PATH.write_text(text)
+    print(f"wrote {DOC_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""docs/supported_ops.md is what the registries and rule tables say today."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from nn2tosa import docs
+from nn2tosa.ir import ops_of
+
+
+def test_supported_ops_is_current():
+    assert docs.DOC_PATH.read_text() == docs.generate(), "run: python -m nn2tosa.docs"
+    proc = subprocess.run([sys.executable, "-m", "nn2tosa.docs", "--check"], capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def rows(text: str, section: str) -> dict[str, list[str]]:
+    part = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    found = {}
+    for line in part.splitlines():
+        m = re.match(r"\| \[`([^`]+)`\]\(#[^)]+\) \| (.*)", line)
+        if m:
+            found[m.group(1)] = [c.strip() for c in m.group(2).rstrip("|").split(" | ")]
+    return found
+
+
+def test_every_layer_and_node_type_has_a_row():
+    text = docs.generate()
+    armnn, mps = rows(text, "Arm NN layer types"), rows(text, "ExecuTorch MPS node types")
+    assert set(armnn) == {d.name.split(".", 1)[1] for d in ops_of("armnn")}
+    assert set(mps) == {d.name.split(".", 1)[1] for d in ops_of("mps")}
+    from nn2tosa.passes.legalize_armnn import NO_MEANING
+
+    assert armnn["DetectionPostProcess"][0] == f"**no**: {NO_MEANING['DetectionPostProcess']}"
+    # a table row of a shared rule reads its own row only; conv lowers to TOSA conv
+    assert armnn["Abs"] == ["yes", "abs", "abs", "all"]
+    assert "conv2d" in armnn["Convolution2d"][2].split(", ") and mps["Softmax"][1] == "log_softmax, softmax"
+    known_nn = {d.name.split(".", 1)[1] for d in ops_of("nn")}
+    known_tosa = {d.name.split(".", 1)[1] for d in ops_of("tosa")}
+    for table in (armnn, mps):
+        for name, cells in table.items():
+            if cells[0] == "yes":
+                assert set(filter(None, cells[1].split(", "))) <= known_nn, name
+                assert set(filter(None, cells[2].split(", "))) <= known_tosa, name
