@@ -38,8 +38,11 @@ def _mean(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int]) -> Valu
 
 
 def _normalize(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int], epsilon: float) -> Value:
-    """(x - mean) / sqrt(var + epsilon) over `axes`, biased variance of the centred values."""
-    centred = a.sub(x, _mean(ctx, a, x, axes))
+    """(x - mean) / sqrt(var + epsilon) over `axes`, biased variance of the centred values. The
+    mean gets one correction step (plus the mean of x - mean): a large common offset would otherwise
+    leave the mean's rounding error, up to an ulp of the offset, in every centred value."""
+    mean = _mean(ctx, a, x, axes)
+    centred = a.sub(x, a.add(mean, _mean(ctx, a, a.sub(x, mean), axes)))
     var = _mean(ctx, a, a.mul(centred, centred), axes)
     return a.mul(centred, a.unary("tosa.rsqrt", a.add(var, float(epsilon))))
 

@@ -1,12 +1,17 @@
 // RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
 
-// layer_norm over the last two axes: mean, centred values, their mean square, rsqrt(var + eps),
-// then gamma and beta.
+// layer_norm over the last two axes: mean (one correction step: plus the mean of x - mean),
+// centred values, their mean square, rsqrt(var + eps), then gamma and beta.
 // CHECK-LABEL: sym_name = "layer_norm"
+// CHECK: ^bb0(%[[X:[^:]*]]:
 // CHECK: "tosa.reduce_sum"{{.*}} <{axis = 1 : i32}>
 // CHECK: "tosa.reduce_sum"{{.*}} <{axis = 2 : i32}>
 // CHECK: dense<0.0833333358>
-// CHECK: %[[C:.*]] = "tosa.sub"
+// CHECK: %[[M:.*]] = "tosa.mul"
+// CHECK: %[[D:.*]] = "tosa.sub"(%[[X]], %[[M]])
+// CHECK: "tosa.reduce_sum"(%[[D]])
+// CHECK: %[[M2:.*]] = "tosa.add"(%[[M]], %{{.*}})
+// CHECK: %[[C:.*]] = "tosa.sub"(%[[X]], %[[M2]])
 // CHECK: "tosa.mul"(%[[C]], %[[C]], %{{.*}})
 // CHECK: dense<9.99999974E-6>
 // CHECK: "tosa.rsqrt"
