@@ -26,30 +26,51 @@ DIRECT_UNARY = {
 }
 
 
+# TOSA ops whose integer form is i32 only: narrower integers (and booleans, for comparisons) are
+# widened to i32, and an integer result is cast back (TOSA's narrowing CAST wraps, like nn's integers)
+I32_ONLY = frozenset({"tosa.add", "tosa.sub", "tosa.maximum", "tosa.minimum", "tosa.abs", "tosa.equal", "tosa.greater",
+                      "tosa.greater_equal", "tosa.mul"})
+NARROW_INTEGERS = frozenset({"i1", "i8", "i16"})
+
+
+def _apply(ctx: LoweringContext, tosa_op: str, operands: list[Value]) -> Value:
+    """`tosa_op` on `operands` (rank equalized), through i32 where TOSA needs it."""
+    narrow = tosa_op in I32_ONLY and ctx.type_of(operands[0]).dtype in NARROW_INTEGERS
+    if narrow:
+        operands = [ctx.cast(x, "i32") for x in operands]
+    if tosa_op == "tosa.mul":
+        result = ctx.mul(*operands)
+    elif len(operands) == 2:
+        result = ctx.binary(tosa_op, *operands)
+    else:
+        result = ctx.op(tosa_op, operands)
+    return ctx.cast(result, ctx.out_types[0].dtype) if narrow else result
+
+
 @rule(*DIRECT_BINARY)
 def direct_binary(ctx: LoweringContext) -> Value:
-    return ctx.binary(DIRECT_BINARY[ctx.op_name], *ctx.operands)
+    return _apply(ctx, DIRECT_BINARY[ctx.op_name], list(ctx.operands))
 
 
 @rule(*SWAPPED_BINARY)
 def swapped_binary(ctx: LoweringContext) -> Value:
     x, y = ctx.operands
-    return ctx.binary(SWAPPED_BINARY[ctx.op_name], y, x)
+    return _apply(ctx, SWAPPED_BINARY[ctx.op_name], [y, x])
 
 
 @rule("nn.not_equal")
 def not_equal(ctx: LoweringContext) -> Value:
-    return ctx.op("tosa.logical_not", [ctx.binary("tosa.equal", *ctx.operands)])
+    return ctx.op("tosa.logical_not", [_apply(ctx, "tosa.equal", list(ctx.operands))])
 
 
 @rule(*DIRECT_UNARY)
 def direct_unary(ctx: LoweringContext) -> Value:
-    return ctx.op(DIRECT_UNARY[ctx.op_name], ctx.operands)
+    return _apply(ctx, DIRECT_UNARY[ctx.op_name], list(ctx.operands))
 
 
 @rule("nn.mul")
 def mul(ctx: LoweringContext) -> Value:
-    return ctx.mul(*ctx.operands)
+    return _apply(ctx, "tosa.mul", list(ctx.operands))
 
 
 @rule("nn.neg")
