@@ -145,6 +145,8 @@ class _Reader:
                     "layer type NONE" if tag == 0 else f"layer type {tag} (union tag) is unknown to every Arm NN schema"
                 )
             table = any_layer.get("layer")
+            if table is None:  # a union tag without its value
+                raise InvalidInputError(f"the layer has type {kind.table} but no table")
             base = table.get("base")
             if base is None:
                 raise InvalidInputError(f"{kind.table} has no base")
