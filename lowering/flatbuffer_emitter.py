@@ -101,6 +101,8 @@ class _Builder(flatbuffers.Builder):
 
     def int32_vector(self, values: Iterable[int]) -> int:
         values = tuple(int(v) for v in values)
+        if any(not -(1 << 31) <= v < 1 << 31 for v in values):  # MLIR's i64 attributes hold more than .tosa's int32
+            raise UnsupportedError([Unsupported("attribute", "TOSA flatbuffer", f"{list(values)[:8]} does not fit int32")])
         return self.once(("int32s", values), lambda: self.CreateNumpyVector(np.asarray(values, dtype="<i4")))
 
     def offsets_vector(self, offsets: list[int]) -> int:
