@@ -160,10 +160,15 @@ def max_pool(n: Node) -> list[Value | None]:
     return [values, indices]
 
 
+MAX_INDEX_TAPS = 4096  # window positions the indices of a max pool are computed from, one op each
+
+
 def _max_pool_indices(n: Node, x: Value, wy: Window, wx: Window) -> Value:
     """argmax over the window taps (the first maximum, as PyTorch scans), turned into the flat input
     index: tap offset (ky * dilation * W + kx * dilation) plus the window origin ((oy * stride - pad) * W
     + ox * stride - pad). Computed on NCHW as it is: no op here cares about layout."""
+    if wy.kernel * wx.kernel > MAX_INDEX_TAPS:  # one slice per tap: a hostile window would take hours
+        raise NotLegalizable(f"the indices of a {wy.kernel}x{wx.kernel} window (at most {MAX_INDEX_TAPS} taps)")
     batch, channels, h, w = n.type_of(x).shape
     _, _, oh, ow = n.out.shape
     dtype = n.type_of(x).dtype
