@@ -68,17 +68,16 @@ class _Summary:
 
 class CodeReader:
     """Reads rule functions through their source (ast): op-name literals, module tables the code
-    indexes, the messages of refusals; follows calls into functions of `package` and methods of
-    `classes` (the builders rules use) and of every class the package defines."""
+    indexes, the messages of refusals; follows calls into functions of `package`, and a call
+    `x.name(...)` into the method `name` of `classes` (the builders rules use) and of the package's
+    classes the function's module knows (so that what is read does not depend on import order)."""
 
     def __init__(self, prefix: str, package: str, classes: Iterable[type], refusal_names: Iterable[str]):
         from nn2tosa.ir import ops_of
 
         self.prefix = prefix
         self.package = package
-        self.classes = list(classes) + [
-            c for name, m in sorted(sys.modules.items()) if name.startswith(package) and m is not None
-            for c in vars(m).values() if isinstance(c, type) and c.__module__ == name]
+        self.classes = list(classes)
         self.refusal_names = frozenset(refusal_names)  # exception classes and methods that refuse
         self.known = frozenset(d.name for d in ops_of(prefix.rstrip(".")))
         self._readings: dict[Any, Reading] = {}
@@ -115,10 +114,12 @@ class CodeReader:
             return self._summaries[code]
         summary = self._summaries[code] = _Summary()
         scope = getattr(fn, "__globals__", {})
+        classes = self.classes + [c for c in scope.values() if isinstance(c, type)
+                                  and c.__module__.startswith(self.package) and c not in self.classes]
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
         except (OSError, TypeError, SyntaxError):  # a lambda in a table row: its source is not a statement
-            self._from_bytecode(code, scope, summary)
+            self._from_bytecode(code, scope, classes, summary)
             return summary
         # a test such as `op == "nn.x"` creates nothing; a piece of an f-string is not a whole name
         compared = {id(n) for c in ast.walk(tree) if isinstance(c, ast.Compare) for n in ast.walk(c)}
@@ -132,32 +133,32 @@ class CodeReader:
             elif isinstance(node, ast.JoinedStr):
                 summary.literals |= self._pattern(node)
             elif isinstance(node, ast.Call):
-                self._call(node, scope, summary)
+                self._call(node, scope, classes, summary)
             elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
                 self._table(scope.get(node.value.id), summary)
         return summary
 
-    def _from_bytecode(self, code: types.CodeType, scope: dict, summary: _Summary) -> None:
+    def _from_bytecode(self, code: types.CodeType, scope: dict, classes: list[type], summary: _Summary) -> None:
         """The same facts from a code object: its string constants and the names it uses."""
         for const in code.co_consts:
             if isinstance(const, str) and const in self.known:
                 summary.literals.add(const)
             elif isinstance(const, types.CodeType):
-                self._from_bytecode(const, scope, summary)
+                self._from_bytecode(const, scope, classes, summary)
         for name in code.co_names:
-            for target in [scope.get(name), *(getattr(cls, name, None) for cls in self.classes)]:
-                self._callee(target, summary)
+            for target in [scope.get(name), *(getattr(cls, name, None) for cls in classes)]:
+                self._callee(target, classes, summary)
             self._table(scope.get(name), summary)
 
-    def _callee(self, target: Any, summary: _Summary) -> None:
+    def _callee(self, target: Any, classes: list[type], summary: _Summary) -> None:
         if isinstance(target, property):
             target = target.fget
         if isinstance(target, types.FunctionType) and (target.__module__.startswith(self.package)
-                                                       or any(_defined_in(target, c) for c in self.classes)):
+                                                       or any(_defined_in(target, c) for c in classes)):
             if target not in summary.calls:
                 summary.calls.append(target)
 
-    def _call(self, call: ast.Call, scope: dict, summary: _Summary) -> None:
+    def _call(self, call: ast.Call, scope: dict, classes: list[type], summary: _Summary) -> None:
         func = call.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
         if name in self.refusal_names and call.args:
@@ -170,9 +171,9 @@ class CodeReader:
         if isinstance(func, ast.Name):
             targets.append(scope.get(func.id))
         elif isinstance(func, ast.Attribute):
-            targets.extend(getattr(cls, func.attr, None) for cls in self.classes)
+            targets.extend(getattr(cls, func.attr, None) for cls in classes)
         for target in targets:
-            self._callee(target, summary)
+            self._callee(target, classes, summary)
 
     @staticmethod
     def _table(table: Any, summary: _Summary) -> None:
