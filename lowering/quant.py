@@ -17,12 +17,14 @@ TOSA computes on integers instead. This module holds what every quantized rule s
   for the real value `v * unit`, with `unit` chosen (`fraction_bits`) so that rounding errors stay
   far below one output step while no intermediate overflows;
 - TABLE contents: `table_i8` (256 entries: exact, every input is tabulated through the source
-  semantics) and `table_i16` (513 entries interpolated by TOSA: the entries are fitted to the source
-  semantics over all 65536 inputs).
+  semantics) and `table_i16` (513 entries TOSA interpolates, one table or a high/low pair), which
+  reports how far it is from the source on all 65536 inputs (the rules use it only when exact).
 
-Rounding: TOSA's SINGLE_ROUND rounds half up; CpuRef rounds half away from zero. They differ only
-for negative values exactly halfway between two integers (tests/test_quant_corpus.py counts them
-per corpus file); DOUBLE_ROUND (TFLite's two-step rounding) would add errors near halves instead.
+Rounding: RESCALE uses SINGLE_ROUND (half up), which the corpus measurements prefer to
+DOUBLE_ROUND (TFLite's two-step rounding, which errs near halves). CpuRef rounds halves away from
+zero; where an exact half can occur at all (`ties_possible`: the factor has few significant bits,
+e.g. 1/8 for an average of 8, 0.5 for a requantization), `narrow` rescales |acc| and puts the sign
+back, so negative halves round as CpuRef rounds them. Elsewhere a half cannot be hit exactly.
 """
 from __future__ import annotations
 
@@ -121,12 +123,6 @@ def unsigned_offset(t: TensorType) -> int:
     return _CARRIER.get(t.dtype, ("", 0))[1] if t.quant is not None else 0
 
 
-def channel_scales(q: QInfo, channels: int) -> np.ndarray:
-    """Per-channel scales of `q` broadcast to `channels` entries (float64)."""
-    scales = np.asarray(q.scales, dtype=np.float64)
-    return np.broadcast_to(scales, (channels,)).copy() if scales.size == 1 else scales
-
-
 # ------------------------------------------------------------------------------ multiplier and shift
 def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     """A non-negative real scale as RESCALE's (multiplier, shift): scale ~ multiplier * 2**-shift.
@@ -187,8 +183,7 @@ def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> V
 
 
 def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
-            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
-            rounding: str | None = None) -> Value:
+            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
     """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
     several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA)."""
     t = ctx.type_of(x)
@@ -202,9 +197,7 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     pairs = [multiplier_shift(float(s), scale32) for s in scales]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
-    mode = rounding or ROUNDING_MODE
-    if not scale32 and mode == "DOUBLE_ROUND":
-        mode = "SINGLE_ROUND"
+    mode = ROUNDING_MODE if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
              "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
     operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
@@ -213,8 +206,8 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
 
 
 def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray = 1.0) -> Value:
-    """x (carried quantized, `q`) as i32 values (x - zero_point) * factor, rounded. A per-axis
-    zero point (rare) is subtracted with an i32 SUB."""
+    """x (carried quantized, `q`) as i32 values (x - zero_point) * factor, rounded (per-axis tensors
+    must share one zero point: Arm NN's are symmetric)."""
     if q.per_axis and len(set(q.zero_points)) > 1:
         raise ValueError("per-axis zero points are not supported")
     if q.dtype == "i32" and np.all(np.asarray(factor) == 1.0) and q.zero_points[0] == 0:

@@ -14,18 +14,19 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   input has 256 values, so a lookup table computed here through the source semantics is exact:
   TOSA TABLE for an i8 result, GATHER from a 256-entry table for i16/i32 results. i16 inputs use
   exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
-  neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT) and TOSA's interpolated 513-entry TABLE
-  otherwise (quant.table_i16 fits its entries to the source semantics).
+  neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT); other functions TOSA's interpolated
+  513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER.
 - data movement (reshape, transpose, slice, gather, ...): the float rules move the integers as
   they are; a result quantized differently from its operand is requantized afterwards. concat
   requantizes each operand to the result's quantization; constant pad fills with the encoded
   pad value.
-- `float_fallback`: ops with no integer lowering yet (division, power, L2 normalization, ...)
+- `float_fallback`: ops with no integer lowering yet (power, L2 normalization and pooling, ...)
   compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,
   quantize the result (the TOSA graph then needs pro_fp as well as pro_int).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -111,8 +112,7 @@ def quantize_value(ctx: LoweringContext, x: Value, q: QInfo) -> Value:
     rounded = ctx.op("tosa.select", [up, ctx.binary("tosa.add", whole, f(1.0)), whole])
     negative = ctx.binary("tosa.greater", f(0.0), scaled)
     signed = ctx.op("tosa.select", [negative, ctx.negate(rounded), rounded])
-    # saturate in f32 first: CAST of an out-of-range float is not portable, NaN becomes 0 (CpuRef's
-    # out-of-range float-to-int conversion of NaN also gives the stored value 0)
+    # saturate in f32 first: CAST of an out-of-range float to an integer is not portable
     lo, hi = q.qmin - q.zero_point, q.qmax - q.zero_point
     bounded = ctx.op("tosa.clamp", [signed], {"min_val": float(lo), "max_val": float(hi)})
     v = ctx.cast(bounded, "i32")
@@ -142,8 +142,6 @@ RealFunction = Callable[[np.ndarray], np.ndarray]
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    import math
-
     return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
@@ -207,7 +205,8 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
 
 
 def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-    """x re-encoded in y's quantization: an exact table from i8, one RESCALE from wider types."""
+    """x re-encoded in y's quantization: an exact table from i8; from wider types one RESCALE, or
+    `narrow`'s half-away rounding where the ratio of scales can make exact halves."""
     if same_quantization(xq, yq):
         return x
     if xq.dtype == "i8":
@@ -308,8 +307,8 @@ MOVEMENT = ("nn.reshape", "nn.transpose", "nn.slice", "nn.strided_slice", "nn.ti
 
 @rule(*[op for op in MOVEMENT if op not in ("nn.pad",)], quantized=True)
 def movement(ctx: LoweringContext) -> Value | list[Value]:
-    """The float rule moves (or, for max/min, selects) the stored integers; results quantized
-    unlike the data operand are requantized (max and min commute with the monotonic encoding)."""
+    """The float rule moves (or, for max pooling, selects) the stored integers; results quantized
+    unlike the data operand are requantized (max commutes with the monotonic encoding)."""
     xq = q_in(ctx)
     x_type = carried_type(ctx.nn_in_types[0])
     # the float rule sees results quantized as the data operand: it only moves integers

@@ -29,7 +29,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..quant import QInfo, fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
 from . import rule
-from .quantized import (constant_array, dequantize_value, float_fallback, q_in, q_out, require_per_tensor,
+from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
 from .reduce import reduce_axes
 
