@@ -18,8 +18,10 @@ where its float sum lands within rounding error of a half.
 - fully_connected is a 1x1 conv2d ([rows, 1, 1, K] x [O, 1, 1, K]); matmul of two tensors is
   TOSA MATMUL with both zero points (i16 x i16 -> i48 with the int16 extension).
 - avg_pool2d with one quantization in and out: TOSA AVG_POOL2D with zero points (counted padding
-  is padded with the zero point explicitly); other averages, and bilinear resize, compute in f32
-  as CpuRef does (quantized.float_fallback).
+  is padded with the zero point explicitly); avg_pool3d: window sums from a CONV3D with a diagonal
+  of ones, one rounding; bilinear resize: TOSA RESIZE's exact integer interpolation, one rounding.
+  Other cases (a rescaling average, a window count that varies, samplings RESIZE cannot take)
+  compute in f32 as CpuRef does (quantized.float_fallback).
 """
 from __future__ import annotations
 
