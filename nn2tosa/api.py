@@ -248,13 +248,13 @@ def convert(
         from nn2tosa.partial import convert_partial
 
         return convert_partial(graph, report, profile=profile, passes=passes, progress=progress)
-    pipeline = _pipeline(graph, passes, name)
+    pipeline = pass_pipeline(graph, passes, name)
     source_ops = source_op_list(graph)
     stages = run_pipeline(graph, pipeline, report, progress)
     return finish(graph, source_ops, stages, report, profile)
 
 
-def _pipeline(graph: Graph, passes: Sequence[str] | None, name: str) -> list:
+def pass_pipeline(graph: Graph, passes: Sequence[str] | None, name: str) -> list:
     """The PassInfos to run: `passes`, or the format's TOSA pipeline (a pass of it not implemented in
     this build makes the format unsupported)."""
     from nn2tosa.passes import available_passes, parse_pipeline

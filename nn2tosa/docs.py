@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import re
 import sys
 import textwrap
 import types
@@ -32,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "supported_ops.md"
-_OP_NAME = re.compile(r"^(nn|tosa)\.[a-z_0-9]+$")
 # TOSA ops nearly every lowering creates (constants and shape operands): left out of the tables
 _PLUMBING = frozenset({"tosa.const", "tosa.const_shape"})
 
@@ -374,7 +372,8 @@ def _data_types() -> list[str]:
              + " (unsigned quantized data keeps its bits; `convert --report` lists every such tensor).", "",
              "| Arm NN DataType | IR element type | quantized |", "| --- | --- | --- |"]
     for name, t in DATA_TYPES.items():
-        lines.append(f"| {name} | {t.element} | {'yes' + (', symmetric' if t.symmetric else '') if t.quantized else ''} |")
+        quantized = ("yes, symmetric" if t.symmetric else "yes") if t.quantized else ""
+        lines.append(f"| {name} | {t.element} | {quantized} |")
     lines += ["", "| MPSDataType | IR element type |", "| --- | --- |"]
     for name, element in ELEMENT_TYPES.items():
         lines.append(f"| {name} | {element or '**not supported**'} |")
@@ -420,8 +419,8 @@ def generate() -> str:
         "| --- | --- | --- | --- |",
     ]
     for r in nn:
-        lines.append(f"| `{r.name}` | {_names(r.tosa_ops) if r.converts else '**no lowering**'} | {_cell(r.quantized)} | "
-                     f"{_cell('; '.join(r.refusals))} |")
+        tosa = _names(r.tosa_ops) if r.converts else "**no lowering**"
+        lines.append(f"| `{r.name}` | {tosa} | {_cell(r.quantized)} | {_cell('; '.join(r.refusals))} |")
     lines += ["", *_data_types()]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 

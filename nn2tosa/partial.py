@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nn2tosa.api import ProgressFn, Result, _pipeline, finish, run_pipeline, source_op_list
+from nn2tosa.api import ProgressFn, Result, pass_pipeline, finish, run_pipeline, source_op_list
 from nn2tosa.diagnostics import KEEP_UNSUPPORTED, UNSUPPORTED, Unsupported, UnsupportedError
 from nn2tosa.ir import INPUT_OP, Graph, Loc, TensorType, Value
 from nn2tosa.report import ConversionReport, constant_ops
@@ -207,7 +207,7 @@ def _root_failures(g: Graph) -> set[Loc | None]:
 def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Sequence[str] | None = None,
                     passes: Sequence[str] | None = None, progress: ProgressFn | None = None) -> PartialResult:
     """Convert the supported regions of `graph` (a source-level graph, consumed); see the module docstring."""
-    pipeline = _pipeline(graph, passes, report.model)
+    pipeline = pass_pipeline(graph, passes, report.model)
     source_ops = source_op_list(graph)
     constants = constant_ops()
     host: set[int] = set()
