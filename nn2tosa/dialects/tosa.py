@@ -326,9 +326,21 @@ _op("transpose_conv2d", ("input", "weight", "bias", "input_zp", "weight_zp"),
            "stride": STRIDE2, "acc_type": ACC_TYPE, "local_bound": LOCAL_BOUND}, constants=(3, 4))
 
 # Activation functions
+def _verify_clamp(graph: Graph, node: int) -> list[str]:
+    """The common checks, and integer bounds that are values of the input's type (both the
+    flatbuffer and MLIR store them in it: a damaged .tosa file can claim anything)."""
+    problems = _operand_kinds_verifier((), ())(graph, node)
+    t = graph.type_of(graph.operand(node, 0))
+    if not problems and t.dtype in ("i8", "i16", "i32"):
+        info = np.iinfo(t.numpy_dtype)
+        problems += [f"{name} {graph.attrs(node)[name]} is not an {t.dtype} value" for name in ("min_val", "max_val")
+                     if not info.min <= graph.attrs(node)[name] <= info.max]
+    return problems
+
+
 _op("clamp", ("input",), "min(max(x, min_val), max_val); bounds are in the input's element type (no zero point).",
     attrs={"min_val": attr("scalar_like:0", "lower bound"), "max_val": attr("scalar_like:0", "upper bound"),
-           "nan_mode": NAN_MODE})
+           "nan_mode": NAN_MODE}, verify=_verify_clamp)
 _op("erf", ("input",), "Gauss error function, elementwise.")
 _op("sigmoid", ("input",), "1 / (1 + exp(-x)), elementwise.")
 _op("tanh", ("input",), "Hyperbolic tangent, elementwise.")
