@@ -11,6 +11,7 @@ import json
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -418,7 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         from nn2tosa.limits import using
 
-        with using(_limits(args)):
+        with using(_limits(args)), warnings.catch_warnings():
+            if not debug:  # numpy's overflow/invalid-value warnings on hostile data would break the one line
+                warnings.simplefilter("ignore")
             return COMMANDS[args.command](args)
     except Nn2TosaError as e:
         if debug:
