@@ -154,6 +154,21 @@ KNOWN_GAPS: dict[str, str] = {
     "quantizedlstm_*.armnn": "Android NN's 8/16-bit fixed-point LSTM",
     # Arm NN's integer LSTM requantizes its 16-bit gate buffers after every multiply-add
     "qlstm_*.armnn": "re-quantized to the gate's intermediate scale after every multiply-add",
+    # run-time control flow, placeholders and an operation Arm NN itself never defined (all noexec/)
+    "switch_*.armnn": "routes its input to one of two outputs by a run-time condition",
+    "merge_*.armnn": "forwards whichever input is available",
+    "standin_*.armnn": "a placeholder for a layer Arm NN could not represent",
+    "normalization_*_localcontrast_*.armnn": "LocalContrast normalization has no defined computation in Arm NN",
+}
+
+
+# Files that convert and run but are known not to reach their tolerance class, with the reason and
+# the largest error measured (integers: LSB); the test holds them to that bound so they cannot drift.
+KNOWN_MISMATCHES: dict[str, tuple[float, str]] = {
+    "armnn/tflite_23.08/tflm_dtln_noise_suppression.armnn": (
+        200, "CpuRef's int8 UnidirectionalSequenceLstm re-quantizes every gate buffer to the output's int8 scale "
+             "after each multiply-add (saturating most gates); nn2tosa computes the LSTM in f32 between "
+             "dequantize and quantize"),
 }
 
 

@@ -81,7 +81,8 @@ def to_storage(real: np.ndarray, t: TensorType) -> np.ndarray:
     if t.quant is not None:
         q = t.quant
         scaled = real.astype(np.float64) / _quant_broadcast(q.scales, q.axis, real.ndim)
-        stored = np.round(scaled) + _quant_broadcast(q.zero_points, q.axis, real.ndim)
+        # halves round away from zero, as Arm NN's Quantize does (nn.quantize's doc)
+        stored = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5) + _quant_broadcast(q.zero_points, q.axis, real.ndim)
         info = np.iinfo(dtype)
         return np.clip(stored, info.min, info.max).astype(dtype).reshape(t.shape)
     if t.dtype == "bf16":  # round to nearest even on the float32 bits

@@ -622,7 +622,7 @@ define("nn.resize", operands=1,
        infer=_infer_resize)
 
 # ------------------------------------------------------------------------------ quantization
-define("nn.quantize", operands=1, doc="Float to the quantized result type: clamp(round_half_even(x / scale) + zp).",
+define("nn.quantize", operands=1, doc="Float to the quantized result type: clamp(round_half_away_from_zero(x / scale) + zp), as Arm NN quantizes.",
        infer=None)
 define("nn.dequantize", operands=1, doc="Quantized to float: (q - zp) * scale.", infer=None)
 define("nn.requantize", operands=1, doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None)
