@@ -19,8 +19,10 @@ fails, no output file and no temporary left behind; when it succeeds, both outpu
 run with `--max-tensor-bytes 64M --max-total-bytes 256M`, so that "bounded memory" is checkable on a
 small machine: a run whose RSS grows by more than --memory-mb (default 768) is a memory blowup.
 
-Output: per format, cases, runs, the exit code histogram, and the count of each failure kind
-(traceback, crash, hang, memory, multiline, partial-output); the slowest run. Every failure writes a
+Seeds that already fail unmutated are left out and listed (they are conversion bugs the corpus tests
+report; every mutant would only repeat them). Output: per format, cases, runs, the exit code
+histogram, and the count of each failure kind (traceback, crash, hang, memory, multiline,
+partial-output); the slowest run; OUT/summary.json. Every failure writes a
 reproducer: OUT/failures/<format>/<kind>-<sha1>.<ext> (the mutant) and .txt (command, exit code,
 stderr, the mutations that made it). Exit code 1 when any failure was found.
 
@@ -544,6 +546,7 @@ class Report:
     max_rss_growth_mb: float = 0.0
     reproducers: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # one line per failure: kind, file, stderr's last line
+    seeds_left_out: list[str] = field(default_factory=list)  # seeds that fail unmutated
 
     def line(self) -> str:
         codes = ", ".join(f"{k}: {v}" for k, v in sorted(self.exit_codes.items(), key=lambda kv: str(kv[0])))
@@ -551,6 +554,31 @@ class Report:
         fails = ", ".join(f"{k} {self.failures.get(k, 0)}" for k in kinds)
         return (f"{self.fmt:6} cases {self.cases}, runs {self.runs}; exit codes {{{codes}}}; {fails}; "
                 f"slowest {self.slowest[0]:.2f} s; max RSS growth {self.max_rss_growth_mb:.0f} MB")
+
+
+def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path) -> tuple[list[Path], list[str]]:
+    """The seeds that behave unmutated (a seed nn2tosa already fails on is the corpus tests'
+    business: every mutant of it would fail the same way), and one line per seed left out."""
+    jobs, dirs = [], []
+    for k, path in enumerate(seeds):
+        outdir = workdir / "seed-check" / str(k)
+        shutil.rmtree(outdir, ignore_errors=True)
+        outdir.mkdir(parents=True)
+        dirs.append(outdir)
+        jobs += commands(path, outdir)
+    runs = runner.run_all(jobs)
+    good, left_out = [], []
+    for k, path in enumerate(seeds):
+        verdicts = [(run, judge(run, runner.memory_mb)) for run in runs[2 * k: 2 * k + 2]]
+        bad = [(run, v) for run, v in verdicts if v]
+        if bad:
+            run, verdict = bad[0]
+            last = (run.stderr.strip().splitlines() or [""])[-1][:200]
+            left_out.append(f"{path}: {verdict} ({run.command}): {last}")
+        else:
+            good.append(path)
+        shutil.rmtree(dirs[k], ignore_errors=True)
+    return good, left_out
 
 
 def seeds_for(fmt: str, corpus: Path, workdir: Path, tosa_seeds: int) -> list[Path]:
@@ -652,17 +680,22 @@ def main(argv: list[str] | None = None) -> int:
     reports = []
     with tempfile.TemporaryDirectory(prefix="nn2tosa-fuzz-") as tmp:
         for fmt in formats:
-            seeds = seeds_for(fmt, args.corpus, Path(tmp), args.tosa_seeds)
             start = time.perf_counter()
+            seeds, left_out = healthy(seeds_for(fmt, args.corpus, Path(tmp), args.tosa_seeds), runner, Path(tmp))
+            if left_out:
+                print(f"{fmt}: {len(left_out)} seed(s) fail unmutated, left out (for the corpus tests' owners):")
+                for line in left_out:
+                    print(f"    {line}")
             report = campaign(fmt, seeds, args.cases, args.seed, runner, Path(tmp), args.out / "failures")
             reports.append(report)
+            report.seeds_left_out = left_out
             print(f"{report.line()}; {len(seeds)} seeds; {time.perf_counter() - start:.0f} s", flush=True)
             for example in report.examples[:20]:
                 print(f"    {example}")
     summary = {r.fmt: {"cases": r.cases, "runs": r.runs, "exit_codes": {str(k): v for k, v in r.exit_codes.items()},
                        "failures": dict(r.failures), "slowest_seconds": round(r.slowest[0], 3),
                        "slowest": r.slowest[1], "max_rss_growth_mb": round(r.max_rss_growth_mb, 1),
-                       "reproducers": r.reproducers} for r in reports}
+                       "reproducers": r.reproducers, "seeds_left_out": r.seeds_left_out} for r in reports}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(f"summary: {args.out / 'summary.json'}")
     return 1 if any(r.failures for r in reports) else 0
