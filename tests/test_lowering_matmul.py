@@ -84,7 +84,8 @@ def test_broadcast_batch_tiles_the_smaller_operand():
 
 
 def test_f16_products_accumulate_in_f32_and_round_once():
-    """512-long f16 dot products with a bias: MATMUL f16 x f16 -> f32, the bias added in f32, one cast."""
+    """512-long f16 dot products with a bias: a 1x1 CONV2D accumulating in f32 (the bias added there),
+    one rounding to f16."""
     rng = np.random.default_rng(3)
     g, x = nn_graph({"x": ((3, 512), "f16")})
     b = builder(g)
@@ -92,20 +93,27 @@ def test_f16_products_accumulate_in_f32_and_round_once():
     bias = b.constant(random_input(rng, TensorType((4,), "f16")), "f16")
     g.add_output(b.op("nn.fully_connected", [x, w, bias]), "y")
     low = lower(g)
-    (mm,) = [n for n in low.nodes() if low.op(n) == "tosa.matmul"]
-    assert low.types(mm)[0].dtype == "f32" and low.histogram()["tosa.cast"] == 1
+    (conv,) = [n for n in low.nodes() if low.op(n) == "tosa.conv2d"]
+    assert low.attrs(conv)["acc_type"] == "f32" and low.types(conv)[0].dtype == "f16"
+    assert "tosa.cast" not in low.histogram()
     report = check_lowering(g, tolerance={"f16": 1e-3})
     assert report.errors["y"] <= 1e-3
 
 
-def test_constant_weights_are_transposed_at_conversion():
+def test_constant_weights_are_not_transposed():
+    """W [O, K] is the 1x1 convolution's [O, 1, 1, K]: the lowered constant is a view of the same bytes."""
     rng = np.random.default_rng(0)
     g, x = nn_graph({"x": ((2, 3), "f32")})
     b = builder(g)
-    w = b.constant(random_input(rng, TensorType((4, 3), "f32")), "f32")
+    weights = random_input(rng, TensorType((4, 3), "f32"))
+    w = b.constant(weights, "f32")
     g.add_output(b.op("nn.fully_connected", [x, w]), "y")
     report = check_lowering(g)
     assert "tosa.transpose" not in report.tosa_ops
+    low = lower(g)
+    (conv,) = [n for n in low.nodes() if low.op(n) == "tosa.conv2d"]
+    lowered = low.attrs(low.operand(conv, 1).node)["values"]
+    assert lowered.shape == (4, 1, 1, 3) and np.shares_memory(lowered, weights)
 
 
 def test_i8_products_are_exact_and_wrap():

@@ -5,11 +5,13 @@ FULLY_CONNECTED. So:
 - matmul: batch dimensions broadcast as in numpy. When b has no batch (a weight matrix), a's batch
   folds into its rows (one [1, B*M, K] x [1, K, N] product); otherwise each operand is tiled to the
   common batch and both are reshaped to TOSA's 3-D form.
-- fully_connected: x [..., K] -> [1, M, K] times W^T as [1, K, O] (a constant W is transposed here,
-  once), plus the bias, reshaped back to [..., O].
-Floats multiply in their own type and accumulate in f32 (f16 and bf16 products come out as f32,
-the bias is added there, and one cast rounds to the result type). Plain i8 data multiplies exactly
-into i32 (then wraps to an i8 result, as nn integers do); wider integers have no TOSA product.
+- fully_connected: a 1x1 CONV2D of x [..., K] as [1, M, 1, K] with W [O, K] as [O, 1, 1, K] (W's own
+  layout: a constant W stays a view of the file's bytes, where a MATMUL would need W^T, a copy of
+  every weight), bias included, reshaped back to [..., O].
+Floats multiply in their own type and accumulate in f32 (f16 and bf16 matmul products come out as
+f32 and one cast rounds to the result type; the convolution adds the bias in its f32 accumulator and
+rounds once). Plain i8 data multiplies exactly into i32 by MATMUL (then wraps to an i8 result, as
+nn integers do); wider integers have no TOSA product.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .conv import FLOAT_TYPES, cast, float_type, rearrange
+from .conv import FLOAT_TYPES, cast, convolution, float_type, rearrange
 from .shape import tile
 
 # element type -> type of the MATMUL result (its accumulator)
@@ -76,8 +78,13 @@ def fully_connected(ctx: LoweringContext) -> Value:
     o, k = ctx.type_of(w).shape
     out = ctx.out_types[0]
     rows = ctx.type_of(x).num_elements // k
-    y = batch_matmul(ctx, ctx.reshape(x, (1, rows, k)), rearrange(ctx, w, perm=(1, 0), shape=(1, k, o)), dtype)
-    if len(ctx.operands) > 2:  # added in the accumulator type: one rounding to the result type
-        bias = rearrange(ctx, cast(ctx, ctx.operands[2], ctx.type_of(y).dtype), shape=(1, 1, o))
-        y = ctx.op("tosa.add", [y, bias])
+    if dtype == "i8":  # plain i8: an exact i32 MATMUL product (convolution() accumulates floats only)
+        y = batch_matmul(ctx, ctx.reshape(x, (1, rows, k)), rearrange(ctx, w, perm=(1, 0), shape=(1, k, o)), dtype)
+        if len(ctx.operands) > 2:
+            bias = rearrange(ctx, cast(ctx, ctx.operands[2], ctx.type_of(y).dtype), shape=(1, 1, o))
+            y = ctx.op("tosa.add", [y, bias])
+        return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
+    bias = ctx.operands[2] if len(ctx.operands) > 2 else None
+    y = convolution(ctx, "tosa.conv2d", ctx.reshape(x, (1, rows, 1, k)), rearrange(ctx, w, shape=(o, 1, 1, k)), bias,
+                    dtype, kernel=(1, 1), pad=(0, 0, 0, 0), stride=(1, 1), dilation=(1, 1))
     return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
