@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.ir import Graph, Value, dialect, op_def
+from nn2tosa.ir import Graph, TensorType, Value, dialect, op_def
+from nn2tosa.limits import affordable, reserve
 
 from .manager import register_pass
 
@@ -38,9 +39,14 @@ def try_fold(graph: Graph, node: int) -> bool:
     values = [constant_value(graph, v) for v in operands]
     if any(v is None for v in values):
         return False
+    tensors = [t for t in graph.types(node) if isinstance(t, TensorType)]
+    if not all(affordable(t.shape, t.dtype) for t in tensors):
+        return False  # a result the resource limits cannot afford: the op stays, computed at run time
     results = d.fold(graph.attrs(node), values, graph.types(node))
     if results is None:
         return False
+    for t in tensors:  # what the folder built counts towards nn2tosa.limits' total budget
+        reserve(t.shape, t.dtype, f"folding {graph.op(node)}")
     new = [make_constant(graph, d.dialect, r, Value(node, i)) for i, r in enumerate(results)]
     graph.replace_op(node, new)
     for v in set(operands):  # constants only this op read are dead now
