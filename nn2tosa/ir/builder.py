@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from nn2tosa.limits import reserve
+
 from .graph import Graph, Loc, Value
 from .registry import dialect, op_def
 from .types import Quant, TensorType, Type, element_type_of
@@ -54,6 +56,7 @@ class Builder:
         if dtype is None:
             dtype = element_type_of(array.dtype)
         t = TensorType(array.shape, dtype, quant)
+        reserve(t.shape, t.dtype, "a constant built by a pass")  # nn2tosa.limits: one tensor, and the total
         array = np.asarray(array, dtype=t.numpy_dtype)
         if not array.flags.c_contiguous:
             array = array.copy()
