@@ -262,3 +262,44 @@ def test_opt_refuses_a_splat_constant_too_large_to_build(tmp_path):
     ir.write_text(SPLAT_IR.replace("SHAPE", "4x4"))
     r = run_cli("opt", str(ir), "--passes=dce")
     assert r.returncode == 0 and "tensor<4x4xf32>" in r.stdout, r.stderr
+
+
+# ------------------------------------------------------------------------------ passes that build arrays
+def _broadcasts(count: int, size: int) -> Graph:
+    """`count` nn.broadcast_to ops, each widening a 1-element constant to `size` float32 elements."""
+    g = Graph()
+    for i in range(count):
+        c = g.add_op("nn.constant", (), [TensorType((1,), "f32")], {"value": np.ones(1, np.float32)})
+        b = g.add_op("nn.broadcast_to", [(c, 0)], [TensorType((size,), "f32")], {"shape": [size]})
+        g.add_output((b, 0), f"y{i}")
+    return g
+
+
+def _ops(g: Graph) -> list[str]:
+    return sorted(g.op(n) for n in g.nodes())
+
+
+def test_fold_leaves_what_the_limits_cannot_afford():
+    from nn2tosa.passes.fold import fold
+
+    with using(Limits(max_tensor_bytes=4000)):
+        g = _broadcasts(1, 1001)  # 4004 bytes
+        fold(g)
+        assert _ops(g) == ["nn.broadcast_to", "nn.constant"]
+        g = _broadcasts(1, 1000)
+        fold(g)
+        assert _ops(g) == ["nn.constant"] and g.attrs(g.outputs[0].value.node)["value"].shape == (1000,)
+    with using(Limits(max_tensor_bytes=4000, max_total_bytes=10000)):  # two of three fit the total
+        g = _broadcasts(3, 1000)
+        fold(g)
+        assert _ops(g).count("nn.broadcast_to") == 1
+
+
+def test_builder_constants_are_charged_to_the_total():
+    from nn2tosa.ir import Builder
+
+    with using(Limits(max_tensor_bytes=4000, max_total_bytes=6000)):
+        b = Builder(Graph())
+        b.constant(np.zeros(1000, np.float32))
+        with pytest.raises(LimitExceededError, match="a constant built by a pass.*--max-total-bytes"):
+            b.constant(np.zeros(1000, np.float32))
