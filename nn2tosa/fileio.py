@@ -6,7 +6,7 @@ import mmap
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -29,6 +29,38 @@ def map_file(path: str | os.PathLike) -> memoryview:
         raise InvalidInputError("is a directory, not a model file", file=str(path)) from None
     except PermissionError:
         raise InvalidInputError("permission denied", file=str(path)) from None
+
+
+# Linux 5.14's madvise(MADV_POPULATE_READ): map every page of a mapping in one system call
+MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)
+
+
+def mapping_of(array: object) -> mmap.mmap | None:
+    """The mmap that a numpy array (or memoryview) is a view of, following `.base` and `.obj`."""
+    seen = 0
+    while array is not None and not isinstance(array, mmap.mmap) and seen < 64:
+        array = array.obj if isinstance(array, memoryview) else getattr(array, "base", None)
+        seen += 1
+    return array if isinstance(array, mmap.mmap) else None
+
+
+def populate(arrays: Iterable[object]) -> None:
+    """Map in, with one system call per file, every page of the mapped files these arrays view.
+
+    Writers call this before streaming constants out: touching a mapping page by page costs a
+    fault per few pages (about 0.2 s per 340 MB here), populating it costs about 0.01 s. A model file
+    is nearly all constants, which the writer reads anyway, so the whole file is mapped; where the
+    kernel lacks the call, nothing changes."""
+    done: set[int] = set()
+    for array in arrays:
+        mapping = mapping_of(array)
+        if mapping is None or id(mapping) in done:
+            continue
+        done.add(id(mapping))
+        try:
+            mapping.madvise(MADV_POPULATE_READ)
+        except (OSError, ValueError):  # older kernel, or a closed mapping: pages fault in as they are read
+            pass
 
 
 # Inside all_or_nothing(): the writes made so far, as (temporary path or None for stdout, target
