@@ -33,7 +33,7 @@ import numpy as np
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
 from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
-from nn2tosa.fileio import write_atomic
+from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, ops_of
 from nn2tosa.schemas import tosa_generated as fb
 
@@ -369,6 +369,7 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
         loc = graph.loc(node)
         operators.append(_Operator(OP_TABLE[op], attrs, input_type, [value_names[v] for v in operands], outputs,
                                    str(loc) if loc else None))
+    populate(data for _, _, data in tensors if data is not None)  # the input's pages, in one call
     # one allocation big enough for everything: constants, strings, and an allowance per table
     strings = sum(len(n.encode()) for n in names.taken) + sum(len(o.location.encode()) for o in operators if o.location)
     size = (sum(_constant_bytes(graph, n) for n in order) + 2 * strings

@@ -28,7 +28,7 @@ from mlir import ir
 
 from nn2tosa.diagnostics import Nn2TosaError, UnsupportedError
 from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
-from nn2tosa.fileio import write_atomic
+from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, NAME_ATTR, RESOURCE_THRESHOLD, new_context, to_module
 
@@ -68,6 +68,8 @@ def to_mlir(
     needed = require_tosa_1_0(graphs)
     target = target or needed
     ctx = context or new_context()
+    # the module's blobs are views of the input: map its pages in one call before MLIR reads them
+    populate(g.attrs(n)["values"] for g in graphs for n in g.nodes() if g.op(n) == "tosa.const")
     module = to_module(graphs, ctx, resource_threshold=resource_threshold)
     with ctx:
         for fn in module.body.operations:
