@@ -113,8 +113,8 @@ def test_quantized_storage_round_trip_and_rounding():
     t = TensorType((4,), "i8", Quant((0.5,), (-3,)))
     real = np.array([-100.0, 0.25, 0.75, 1.0])
     stored = to_storage(real, t)
-    np.testing.assert_array_equal(stored, [-128, -3, -1, -1])  # clamped; 0.5 and 1.5 round half to even
-    np.testing.assert_array_equal(to_real(stored, t), [-62.5, 0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(stored, [-128, -2, -1, -1])  # clamped; 0.5 and 1.5 round away from zero
+    np.testing.assert_array_equal(to_real(stored, t), [-62.5, 0.5, 1.0, 1.0])
     per_axis = TensorType((2, 1), "i8", Quant((1.0, 0.1), (0, 0), axis=0))
     np.testing.assert_allclose(to_real(np.array([[5], [5]], np.int8), per_axis), [[5.0], [0.5]])
 
