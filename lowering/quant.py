@@ -115,7 +115,11 @@ def carried_type(t: TensorType) -> TensorType:
 def carried_values(stored: np.ndarray, t: TensorType) -> np.ndarray:
     """Stored integers of quantized type `t` as TOSA carries them (ui8 data minus 128, as int8)."""
     q = qinfo(t)
-    return (np.asarray(stored).astype(np.int64) - q.offset).astype(TensorType((), q.dtype).numpy_dtype)
+    carrier = TensorType((), q.dtype).numpy_dtype
+    stored = np.asarray(stored)
+    if not q.offset and stored.dtype == carrier:  # signed data is carried as stored: no copy of the weights
+        return stored
+    return (stored.astype(np.int64) - q.offset).astype(carrier)
 
 
 def unsigned_offset(t: TensorType) -> int:
