@@ -116,8 +116,8 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     acc_type = ACCUMULATOR[xq.dtype]
     attrs["acc_type"] = acc_type
     wzp = wq.zero_points[0]
-    centred = np.abs(w.astype(np.int64) - wzp)
-    abs_sum = centred.sum(axis=channel_axis_sum).reshape(-1)
+    centred = np.abs(w.astype(np.int32) - wzp)  # |i8 or i16 - zero point| fits i32: half int64's temporary
+    abs_sum = centred.sum(axis=channel_axis_sum, dtype=np.int64).reshape(-1)
 
     def conv(weights: np.ndarray, weight_zp: int, bias_values: np.ndarray) -> Value:
         operands = [x, ctx.const(weights, "i8"), ctx.const(bias_values, acc_type), ctx.zero_point(xq.dtype, xq.zero_point),
