@@ -63,7 +63,7 @@ def _limits(args: argparse.Namespace) -> Any:
 
     from nn2tosa.limits import Limits
 
-    return Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
+    return Limits(**{f.name: getattr(args, f.name, f.default) for f in fields(Limits)})
 
 
 def build_parser() -> argparse.ArgumentParser:
