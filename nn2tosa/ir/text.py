@@ -36,7 +36,30 @@ class ParseError(ValueError):
     """MLIR could not parse the text (the message is MLIR's diagnostic)."""
 
 
+# MLIR's parser descends recursively into brackets: 20,000 nested levels overflow its C++ stack
+# (a segmentation fault, not an error). Real IR nests a few dozen levels.
+MAX_NESTING = 1000
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # unrolled: fast over megabytes of hex blobs
+_BRACKET = re.compile(r"->|[\[\]{}()<>]")
+
+
+def check_nesting(text: str, limit: int = MAX_NESTING) -> None:
+    """Refuse text whose brackets (outside string literals) nest deeper than `limit`."""
+    depth = 0
+    code = _STRING.sub('""', text)  # strings keep their line: MLIR escapes newlines in them
+    for m in _BRACKET.finditer(code):
+        c = m.group()
+        if c in "[{(<":
+            depth += 1
+            if depth > limit:
+                line = code.count("\n", 0, m.start()) + 1
+                raise ParseError(f"line {line}: brackets nest deeper than {limit} levels")
+        elif c != "->":
+            depth -= 1
+
+
 def parse_module(text: str, context: ir.Context | None = None) -> ir.Module:
+    check_nesting(text)
     ctx = context or new_context()
     try:
         with ctx:
