@@ -303,3 +303,18 @@ def test_builder_constants_are_charged_to_the_total():
         b.constant(np.zeros(1000, np.float32))
         with pytest.raises(LimitExceededError, match="a constant built by a pass.*--max-total-bytes"):
             b.constant(np.zeros(1000, np.float32))
+
+
+def test_opt_refuses_ir_text_nested_deeper_than_the_mlir_parser_survives(tmp_path):
+    """200,000 nested brackets crash MLIR's recursive parser (a segmentation fault); refused first."""
+    from nn2tosa.ir.text import MAX_NESTING, ParseError, check_nesting
+
+    deep = '"func.func"() <{function_type = () -> (), sym_name = "main", x = DEEP}> ({\n  "func.return"() : () -> ()\n}) : () -> ()\n'
+    ir = tmp_path / "deep.mlir"
+    ir.write_text(deep.replace("DEEP", "[" * 200_000 + "]" * 200_000))
+    r = run_cli("opt", str(ir), "--passes=dce")
+    assert r.returncode == 2 and r.stderr == f"nn2tosa: error: {ir}: line 1: brackets nest deeper than 1000 levels\n"
+    check_nesting(deep.replace("DEEP", "[" * MAX_NESTING + "]" * MAX_NESTING))
+    check_nesting('"' + "[" * 5000 + '" -> "\\"((("')  # brackets in strings and arrows do not count
+    with pytest.raises(ParseError, match="line 3"):
+        check_nesting("\n\n" + "(" * (MAX_NESTING + 1))
