@@ -33,6 +33,7 @@ Conventions of the IR this frontend produces (docs/frontend_mps.md has the long 
 """
 from __future__ import annotations
 
+from nn2tosa import limits
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.ir import Graph
 
@@ -54,12 +55,24 @@ def read(data: memoryview, name: str) -> list[Graph]:
         return [read_graph(data)]
     delegates = pte.find_delegates(data)
     graphs = []
+    read: dict[tuple[int, int], Graph] = {}  # delegates may share data (ExecuTorch de-duplicates payloads)
+    total_ops = 0
     for k, d in enumerate(delegates):
         where = f"delegate {k} ({d.location} data at offset 0x{d.start:x})"
+        name = "main" if len(delegates) == 1 else f"partition{k}"
+        shared = read.get((d.start, d.size))
         try:
-            g = read_graph(data[d.start: d.start + d.size], "main" if len(delegates) == 1 else f"partition{k}")
+            g = read_graph(data[d.start: d.start + d.size], name) if shared is None else shared.copy()
         except InvalidInputError as e:
             raise InvalidInputError(e.message, where=f"{where}: {e.where}" if e.where else where) from None
+        read.setdefault((d.start, d.size), g)
+        g.name = name
+        # a small file naming one payload thousands of times must not make thousands of graphs
+        total_ops += len(g)
+        if total_ops > limits.current().max_ops:
+            raise limits.LimitExceededError(
+                f"its {k + 1} delegates hold {total_ops} operations together, above the limit of "
+                f"{limits.current().max_ops} ({limits.flag('max_ops')})", where=where)
         g.meta.update(container="pte", partition=k, plan=d.plan, delegate=d.index, delegate_data=d.location,
                       cpu_operators=",".join(d.cpu_operators))
         graphs.append(g)
