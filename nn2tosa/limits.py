@@ -8,7 +8,7 @@ conversion allocate gigabytes or run for hours:
 | ------------------ | ---------- | -------------------------------------------------------------------- |
 | max_tensor_bytes   | 2 GiB      | one tensor: declared by the file, or an array a pass would build     |
 | max_total_bytes    | 4 GiB      | all arrays the passes build during one run, together                 |
-| max_ops            | 1,048,576  | operations in one graph                                              |
+| max_ops            | 262,144    | operations in one graph (and in all partitions of a file together)  |
 | max_rank           | 16         | dimensions of one tensor                                             |
 | max_list_length    | 65,536     | elements of one list attribute (strides, split sizes, view origins)  |
 
@@ -53,7 +53,9 @@ class Limits:
         "flag": "--max-tensor-bytes", "help": "largest tensor, declared or built by a pass (bytes; K/M/G suffixes)"})
     max_total_bytes: int = field(default=4 * GiB, metadata={
         "flag": "--max-total-bytes", "help": "all arrays the passes build in one run, together (bytes)"})
-    max_ops: int = field(default=1 << 20, metadata={"flag": "--max-ops", "help": "operations in one graph"})
+    # about 0.25 ms and 1 KB per op: a quarter million ops is a minute and a few hundred MB
+    max_ops: int = field(default=1 << 18, metadata={
+        "flag": "--max-ops", "help": "operations in one graph (and in all partitions of a file together)"})
     max_rank: int = field(default=16, metadata={"flag": "--max-rank", "help": "dimensions of one tensor"})
     max_list_length: int = field(default=1 << 16, metadata={
         "flag": "--max-list-length", "help": "elements of one list attribute"})
