@@ -230,3 +230,40 @@ def test_lowering_a_split_reads_each_output_a_bounded_number_of_times(monkeypatc
     monkeypatch.setattr(Output, "value", property(counted, plain.fset))
     convert(graph)
     assert 0 < reads[0] < 40 * n, f"{reads[0]} reads of graph outputs for a {n}-way split"
+
+
+def pte_file(payload: bytes, delegates: int) -> bytes:
+    """An ExecuTorch program whose one plan has `delegates` MPS delegates, all naming the same inline
+    payload (ExecuTorch itself de-duplicates identical payloads this way)."""
+    from nn2tosa.frontend.mps import pte
+
+    doc = {"version": 0, "backend_delegate_data": [{"data": list(payload)}],
+           "execution_plan": [{"name": "forward", "delegates": [
+               {"id": "MPSBackend", "processed": {"location": "INLINE", "index": 0}} for _ in range(delegates)]}]}
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "program.fbs").write_text(pte.PROGRAM_FBS)
+        (d / "in.json").write_text(json.dumps(doc))
+        subprocess.run([str(FLATC), "-b", "-o", str(d), str(d / "program.fbs"), str(d / "in.json")], check=True,
+                       capture_output=True)
+        (out,) = [p for p in d.iterdir() if p.suffix not in (".fbs", ".json")]
+        return out.read_bytes()
+
+
+def test_a_pte_naming_one_payload_many_times_counts_every_partition(tmp_path):
+    """A 90 KB .pte with 2000 delegates sharing one 200-op payload would be 400,000 ops (100 s and
+    800 MB before): the partitions' ops count together against --max-ops."""
+    model = tmp_path / "many.pte"
+    model.write_bytes(pte_file(reshape_chain(200), 2000))
+    r = subprocess.run([sys.executable, "-m", "nn2tosa", "inspect", str(model), "--max-ops", "20000"],
+                       capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert r.returncode == 2, r.stderr
+    assert "delegates hold 20" in r.stderr and "above the limit of 20000 (--max-ops)" in r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    few = tmp_path / "few.pte"
+    few.write_bytes(pte_file(reshape_chain(3), 3))  # shared payloads are fine: each is a partition
+    r = subprocess.run([sys.executable, "-m", "nn2tosa", "inspect", "--json", str(few)], capture_output=True,
+                       text=True, timeout=HANG_SECONDS)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert [p["name"] for p in info["partitions"]] == ["partition0", "partition1", "partition2"]
