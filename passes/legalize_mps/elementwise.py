@@ -200,6 +200,8 @@ BITWISE = {
 def bitwise(n: Node) -> Value:
     x, y = n.input("input1_id"), n.input("input2_id")
     dtype = n.out.dtype
+    if is_float(dtype):  # PyTorch has no bitwise ops on floats (found by bench/fuzz_long.py: an internal error)
+        raise ValueError(f"a bitwise operation on {dtype} tensors")
     on_bool, on_int = BITWISE[n.member]
     return n.elementwise(on_bool if dtype == "i1" else on_int, [x, y], dtype)
 
