@@ -168,24 +168,27 @@ class Graph:
     def results(self, node: int) -> list[Value]:
         return [Value(node, i) for i in range(len(self.types(node)))]
 
+    # The edge queries below read networkx's adjacency dicts (`_pred[v][u][key]` / `_succ[u][v][key]`
+    # -> edge data) directly: they run a few times per op in every pass, and networkx's edge views
+    # cost several times the lookup itself.
     def operands(self, node: int) -> list[Value]:
         """Operand values in operand order."""
-        edges = sorted(self.nx.in_edges(node, keys=True, data="result"), key=lambda e: e[2])
-        return [Value(u, r) for u, _, _, r in edges]
+        edges = sorted((key, u, data["result"]) for u, keyed in self.nx._pred[node].items()
+                       for key, data in keyed.items())
+        return [Value(u, r) for _, u, r in edges]
 
     def operand(self, node: int, k: int) -> Value:
-        for u, _, key, r in self.nx.in_edges(node, keys=True, data="result"):
-            if key == k:
-                return Value(u, r)
+        for u, keyed in self.nx._pred[node].items():
+            data = keyed.get(k)
+            if data is not None:
+                return Value(u, data["result"])
         raise IndexError(f"{self.op(node)} %{node} has no operand #{k}")
 
     def users(self, value: Value) -> list[Use]:
         """Uses of a value by operations (graph outputs are not included)."""
-        return sorted(
-            Use(v, k)
-            for _, v, k, r in self.nx.out_edges(value.node, keys=True, data="result")
-            if r == value.index
-        )
+        node, index = value
+        return sorted(Use(v, key) for v, keyed in self.nx._succ[node].items()
+                      for key, data in keyed.items() if data["result"] == index)
 
     def has_uses(self, value: Value) -> bool:
         return self.is_output(value) or bool(self.users(value))
@@ -222,15 +225,16 @@ class Graph:
 
     def topological(self) -> list[int]:
         """Operations in dependency order, ties broken by creation order (deterministic)."""
-        indegree = {n: d for n, d in self.nx.in_degree()}
+        pred, succ = self.nx._pred, self.nx._succ
+        indegree = {n: sum(len(keyed) for keyed in sources.values()) for n, sources in pred.items()}
         ready = [n for n, d in indegree.items() if d == 0]
         heapq.heapify(ready)
         order = []
         while ready:
             n = heapq.heappop(ready)
             order.append(n)
-            for _, v in self.nx.out_edges(n):
-                indegree[v] -= 1
+            for v, keyed in succ[n].items():
+                indegree[v] -= len(keyed)
                 if indegree[v] == 0:
                     heapq.heappush(ready, v)
         if len(order) != len(indegree):
