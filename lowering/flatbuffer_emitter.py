@@ -260,6 +260,13 @@ OP_TABLE = _build_op_table()
 
 
 # ------------------------------------------------------------------------------ tensor names
+def unique_io_names(graph: Graph) -> tuple[list[str], list[str]]:
+    """The tensor names of a graph's inputs and outputs as both emitters write them: each keeps its
+    name, a repeated one gets a suffix (_1, _2, ...), inputs first."""
+    names = _Names()
+    return [names.claim(graph.input_name(n)) for n in graph.inputs], [names.claim(o.name) for o in graph.outputs]
+
+
 class _Names:
     """Unique tensor names: graph inputs and outputs keep theirs (a repeated name gets a suffix),
     every other tensor is layer_<k>, skipping names already taken."""
@@ -267,11 +274,13 @@ class _Names:
     def __init__(self) -> None:
         self.taken: set[str] = set()
         self.counter = 0
+        self.next_suffix: dict[str, int] = {}  # so that 50,000 outputs of one name take linear time
 
     def claim(self, wanted: str) -> str:
-        name, k = wanted, 1
+        name, k = wanted, self.next_suffix.get(wanted, 1)
         while name in self.taken:
             name, k = f"{wanted}_{k}", k + 1
+        self.next_suffix[wanted] = k
         self.taken.add(name)
         return name
 
