@@ -30,8 +30,9 @@ from nn2tosa.diagnostics import Nn2TosaError, UnsupportedError
 from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
 from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import Graph
-from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, NAME_ATTR, RESOURCE_THRESHOLD, new_context, to_module
+from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, RESOURCE_THRESHOLD, new_context, to_module
 
+from .flatbuffer_emitter import unique_io_names
 from .target import Target, require_tosa_1_0
 
 TENSOR_NAME_ATTR = "tosa.tensor_name"
@@ -72,24 +73,22 @@ def to_mlir(
     populate(g.attrs(n)["values"] for g in graphs for n in g.nodes() if g.op(n) == "tosa.const")
     module = to_module(graphs, ctx, resource_threshold=resource_threshold)
     with ctx:
-        for fn in module.body.operations:
-            _name_arguments_for_tosa(fn)
+        for fn, g in zip(module.body.operations, graphs):
+            _name_arguments_for_tosa(fn, *unique_io_names(g))
         module.operation.attributes[TARGET_ENV_ATTR] = target.mlir_attr()
     if verify:
         verify_module(module)
     return module
 
 
-def _name_arguments_for_tosa(fn: Any) -> None:
-    """Move the IR's input/output names to `tosa.tensor_name` and drop nn2tosa's graph metadata."""
-    for attr_name in ("arg_attrs", "res_attrs"):
+def _name_arguments_for_tosa(fn: Any, input_names: list[str], output_names: list[str]) -> None:
+    """Name arguments and results with `tosa.tensor_name` (the .tosa writer's unique names, so that
+    a repeated output name gets the same suffix in both outputs) and drop nn2tosa's graph metadata."""
+    for attr_name, names in (("arg_attrs", input_names), ("res_attrs", output_names)):
         if attr_name not in fn.attributes:
             continue
-        renamed = []
-        for entry in fn.attributes[attr_name]:
-            d = ir.DictAttr(entry)
-            renamed.append(ir.DictAttr.get({TENSOR_NAME_ATTR: d[NAME_ATTR]} if NAME_ATTR in d else {}))
-        fn.attributes[attr_name] = ir.ArrayAttr.get(renamed)
+        fn.attributes[attr_name] = ir.ArrayAttr.get(
+            [ir.DictAttr.get({TENSOR_NAME_ATTR: ir.StringAttr.get(name)}) for name in names])
     if GRAPH_ATTRS in fn.attributes:
         del fn.attributes[GRAPH_ATTRS]
 
