@@ -267,3 +267,28 @@ def test_a_pte_naming_one_payload_many_times_counts_every_partition(tmp_path):
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)
     assert [p["name"] for p in info["partitions"]] == ["partition0", "partition1", "partition2"]
+
+
+def test_repeated_output_names_become_the_same_unique_tensor_names_in_both_outputs(tmp_path):
+    """Arm NN output layers may share a name (and a .tosa block may list one output twice); TOSA tensor
+    names must be unique, and tosa-opt serializes our MLIR's names: both outputs suffix the same way.
+    5000 outputs of one name: the suffixing is linear (it was a rescan from _1 for every output)."""
+    import re
+
+    from nn2tosa.api import convert
+    from nn2tosa.frontend import load
+    from nn2tosa.ir import Graph, TensorType
+
+    g = Graph(meta={"format": "tosa"})
+    x = g.add_input(TensorType((2,), "f32"), "y")
+    node = g.add_op("tosa.abs", [x], [TensorType((2,), "f32")])
+    for _ in range(5000):
+        g.add_output((node, 0), "y")
+    g.add_output((node, 0), "y_1")
+    result = convert(g)
+    mlir_names = re.findall(r'tosa.tensor_name = "([^"]*)"', result.mlir_text())
+    result.write(str(tmp_path / "o.tosa"), "tosa")
+    back = load(tmp_path / "o.tosa")[0]
+    tosa_names = [back.input_name(back.inputs[0])] + [o.name for o in back.outputs]
+    assert mlir_names == tosa_names
+    assert len(set(tosa_names)) == 5002 and tosa_names[:3] == ["y", "y_1", "y_2"] and tosa_names[-1] == "y_1_1"
