@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nn2tosa.ir import Dialect, Graph, TensorType, attr, define, register_dialect
+from nn2tosa.ir.verify import constant_verifier
 from nn2tosa.schemas import load_schema
 
 from . import descriptors
@@ -20,18 +21,6 @@ from .catalogue import PARAMS_FIELD, LayerKind, layer_kinds
 register_dialect(
     Dialect("armnn", "Arm NN serialized layers, one op per layer", constant_op="armnn.Constant", constant_attr="value")
 )
-
-
-def _verify_constant(graph: Graph, node: int) -> Iterable[str]:
-    value = graph.attrs(node)["value"]
-    t = graph.types(node)[0]
-    if not isinstance(t, TensorType):
-        return ["the result is not a tensor"]
-    if tuple(value.shape) != tuple(t.shape):
-        return [f"value shape {list(value.shape)} differs from result shape {list(t.shape)}"]
-    if value.dtype != t.numpy_dtype:
-        return [f"value dtype {value.dtype} does not hold {t.dtype}"]
-    return []
 
 
 def _verify_params(kind: LayerKind):
@@ -96,7 +85,7 @@ def _define(kind: LayerKind) -> None:
     doc = f"The Arm NN {kind.name} layer ({kind.table})."
     if kind.name == "Constant":
         attrs["value"] = attr("tensor", "the tensor, a view into the file; quantized values as stored")
-        verifiers.append(_verify_constant)
+        verifiers.append(constant_verifier("value"))
         doc += " Also synthesized for ConstTensors other layers' tables hold (located at that layer)."
     if kind.params:
         attrs[PARAMS_FIELD] = attr("strs", f"the {kind.name} parameters the file holds, in operand order after the data inputs")

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nn2tosa.ir import Dialect, Graph, Value, attr, define, register_dialect
+from nn2tosa.ir.verify import constant_verifier
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.fbs import TableDef, TypeRef
 
@@ -199,22 +200,12 @@ for _layout_entry in LAYOUTS.values():
     _define(_layout_entry)
 
 
-def _verify_constant(graph: Graph, node: int) -> list[str]:
-    value = graph.attrs(node)["value"]
-    t = graph.types(node)[0]
-    if tuple(value.shape) != tuple(t.shape):
-        return [f"value shape {list(value.shape)} differs from result shape {list(t.shape)}"]
-    if value.dtype != t.numpy_dtype:
-        return [f"value dtype {value.dtype} does not hold {t.dtype}"]
-    return []
-
-
 define(
     "mps.constant",
     operands=0,
     attrs={"value": attr("tensor", "the constant's data: a read-only view into the model file where possible")},
     doc="A value listed in MPSGraph.constant_ids, with its data from the constant segment or inline buffer.",
-    verify=_verify_constant,
+    verify=constant_verifier("value"),
     traits={"constant"},
 )
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import Dialect, Graph, TensorType, Type, attr, define, register_dialect
+from nn2tosa.ir.verify import constant_verifier
 
 register_dialect(Dialect("nn", "canonical neural-network ops", constant_op="nn.constant", constant_attr="value"))
 
@@ -68,22 +69,12 @@ def _axes_ok(axes: list[int], rank: int) -> bool:
 
 
 # ------------------------------------------------------------------------------ constants
-def _verify_constant(graph: Graph, node: int) -> list[str]:
-    value = graph.attrs(node)["value"]
-    t = graph.types(node)[0]
-    if tuple(value.shape) != tuple(t.shape):
-        return [f"value shape {list(value.shape)} differs from result shape {list(t.shape)}"]
-    if value.dtype != t.numpy_dtype:
-        return [f"value dtype {value.dtype} does not hold {t.dtype}"]
-    return []
-
-
 define(
     "nn.constant",
     operands=0,
     attrs={"value": attr("tensor", "the tensor, in the storage type of the result")},
     doc="A constant tensor. Quantized constants hold their stored integers; the result type carries the scale.",
-    verify=_verify_constant,
+    verify=constant_verifier("value"),
     traits={"constant"},
 )
 

@@ -29,8 +29,10 @@ import numpy as np
 from nn2tosa.diagnostics import Unsupported
 from nn2tosa.ir import INPUT_OP, Dialect, Graph, ShapeType, TensorType, Type, Value, attr, define, op_def, register_dialect
 from nn2tosa.ir.registry import AttrSpec
+from nn2tosa.ir.verify import constant_verifier
 
 register_dialect(Dialect("tosa", "TOSA 1.0 operators", constant_op="tosa.const", constant_attr="values"))
+_const_values = constant_verifier("values")
 
 # Element types a TOSA 1.0 tensor may have (MLIR spellings).
 TOSA_ELEMENT_TYPES = frozenset({"i1", "i4", "i8", "i16", "i32", "i48", "f16", "bf16", "f32", "f8E4M3FN", "f8E5M2"})
@@ -81,16 +83,7 @@ def _tensor_type_problems(t: Type) -> list[str]:
 
 
 def _verify_const(graph: Graph, node: int) -> list[str]:
-    value = graph.attrs(node)["values"]
-    t = graph.types(node)[0]
-    problems = _tensor_type_problems(t)
-    if problems:
-        return problems
-    if tuple(value.shape) != t.shape:
-        return [f"values shape {list(value.shape)} differs from result shape {list(t.shape)}"]
-    if value.dtype != t.numpy_dtype:
-        return [f"values dtype {value.dtype} does not hold {t.dtype} (expected {t.numpy_dtype})"]
-    return []
+    return _tensor_type_problems(graph.types(node)[0]) or _const_values(graph, node)
 
 
 def _verify_const_shape(graph: Graph, node: int) -> list[str]:

@@ -54,6 +54,24 @@ def _attr_kind_ok(spec: AttrSpec, value: Any) -> bool:
     return True
 
 
+def constant_verifier(attr_name: str):
+    """The verifier of a dialect's constant op: its `attr_name` array holds exactly the result's
+    shape in the result element type's storage dtype."""
+
+    def verify_constant(graph: Graph, node: int) -> list[str]:
+        value = graph.attrs(node)[attr_name]
+        t = graph.types(node)[0]
+        if not isinstance(t, TensorType):
+            return ["the result is not a tensor"]
+        if tuple(value.shape) != tuple(t.shape):
+            return [f"{attr_name} shape {list(value.shape)} differs from result shape {list(t.shape)}"]
+        if value.dtype != t.numpy_dtype:
+            return [f"{attr_name} dtype {value.dtype} does not hold {t.dtype} (expected {t.numpy_dtype})"]
+        return []
+
+    return verify_constant
+
+
 def op_problems(graph: Graph, node: int) -> list[str]:
     """What is wrong with one operation (empty when it verifies)."""
     op = graph.op(node)
