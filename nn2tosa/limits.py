@@ -23,7 +23,8 @@ How code uses them:
   relayout, an index table) calls `reserve(shape, dtype, what)` first; code that may simply skip
   the work (an optional fold) asks `affordable(shape, dtype)` instead.
 The limits in force are a context variable: `with using(Limits(max_tensor_bytes=...)):` scopes
-them (and a fresh total budget) to one conversion.
+them (and a fresh total budget) to one run; api.convert opens one per conversion, the command line
+one per command. Outside any scope the defaults apply and the total is not accumulated.
 """
 from __future__ import annotations
 
@@ -83,12 +84,20 @@ class _State:
     spent: int = 0  # bytes reserve() granted in this scope
 
 
-_STATE: ContextVar[_State] = ContextVar("nn2tosa_limits", default=_State(Limits()))
+_DEFAULT = Limits()
+# The scope `using` opened, if any. Outside every scope the defaults apply and nothing accumulates:
+# a long-lived process converting many models must not exhaust a budget meant for one run.
+_STATE: ContextVar[_State | None] = ContextVar("nn2tosa_limits", default=None)
+
+
+def _state() -> _State:
+    state = _STATE.get()
+    return state if state is not None else _State(_DEFAULT)
 
 
 def current() -> Limits:
     """The limits in force."""
-    return _STATE.get().limits
+    return _state().limits
 
 
 @contextmanager
@@ -151,7 +160,7 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 def affordable(shape: Iterable[int] | int, dtype: Any) -> bool:
     """Whether an array of `shape` and `dtype` fits max_tensor_bytes and what is left of the total
     budget (nothing is charged: for work that can be skipped, such as an optional fold)."""
-    state = _STATE.get()
+    state = _state()
     size = nbytes(shape, dtype)
     return size <= state.limits.max_tensor_bytes and state.spent + size <= state.limits.max_total_bytes
 
@@ -159,7 +168,7 @@ def affordable(shape: Iterable[int] | int, dtype: Any) -> bool:
 def reserve(shape: Iterable[int] | int, dtype: Any, what: str, *, where: str | None = None) -> None:
     """Charge an array about to be built (from sizes the input chose) to the budget, or refuse it with
     a LimitExceededError before anything is allocated."""
-    state = _STATE.get()
+    state = _state()
     size = nbytes(shape, dtype)
     shape_text = f"{shape} elements" if isinstance(shape, int) else f"shape {_shape_text(tuple(shape))}"
     if size > state.limits.max_tensor_bytes:
