@@ -250,7 +250,10 @@ def convert(
         return convert_partial(graph, report, profile=profile, passes=passes, progress=progress)
     pipeline = pass_pipeline(graph, passes, name)
     source_ops = source_op_list(graph)
-    stages = run_pipeline(graph, pipeline, report, progress)
+    from nn2tosa import limits
+
+    with limits.using(limits.current()):  # a fresh total budget (nn2tosa.limits) for this conversion
+        stages = run_pipeline(graph, pipeline, report, progress)
     return finish(graph, source_ops, stages, report, profile)
 
 
