@@ -77,6 +77,12 @@ def test_reserve_refuses_one_large_array_and_charges_the_total():
         reserve((250,), "f32", "a fold")
 
 
+def test_nothing_accumulates_outside_a_scope():
+    """A long-lived process (the Python API) converting model after model keeps its full budget."""
+    for _ in range(10):  # 10 GiB in all, above the 4 GiB total: fine, each outside any scope
+        reserve((1 << 30,), "i8", "a fold")
+
+
 def test_limits_are_scoped():
     default = limits.current()
     with using(Limits(max_ops=5)) as inner:
