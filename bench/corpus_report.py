@@ -5,7 +5,8 @@
 Per file: converted / unsupported (with reasons) / crashed, reference-model status, and the judgement
 against the source runtime's outputs (tests/corpus_harness.py: the corpus README's tolerance classes).
 Tables: by corpus folder, by Arm NN layer type or MPS node type (a file counts for every type it
-contains), max error per whole model, and every unsupported reason with its count.
+contains), max error per whole model, exact / off-by-one / worse integers per quantized file, and
+every unsupported reason with its count.
 """
 from __future__ import annotations
 
@@ -93,6 +94,15 @@ def tables(rows: list[dict]) -> str:
     for r in models:
         out.append(f"| {r['file']} | {r['outcome']} | {r.get('max_error', '')} |")
     out.append("")
+    quantized = [r for r in rows if r["tolerance"] == "quantized" and r["outcome"] in ("match", "mismatch")]
+    if quantized:
+        out.append("| quantized file | exact | off by one | worse |")
+        out.append("|---|---|---|---|")
+        for r in quantized:
+            out.append(f"| {r['file']} | {r['exact']} | {r['off_by_one']} | {r['worse']} |")
+        totals = [sum(r[k] for r in quantized) for k in ("exact", "off_by_one", "worse")]
+        out.append(f"| **{len(quantized)} files** | {totals[0]} | {totals[1]} | {totals[2]} |")
+        out.append("")
     reasons = collections.Counter()
     for r in rows:
         for reason in r.get("reasons", []):
