@@ -518,9 +518,12 @@ def judge(run: Run, memory_mb: float) -> str | None:
     if len(lines) > 1:
         return "multiline"
     if run.command == "convert":
-        if run.exit_code == 0 and sorted(run.outputs_left) != ["x.mlir", "x.tosa"]:
-            return "partial-output"
-        if run.exit_code != 0 and run.outputs_left:
+        left = run.outputs_left
+        if run.exit_code != 0 and left:
+            return "partial-output"  # a failed run leaves nothing, not even a temporary
+        # a success leaves both kinds (x.tosa, or x.part<k>.tosa per partition) and no temporary
+        if run.exit_code == 0 and (any(n.startswith(".") for n in left) or
+                                   {n.rsplit(".", 1)[-1] for n in left} != {"mlir", "tosa"}):
             return "partial-output"
     return None
 
