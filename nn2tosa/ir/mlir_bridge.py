@@ -85,6 +85,9 @@ class _Builder:
         if element_type == "i1" or array.size <= self.resource_threshold:
             if element_type == "i1":
                 array = array.astype(np.bool_)
+                if array.size:  # MLIR's i1 storage is bits, little-endian: the text form took 100 bytes each
+                    bits = np.packbits(array.reshape(-1), bitorder="little")
+                    return ir.DenseElementsAttr.get(bits, type=mlir_type.element_type, shape=shape)
             if element_type in ("bf16", "index", "i48", "i4") or array.dtype == np.bool_:
                 return self._dense_from_text(array, element_type, mlir_type)
             return ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=mlir_type.element_type, shape=shape)
