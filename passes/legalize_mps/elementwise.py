@@ -54,6 +54,8 @@ def logical_not(n: Node) -> Value:
 @rule("MPSBitwiseNot")
 def bitwise_not(n: Node) -> Value:
     x = n.input("input1_id")
+    if is_float(n.type_of(x).dtype):  # as for the binary bitwise nodes: PyTorch has none on floats
+        raise ValueError(f"a bitwise operation on {n.type_of(x).dtype} tensors")
     return n.op("nn.logical_not" if n.type_of(x).dtype == "i1" else "nn.bitwise_not", [x])
 
 
