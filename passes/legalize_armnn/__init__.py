@@ -54,7 +54,8 @@ def legalize_armnn(graph: Graph) -> None:
         except NotLegalizable as e:
             unsupported.append(Unsupported(layer.type_name, layer.where, e.why))
             continue
-        except (ValueError, IndexError, ZeroDivisionError) as e:  # shapes or parameters that contradict each other
+        # shapes or parameters that contradict each other, or values beyond their types (an OverflowError)
+        except (ValueError, IndexError, ZeroDivisionError, OverflowError) as e:
             raise InvalidInputError(f"{layer.type_name} layer whose shapes or parameters are inconsistent: {e}",
                                     where=layer.where) from None
         if len(results) != len(layer.result_types):
