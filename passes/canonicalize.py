@@ -347,8 +347,8 @@ def _refold(graph: Graph, a: _Affine, scale: np.ndarray | None, shift: np.ndarra
     w_value = operands[1]
     weights = a.weights
     bias = a.bias if scale is None else a.bias * scale
-    if scale is not None:
-        weights = a.weights.astype(np.float64) * WEIGHT_SCALE[graph.op(a.node)](a.weights.shape, scale)
+    if scale is not None:  # one float64 temporary: the product of the exactly widened weights
+        weights = np.multiply(a.weights, WEIGHT_SCALE[graph.op(a.node)](a.weights.shape, scale), dtype=np.float64)
     bias = bias + shift
     w_dtype = graph.type_of(w_value).numpy_dtype
     out = graph.types(a.node)[0]
