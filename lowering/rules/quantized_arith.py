@@ -284,6 +284,8 @@ def batch_norm(ctx: LoweringContext) -> Value:
     mean, var, gamma, beta = stats
     a = gamma / np.sqrt(var + float(ctx.attrs["epsilon"]))
     b = beta - mean * a
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):  # no fixed-point form (a damaged file's statistics)
+        ctx.unsupported("batch-norm statistics that are not finite (NaN or infinity once folded)")
     ratio = np.abs(a) * xq.scale / yq.scale
     offset = b / yq.scale
     channels = ctx.type_of(x).shape[axis]
