@@ -87,8 +87,11 @@ class _View:
 
     def all_operands(self) -> list[Value]:
         """The operator's inputs with the constants made from fields at their operand positions."""
+        count = len(self.operands) + len(self.made)
+        if any(k >= count for k in self.made):  # fewer inputs than the op has (a damaged file)
+            self.fail(f"has {len(self.operands)} inputs, too few for its operands")
         data = iter(self.operands)
-        return [self.made[k] if k in self.made else next(data) for k in range(len(self.operands) + len(self.made))]
+        return [self.made[k] if k in self.made else next(data) for k in range(count)]
 
 
 class Layout0100:
