@@ -164,8 +164,8 @@ def _table_sites(t, fr, sites: list[Site], stack: list) -> None:
             if ftype.kind == "union_type":
                 sites.append(Site("union_tag", pos, 1, name=p.name))
             elif SCALARS[ftype.scalar].kind == "int":
-                sites.append(Site("scalar", pos, p.size, signed=ftype.scalar.startswith(("int", "long", "short", "byte")),
-                                  name=p.name))
+                signed = ftype.scalar.startswith(("int", "long", "short", "byte"))
+                sites.append(Site("scalar", pos, p.size, signed=signed, name=p.name))
             continue
         if kind == fr._STRUCT:
             continue

@@ -188,7 +188,8 @@ def check_graph(graph: Graph) -> None:
     """Semantic checks of a graph a reader produced, before any pass runs: op count; every result
     type (rank, dimensions, declared size); list attributes' lengths; constants whose data does not
     match their type's shape and element type; operands reading results that do not exist; cycles.
-    (Repeated output names are the emitters' to make unique, with a suffix.) Raises InvalidInputError / LimitExceededError naming the op."""
+    (Repeated output names are the emitters' to make unique, with a suffix.) Raises
+    InvalidInputError / LimitExceededError naming the op."""
     from nn2tosa.ir import TensorType, dialect
     from nn2tosa.ir.types import numpy_dtype
 

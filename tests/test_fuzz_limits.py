@@ -315,7 +315,8 @@ def test_opt_refuses_ir_text_nested_deeper_than_the_mlir_parser_survives(tmp_pat
     """200,000 nested brackets crash MLIR's recursive parser (a segmentation fault); refused first."""
     from nn2tosa.ir.text import MAX_NESTING, ParseError, check_nesting
 
-    deep = '"func.func"() <{function_type = () -> (), sym_name = "main", x = DEEP}> ({\n  "func.return"() : () -> ()\n}) : () -> ()\n'
+    deep = ('"func.func"() <{function_type = () -> (), sym_name = "main", x = DEEP}> ({\n'
+            '  "func.return"() : () -> ()\n}) : () -> ()\n')
     ir = tmp_path / "deep.mlir"
     ir.write_text(deep.replace("DEEP", "[" * 200_000 + "]" * 200_000))
     r = run_cli("opt", str(ir), "--passes=dce")
