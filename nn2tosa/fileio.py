@@ -52,15 +52,25 @@ def populate(arrays: Iterable[object]) -> None:
     is nearly all constants, which the writer reads anyway, so the whole file is mapped; where the
     kernel lacks the call, nothing changes."""
     done: set[int] = set()
+    spare = _free_memory()
     for array in arrays:
         mapping = mapping_of(array)
         if mapping is None or id(mapping) in done:
             continue
         done.add(id(mapping))
         try:
-            mapping.madvise(MADV_POPULATE_READ)
+            # a file larger than half the free memory would evict its own first pages: let the writer stream it
+            if spare is None or len(mapping) <= spare // 2:
+                mapping.madvise(MADV_POPULATE_READ)
         except (OSError, ValueError):  # older kernel, or a closed mapping: pages fault in as they are read
             pass
+
+
+def _free_memory() -> int | None:
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 # Inside all_or_nothing(): the writes made so far, as (temporary path or None for stdout, target
