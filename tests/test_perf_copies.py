@@ -13,6 +13,7 @@ Counted, never timed (tests/test_emit_bulk.py does the same for single emitter c
 from __future__ import annotations
 
 import collections
+import mmap
 import sys
 import tracemalloc
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 
 import nn2tosa
 from nn2tosa.api import tosa_pipeline
-from nn2tosa.fileio import map_file, mapping_of
+from nn2tosa.fileio import MADV_POPULATE_READ, map_file, mapping_of, populate
 from nn2tosa.frontend import load
 from nn2tosa.ir import Graph
 from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
@@ -182,3 +183,35 @@ def test_ten_times_the_ops_is_ten_times_the_work(monkeypatch, tmp_path, network)
         assert large[name] == small[name], (name, small[name], large[name])
     for name in PER_OP_PRIMITIVES:
         assert small[name] > 0 and large[name] <= 1.25 * growth * small[name], (name, small[name], large[name])
+
+
+# ------------------------------------------------------------------------------ populate
+def resident_file_pages() -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssFile:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def test_populate_maps_the_whole_file_behind_any_view(tmp_path):
+    """One call maps every page of the file a view comes from (the writers then stream it without a
+    page fault every few pages); arrays of no file and other objects are passed over."""
+    path = tmp_path / "data.bin"
+    path.write_bytes(np.arange(8 << 20, dtype=np.uint32).tobytes())  # 32 MB
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as probe:
+        try:
+            probe.madvise(MADV_POPULATE_READ)
+        except OSError:
+            pytest.skip("this kernel has no MADV_POPULATE_READ (Linux 5.14)")
+    data = map_file(path)
+    view = np.frombuffer(data, dtype=np.uint32)[1000:2000]
+    assert mapping_of(view) is mapping_of(data) is not None and mapping_of(np.zeros(3)) is None
+    before = resident_file_pages()
+    if before is None:
+        pytest.skip("no /proc/self/status")
+    populate([view, view[::2], np.zeros(3), "not an array"])
+    assert resident_file_pages() - before >= 30 << 20
