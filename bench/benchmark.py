@@ -1,20 +1,22 @@
 """The performance benchmark: large synthetic models through every stage and the whole CLI.
 
-    python bench/benchmark.py                 # everything (about 10 minutes on 2 cores)
+    python bench/benchmark.py                 # everything (about 15 minutes on 2 busy cores)
     python bench/benchmark.py --quick         # ResNet-50 fp32 .armnn and the fp32 transformer, 3 runs
 
 Models are generated once (deterministically, bench/synthetic) into `--models` (default
 ~/.cache/nn2tosa-bench). Every measurement runs in a fresh process with bytecode caching on (in a
-private pycache, as an installed package has it), after one unmeasured warm-up run:
-- stages: read, legalize, canonicalize, lower (lower-to-tosa, cse, dce), report, MLIR module,
-  write .tosa, write .mlirbc, write .mlir text, timed inside one process (imports timed apart);
+private pycache, as an installed package has it), after one unmeasured warm-up round; the stage,
+CLI and copy runs of a model alternate, so that a change in the machine's load hits them alike:
+- stages: read, legalize, canonicalize, lower (lower-to-tosa, cse, dce), report, write .tosa,
+  MLIR module, write .mlirbc, write .mlir text, timed inside one process (imports timed apart);
 - cli: `nn2tosa convert M -o M.tosa -o M.mlirbc`, wall and CPU time and peak RSS of the process;
-- copy: the same file read with numpy and written twice (the least any conversion to two
-  outputs has to do), the yardstick of the "within 2x" target;
-- MLIR footprint: RSS of a process with the MLIR bindings loaded minus one with numpy only;
-- scaling: the per-stage times of a model with 10x the ops (weights kept tiny);
+- copy: a python process reading the file with numpy and writing it twice (the least a conversion
+  to two outputs has to do), the yardstick of the "within 2x" target;
+- MLIR footprint: peak RSS of a small model converted to .tosa + .mlirbc minus to .tosa alone;
+- scaling: the per-stage times of models with 10x the ops (weights kept tiny);
 - start-up: `nn2tosa --help` and a small corpus model end to end; the 10,000-op IR print/parse.
 Times are medians over `--runs`. Results: `--out`/results.json and results.md (and stdout).
+docs/performance.md explains each number.
 """
 from __future__ import annotations
 
@@ -46,7 +48,6 @@ MB = 1e6
 class Model:
     file: str
     make: Callable[[Path], Any]  # writes the model to the given path
-    input_shape: tuple[int, ...]
     quick: bool = False
 
 
@@ -83,24 +84,24 @@ def _mps(network: str, fp16: bool, **kw: Any) -> Callable[[Path], Any]:
 
 
 MODELS = {
-    "resnet50_f32_23.08": Model("resnet50_f32_23.08.armnn", _armnn("23.08"), (1, 224, 224, 3), quick=True),
-    "resnet50_f32_20.08": Model("resnet50_f32_20.08.armnn", _armnn("20.08"), (1, 224, 224, 3)),
-    "resnet50_int8_23.08": Model("resnet50_int8_23.08.armnn", _armnn("23.08", int8=True), (1, 224, 224, 3)),
-    "resnet50_int8_20.08": Model("resnet50_int8_20.08.armnn", _armnn("20.08", int8=True), (1, 224, 224, 3)),
-    "resnet50_f32_mps": Model("resnet50_f32.mpsgraph", _mps("resnet50", False), (1, 3, 224, 224)),
-    "resnet50_f16_mps": Model("resnet50_f16.mpsgraph", _mps("resnet50", True), (1, 3, 224, 224)),
-    "transformer_f32_mps": Model("transformer_f32.mpsgraph", _mps("transformer", False), (1, 128, 768), quick=True),
-    "transformer_f16_mps": Model("transformer_f16.mpsgraph", _mps("transformer", True), (1, 128, 768)),
+    "resnet50_f32_23.08": Model("resnet50_f32_23.08.armnn", _armnn("23.08"), quick=True),
+    "resnet50_f32_20.08": Model("resnet50_f32_20.08.armnn", _armnn("20.08")),
+    "resnet50_int8_23.08": Model("resnet50_int8_23.08.armnn", _armnn("23.08", int8=True)),
+    "resnet50_int8_20.08": Model("resnet50_int8_20.08.armnn", _armnn("20.08", int8=True)),
+    "resnet50_f32_mps": Model("resnet50_f32.mpsgraph", _mps("resnet50", False)),
+    "resnet50_f16_mps": Model("resnet50_f16.mpsgraph", _mps("resnet50", True)),
+    "transformer_f32_mps": Model("transformer_f32.mpsgraph", _mps("transformer", False), quick=True),
+    "transformer_f16_mps": Model("transformer_f16.mpsgraph", _mps("transformer", True)),
 }
 # 1x and 10x the ops with tiny weights: the stage times should grow ~10x
 SCALING = {
-    "resnet_narrow_x1": Model("scaling_resnet_x1.armnn", _armnn("23.08", width=8, image=32, classes=10), ()),
+    "resnet_narrow_x1": Model("scaling_resnet_x1.armnn", _armnn("23.08", width=8, image=32, classes=10)),
     "resnet_narrow_x10": Model("scaling_resnet_x10.armnn",
-                               _armnn("23.08", width=8, image=32, classes=10, blocks=(30, 40, 60, 30)), ()),
+                               _armnn("23.08", width=8, image=32, classes=10, blocks=(30, 40, 60, 30))),
     "transformer_narrow_x1": Model("scaling_transformer_x1.mpsgraph",
-                                   _mps("transformer", False, layers=12, hidden=32, heads=2, seq=8), ()),
+                                   _mps("transformer", False, layers=12, hidden=32, heads=2, seq=8)),
     "transformer_narrow_x10": Model("scaling_transformer_x10.mpsgraph",
-                                    _mps("transformer", False, layers=120, hidden=32, heads=2, seq=8), ()),
+                                    _mps("transformer", False, layers=120, hidden=32, heads=2, seq=8)),
 }
 GENERATOR_FILES = ("synthetic/network.py", "synthetic/armnn.py", "synthetic/mps.py", "synthetic/fbwrite.py")
 
@@ -193,9 +194,12 @@ timed("MLIR module", result.mlir_module)
 timed("write .mlirbc", lambda: result.write(out + ".mlirbc", "mlirbc"))
 timed("write .mlir text", lambda: result.write(out + ".mlir", "mlir"))
 memory = {}
-for line in open("/proc/self/status"):
-    key = line.split(":")[0]
-    if key in ("VmHWM", "RssAnon", "RssFile"): memory[key] = int(line.split()[1]) * 1024 / 1e6
+try:  # Linux: how much of the resident memory is anonymous (copies) and file-backed (the mapped input, libraries)
+    for line in open("/proc/self/status"):
+        key = line.split(":")[0]
+        if key in ("VmHWM", "RssAnon", "RssFile"): memory[key] = int(line.split()[1]) * 1024 / 1e6
+except OSError:
+    pass
 print(json.dumps({"stages": stages, "rss_after": peaks, "memory": memory, "constant_bytes": result.report.constant_bytes,
                   "ops": sum(1 for _ in result.graph.nodes())}))
 '''
@@ -214,9 +218,13 @@ print(read_write, time.perf_counter() - start)
 '''
 
 FOOTPRINT_CHILD = r'''
+import resource, sys
 def rss():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"): return int(line.split()[1]) * 1024 / 1e6
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"): return int(line.split()[1]) * 1024 / 1e6
+    except OSError:  # elsewhere the peak will do (bytes on macOS, KB on Linux)
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024) / 1e6
 import numpy
 base = rss()
 from mlir import ir
