@@ -113,7 +113,12 @@ class Layer:
             if tuple(want.shape) != tuple(type.shape) or want.dtype != type.dtype:
                 raise ValueError(f"{name} computes {want.dtype} of shape {list(want.shape)} where the layer's "
                                  f"output is {type.dtype} of shape {list(type.shape)}")
-        return self.builder.op(name, list(operands), attrs, None if type is None else [type])
+        value = self.builder.op(name, list(operands), attrs, None if type is None else [type])
+        if d is not None and d.verify is not None:  # the op's own rules too (operands of one element type,
+            problems = list(d.verify(self.graph, value.node))  # ...): the layer is named, not the emitter
+            if problems:
+                raise ValueError(f"{name}: {problems[0]}")
+        return value
 
     def move(self, name: str, x: Value, attrs: dict[str, Any]) -> Value:
         """A data-movement op whose result keeps x's element type and quantization."""
