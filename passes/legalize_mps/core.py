@@ -24,7 +24,7 @@ import numpy as np
 
 from nn2tosa.frontend.mps.dialect import node_operands, node_results
 from nn2tosa.frontend.mps.dtypes import ELEMENT_TYPES
-from nn2tosa.ir import Builder, Graph, TensorType, Value
+from nn2tosa.ir import Builder, Graph, TensorType, Value, op_def
 from nn2tosa.ir.types import FLOAT_TYPES, bit_width
 
 from ..fold import constant_value
@@ -222,8 +222,15 @@ class Node:
     # ---- building -------------------------------------------------------------------------
     def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
            type: TensorType | None = None) -> Value:
-        """An nn op at the node's location; its result type is `type` when given, else inferred."""
-        return self.builder.op(name, list(operands), attrs, None if type is None else [type])
+        """An nn op at the node's location; its result type is `type` when given, else inferred. The op's
+        own checks run here, so that a node breaking them is named (invalid input), not the emitter."""
+        value = self.builder.op(name, list(operands), attrs, None if type is None else [type])
+        d = op_def(name)
+        if d is not None and d.verify is not None:
+            problems = list(d.verify(self.graph, value.node))
+            if problems:
+                raise ValueError(f"{name}: {problems[0]}")
+        return value
 
     def ops(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None) -> list[Value]:
         return self.builder.op_results(name, list(operands), attrs)
