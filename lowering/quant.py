@@ -38,7 +38,7 @@ from nn2tosa.diagnostics import Unsupported
 from nn2tosa.ir import Graph, Quant, TensorType, Type, Value
 from nn2tosa.ir.graph import Output
 
-from .context import LoweringContext
+from .context import LoweringContext, LoweringUnsupported
 
 ROUNDING_MODE = "SINGLE_ROUND"
 
@@ -128,6 +128,11 @@ def unsigned_offset(t: TensorType) -> int:
 
 
 # ------------------------------------------------------------------------------ multiplier and shift
+class RescaleRangeError(LoweringUnsupported, ValueError):
+    """A scale RESCALE cannot express (quantization scales of a damaged or extreme file): the lowering
+    driver reports the op unsupported (exit 3) instead of failing with an internal error."""
+
+
 def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     """A non-negative real scale as RESCALE's (multiplier, shift): scale ~ multiplier * 2**-shift.
 
@@ -135,7 +140,7 @@ def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     multiplier), halved with exp + 1 when it rounds up to 2**31; shift = 31 - exp (15 - exp);
     shift is kept in TOSA's 2..62 (a tiny scale loses low multiplier bits, a zero scale is 0, 2)."""
     if not math.isfinite(scale) or scale < 0:
-        raise ValueError(f"rescale factor {scale} is not a finite non-negative number")
+        raise RescaleRangeError(f"rescale factor {scale} is not a finite non-negative number")
     bits = 31 if scale32 else 15
     if scale == 0:
         return 0, 2
@@ -149,7 +154,7 @@ def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
         multiplier >>= shift - 62
         shift = 62
     if shift < 2:
-        raise ValueError(f"rescale factor {scale} is too large for RESCALE (shift {shift} < 2)")
+        raise RescaleRangeError(f"rescale factor {scale} is too large for RESCALE (shift {shift} < 2)")
     return int(multiplier), int(shift)
 
 
