@@ -27,6 +27,8 @@ UNARY = {
 }
 # Rounding an integer is the integer itself (torch.floor(int_tensor) returns it unchanged).
 _INTEGER_IDENTITY = {"MPSFloor", "MPSCeil", "MPSRound"}
+# The rest have integer forms; these only float ones (PyTorch promotes integers to float for them).
+_FLOAT_ONLY = set(UNARY) - _INTEGER_IDENTITY - {"MPSNeg", "MPSSign", "MPSAbs", "MPSReLU"}
 
 
 @rule(*UNARY)
@@ -35,6 +37,8 @@ def unary(n: Node) -> Value:
     dtype = n.compute_dtype([x])
     if n.member in _INTEGER_IDENTITY and not is_float(dtype):
         return n.cast(x, dtype)
+    if n.member in _FLOAT_ONLY and not is_float(dtype):  # found by bench/fuzz_long.py: sigmoid on bool
+        raise ValueError(f"{n.member} computes floats, but the node declares a {dtype} result")
     return n.elementwise(UNARY[n.member], [x], dtype)
 
 
