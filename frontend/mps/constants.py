@@ -15,6 +15,7 @@ import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.ir import TensorType
+from nn2tosa.limits import reserve
 
 from .dtypes import size_explains, storage_bytes
 
@@ -29,6 +30,7 @@ def decode(data: memoryview, offset: int, nbytes: int, t: TensorType, *, where: 
         raise InvalidInputError(f"constant of type {t} holds {nbytes} bytes, expected {expected}", where=where)
     # An 8-byte integer scalar is read through its leading bytes: the views below take `count` items.
     if t.dtype == "i4":
+        reserve(count, "i8", "unpacking int4 constant data", where=where)  # nn2tosa.limits: a copy, charged
         return _unpack_int4(np.frombuffer(data, np.uint8, nbytes, offset), count).reshape(t.shape)
     if t.dtype == "i1":
         raw = np.frombuffer(data, np.uint8, count, offset)
