@@ -19,6 +19,7 @@ import numpy as np
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import Graph, Loc, Quant, TensorType, Value
 from nn2tosa.ir.verify import op_problems
+from nn2tosa.limits import reserve
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 from nn2tosa.schemas.verify import verify_buffer
@@ -327,7 +328,9 @@ class _Reader:
         """Replace operand 1 by a converted copy, at the original's location (the depthwise layer
         for weights its table held, the Constant layer otherwise); the original goes if unused."""
         g = self.graph
-        value, t = mihw_to_1hwim(g.attrs(weights.node)["value"], g.type_of(weights))
+        t = g.type_of(weights)
+        reserve(t.shape, t.dtype, "relayout of depthwise weights", where=layer.where)  # nn2tosa.limits: a copy
+        value, t = mihw_to_1hwim(g.attrs(weights.node)["value"], t)
         converted = g.add_op(CONSTANT_OP, (), [t], {"value": value}, g.loc(weights.node))
         g.set_operand(layer.node, 1, Value(converted))
         if not g.has_uses(weights):
