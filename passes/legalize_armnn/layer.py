@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import Builder, Graph, Quant, TensorType, Value, op_def
+from nn2tosa.limits import reserve
 
 CHANNEL_FIRST = frozenset({"NCHW", "NCDHW"})
 
@@ -149,6 +150,7 @@ class Layer:
             return self.builder.constant(value, dtype)
         array = np.asarray(value)
         if array.dtype != type.numpy_dtype or not array.flags.c_contiguous:
+            reserve(type.shape, type.dtype, "a constant built by legalize-armnn")  # nn2tosa.limits: a copy
             array = np.ascontiguousarray(array, dtype=type.numpy_dtype)
         if array.shape != tuple(type.shape):
             array = array.reshape(type.shape)
