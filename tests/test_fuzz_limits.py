@@ -325,3 +325,13 @@ def test_opt_refuses_ir_text_nested_deeper_than_the_mlir_parser_survives(tmp_pat
     check_nesting('"' + "[" * 5000 + '" -> "\\"((("')  # brackets in strings and arrows do not count
     with pytest.raises(ParseError, match="line 3"):
         check_nesting("\n\n" + "(" * (MAX_NESTING + 1))
+
+
+@requires_corpus
+def test_copies_the_readers_make_count_towards_the_total(tmp_path):
+    """Unpacked int4 weights are a copy: charged to --max-total-bytes like a pass's arrays."""
+    model = CORPUS / "mps/models/qlinear_int4_group32_fp32.mpsgraph"
+    r = run_cli("inspect", str(model), "--max-total-bytes", "1K")
+    assert r.returncode == 2, r.stderr
+    assert "unpacking int4 constant data" in r.stderr and "--max-total-bytes" in r.stderr
+    assert run_cli("inspect", str(model)).returncode == 0
