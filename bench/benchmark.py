@@ -415,6 +415,8 @@ def markdown(results: dict[str, Any]) -> str:
     if "print_s" in ir:
         lines += ["", f"IR text round trip ({ir['ops']} ops, {ir['text_mb']} MB): print {ir['print_s']:.3f} s, "
                       f"parse {ir['parse_s']:.3f} s."]
+    for name, error in results.get("failed", {}).items():
+        lines += ["", f"**{name} failed**: {error.splitlines()[-1] if error else ''}"]
     lines += ["", "| target | measured | limit | met | note |", "|---|---|---|---|---|"]
     for t in results["targets"]:
         lines.append(f"| {t['target']} | {t['measured']:.2f} {t['unit']} | {'>=' if t['unit'] == 'GB/s' else '<='} "
@@ -452,7 +454,11 @@ def main() -> None:
         for name in chosen:
             print(f"{name} ...", file=sys.stderr)
             path = ensure_model({**MODELS, **SCALING}[name], args.models)
-            results["models"][name] = measure_model(name, path, work, runs, env)
+            try:
+                results["models"][name] = measure_model(name, path, work, runs, env)
+            except RuntimeError as e:  # a failing conversion is reported, and the other models still run
+                results.setdefault("failed", {})[name] = str(e)[-2000:]
+                print(f"  FAILED: {str(e)[-300:]}", file=sys.stderr)
         if not args.quick and not args.only:
             results["scaling"] = {}
             for family in ("resnet_narrow", "transformer_narrow"):
