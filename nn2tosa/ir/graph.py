@@ -18,6 +18,8 @@ import heapq
 
 import networkx as nx
 
+from nn2tosa import limits
+
 from .types import Type
 
 INPUT_OP = "graph.input"
@@ -112,6 +114,10 @@ class Graph:
         loc: Loc | None = None,
     ) -> int:
         """Create an operation and wire its operands; returns its node id."""
+        if len(self.nx) >= limits.current().max_ops:  # a reader or a pass expanding without bound (an LSTM
+            raise limits.LimitExceededError(  # unrolled over 65,536 steps) stops here, not at 2 GB of graph
+                f"graph {self.name!r} would have more than {len(self.nx)} operations, the limit "
+                f"({limits.flag('max_ops')})")
         node = self._next_id
         self._next_id += 1
         self.nx.add_node(node, op=op, attrs=dict(attrs or {}), loc=loc, types=list(types))
