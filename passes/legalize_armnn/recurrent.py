@@ -146,6 +146,9 @@ def _sequence_lstm(layer: Layer) -> list[Value]:
     time_axis = 0 if layer.attrs["timeMajor"] else 1
     shape = list(layer.type_of(seq).shape)
     steps, batch = shape[time_axis], shape[1 - time_axis]
+    declared = layer.result_types[-1].shape
+    if len(declared) != 3 or declared[time_axis] != steps:  # before unrolling steps x ~30 ops (found by fuzzing)
+        raise ValueError(f"{steps} time steps in, an output of shape {list(declared)}")
     outputs = []
     for t in range(steps):
         begin = [0] * 3
