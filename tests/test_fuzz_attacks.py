@@ -292,3 +292,40 @@ def test_repeated_output_names_become_the_same_unique_tensor_names_in_both_outpu
     tosa_names = [back.input_name(back.inputs[0])] + [o.name for o in back.outputs]
     assert mlir_names == tosa_names
     assert len(set(tosa_names)) == 5002 and tosa_names[:3] == ["y", "y_1", "y_2"] and tosa_names[-1] == "y_1_1"
+
+
+def flatc_decode(binary: bytes, schema: str) -> dict:
+    """flatc's JSON of a flatbuffer, with defaults written out (to edit and encode again)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "schema.fbs").write_text(schema_text(schema))
+        (d / "in.bin").write_bytes(binary)
+        subprocess.run([str(FLATC), "--json", "--strict-json", "--raw-binary", "--defaults-json", "-o", str(d),
+                        str(d / "schema.fbs"), "--", str(d / "in.bin")], check=True, capture_output=True)
+        return json.loads((d / "in.json").read_text())
+
+
+LSTM = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "armnn" / "perlayer_23.08" / \
+    "unidirectionalsequencelstm_timemajor_basic_f32.armnn"
+
+
+@pytest.mark.skipif(not LSTM.is_file(), reason=f"corpus file {LSTM} not found")
+def test_an_lstm_of_65536_steps_stops_at_the_op_limit(tmp_path):
+    """A sequence LSTM unrolls into ~30 ops per step: 65,536 steps (a 2 MB output) would be two million
+    ops. The graph stops growing at --max-ops, whichever pass grows it."""
+    doc = flatc_decode(LSTM.read_bytes(), "armnn")
+    for layer in doc["layers"]:
+        for slot in layer["layer"].get("base", {}).get("base", layer["layer"].get("base", {})).get("outputSlots", []):
+            dims = slot["tensorInfo"]["dimensions"]
+            if len(dims) == 3:
+                dims[0] = 65536  # time major: the sequence in and the output out
+    lstm = next(layer["layer"] for layer in doc["layers"] if layer["layer_type"] == "UnidirectionalSequenceLstmLayer")
+    for slot in lstm["base"]["inputSlots"] + doc["layers"][-1]["layer"]["base"]["base"]["inputSlots"]:
+        slot.pop("overriddenTensorInfo", None)
+    model = tmp_path / "long.armnn"
+    model.write_bytes(flatc_encode(doc, "armnn"))
+    r = subprocess.run([sys.executable, "-m", "nn2tosa", "convert", str(model), "-o", str(tmp_path / "x.tosa"),
+                        "--max-ops", "20000"], capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().endswith("graph 'main' would have more than 20000 operations, the limit (--max-ops)")
+    assert not (tmp_path / "x.tosa").exists()

@@ -335,3 +335,14 @@ def test_copies_the_readers_make_count_towards_the_total(tmp_path):
     assert r.returncode == 2, r.stderr
     assert "unpacking int4 constant data" in r.stderr and "--max-total-bytes" in r.stderr
     assert run_cli("inspect", str(model)).returncode == 0
+
+
+def test_a_graph_stops_growing_at_the_op_limit():
+    g = Graph()
+    x = g.add_input(TensorType((1,), "f32"), "x")
+    with using(Limits(max_ops=3)):
+        g.add_op("nn.relu", [x], [TensorType((1,), "f32")])
+        g.add_op("nn.relu", [x], [TensorType((1,), "f32")])
+        with pytest.raises(LimitExceededError, match="more than 3 operations.*--max-ops"):
+            g.add_op("nn.relu", [x], [TensorType((1,), "f32")])
+    assert len(g) == 3
