@@ -8,7 +8,7 @@ conversion allocate gigabytes or run for hours:
 | ------------------ | ---------- | -------------------------------------------------------------------- |
 | max_tensor_bytes   | 2 GiB      | one tensor: declared by the file, or an array a pass would build     |
 | max_total_bytes    | 4 GiB      | all arrays the passes build during one run, together                 |
-| max_ops            | 262,144    | operations in one graph (and in all partitions of a file together)  |
+| max_ops            | 262,144    | operations in one graph at any stage (and all partitions together)  |
 | max_rank           | 16         | dimensions of one tensor                                             |
 | max_list_length    | 65,536     | elements of one list attribute (strides, split sizes, view origins)  |
 
@@ -17,6 +17,7 @@ DEFAULT_MAX_DEPTH); the work of a whole-buffer walk is bounded by the buffer siz
 (nn2tosa.schemas.verify). The command line sets these limits with `--max-tensor-bytes` and friends.
 
 How code uses them:
+- `Graph.add_op` refuses to grow a graph past max_ops (readers and passes alike);
 - a reader's result goes through `check_graph` (frontend.load does it): declared types, list
   attributes, constants and structure are checked before any pass allocates anything;
 - code that is about to build an array whose size derives from the input (a fold, an unpacking, a
@@ -56,7 +57,7 @@ class Limits:
         "flag": "--max-total-bytes", "help": "all arrays the passes build in one run, together (bytes)"})
     # about 0.25 ms and 1 KB per op: a quarter million ops is a minute and a few hundred MB
     max_ops: int = field(default=1 << 18, metadata={
-        "flag": "--max-ops", "help": "operations in one graph (and in all partitions of a file together)"})
+        "flag": "--max-ops", "help": "operations in one graph at any stage (and in all partitions together)"})
     max_rank: int = field(default=16, metadata={"flag": "--max-rank", "help": "dimensions of one tensor"})
     max_list_length: int = field(default=1 << 16, metadata={
         "flag": "--max-list-length", "help": "elements of one list attribute"})
