@@ -455,10 +455,17 @@ def _window_out(size: int, kernel: int, stride: int, dilation: int, pad_before: 
     return (size + pad_before + pad_after - ((kernel - 1) * dilation + 1)) // stride + 1
 
 
+def _check_bias(types: list[Type], channels: int) -> None:
+    """A convolution's optional bias (operand 2) has one value per output channel, or one for all."""
+    if len(types) > 2 and tuple(types[2].shape) not in ((channels,), (1,)):
+        raise ValueError(f"bias {list(types[2].shape)} for {channels} output channels")
+
+
 def _infer_conv2d(attrs: Attrs, types: list[Type]) -> list[Type]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     o, kh, kw, ci = w.shape
+    _check_bias(types, o)
     if ci * attrs["groups"] != c or o % attrs["groups"]:
         raise ValueError(f"weights {list(w.shape)} do not fit {c} input channels in {attrs['groups']} groups")
     (sy, sx), (dy, dx), (pt, pb, pl, pr) = attrs["stride"], attrs["dilation"], attrs["pad"]
@@ -480,6 +487,7 @@ def _infer_depthwise(attrs: Attrs, types: list[Type]) -> list[Type]:
     kh, kw, wc, m = w.shape
     if wc != c:
         raise ValueError(f"weights {list(w.shape)} do not match {c} input channels")
+    _check_bias(types, c * m)
     (sy, sx), (dy, dx), (pt, pb, pl, pr) = attrs["stride"], attrs["dilation"], attrs["pad"]
     return [TensorType((n, _window_out(h, kh, sy, dy, pt, pb), _window_out(wd, kw, sx, dx, pl, pr), c * m), x.dtype)]
 
@@ -493,6 +501,7 @@ def _infer_conv3d(attrs: Attrs, types: list[Type]) -> list[Type]:
     x, w = types[0], types[1]
     n, d, h, wd, _ = x.shape
     o, kd, kh, kw, _ = w.shape
+    _check_bias(types, o)
     (sz, sy, sx), (dz, dy, dx) = attrs["stride"], attrs["dilation"]
     pf, pk, pt, pb, pl, pr = attrs["pad"]
     return [TensorType((n, _window_out(d, kd, sz, dz, pf, pk), _window_out(h, kh, sy, dy, pt, pb),
@@ -510,6 +519,7 @@ def _infer_transpose_conv(attrs: Attrs, types: list[Type]) -> list[Type]:
     x, w = types[0], types[1]
     n, h, wd, _ = x.shape
     o, kh, kw, _ = w.shape
+    _check_bias(types, o)
     (sy, sx), (pt, pb, pl, pr) = attrs["stride"], attrs["out_pad"]
     return [TensorType((n, (h - 1) * sy + pt + pb + kh, (wd - 1) * sx + pl + pr + kw, o), x.dtype)]
 
