@@ -60,7 +60,8 @@ def legalize_mps(graph: Graph) -> None:
         except NotLegalizable as e:
             unsupported.append(Unsupported(n.member, n.where, e.why))
             continue
-        except ValueError as e:  # the node's fields or declared shapes contradict each other
+        # the node's fields or declared shapes contradict each other (an axis past the rank: IndexError)
+        except (ValueError, IndexError, ZeroDivisionError, OverflowError) as e:
             raise InvalidInputError(str(e), where=f"{n.where} ({n.member})") from None
         _replace(graph, node, replacements)
     report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
