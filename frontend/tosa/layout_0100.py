@@ -74,6 +74,8 @@ class _View:
         return self.reader.value_type(self.operator.outputs[0], self.operator)  # type: ignore[return-value]
 
     def result_unsigned(self) -> bool:
+        if not self.operator.outputs:
+            self.fail("has no output")
         return self.reader.element_type(self.operator.outputs[0], self.operator).unsigned
 
     def set_const(self, operand: int, values: Any, element_type: str) -> None:
