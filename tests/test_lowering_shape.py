@@ -105,16 +105,22 @@ def test_pad_every_mode(mode):
     rng = np.random.default_rng(5)
     g, x, q, r5 = nn_graph({"x": ((3, 4, 5), "f32"), "q": ((2, 3), "i8"), "r5": ((2, 2, 3, 1, 2), "f32")})
     b = builder(g)
-    pad_sets = [[0, 0, 1, 2, 3, 0], [2, 2, 0, 0, 0, 4], [1, 0, 3, 3, 4, 4]]
-    if mode != "reflect":  # wider than the data: repeated reflection/edges
-        pad_sets.append([5, 7, 0, 9, 6, 0])
-    else:
-        pad_sets.append([5, 7, 0, 9, 6, 0])  # numpy reflects repeatedly past the edge too
+    # the last two are wider than the data: numpy (and nn) reflect repeatedly past the edge
+    pad_sets = [[0, 0, 1, 2, 3, 0], [2, 2, 0, 0, 0, 4], [1, 0, 3, 3, 4, 4], [5, 7, 0, 9, 6, 0], [23, 40, 1, 0, 17, 31]]
     for i, pads in enumerate(pad_sets):
         g.add_output(b.op("nn.pad", [x], {"pads": pads, "mode": mode, "value": -1.5}), f"f{i}")
     g.add_output(b.op("nn.pad", [q], {"pads": [1, 2, 2, 1], "mode": mode, "value": 7.0}), "i8")
     g.add_output(b.op("nn.pad", [r5], {"pads": [1, 0, 0, 1, 2, 0, 0, 0, 1, 1], "mode": mode, "value": 2.0}), "rank5")
     check_lowering(g, [_data(rng, (3, 4, 5)), _data(rng, (2, 3), "i8"), _data(rng, (2, 2, 3, 1, 2))])
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "edge"])
+def test_pad_op_count_does_not_grow_with_the_pad(mode):
+    """A pad 4 -> 40,000 wide lowers to a handful of ops (found as a hang by the fuzzer), right."""
+    g, x = nn_graph({"x": ((2, 4), "f32")})
+    g.add_output(builder(g).op("nn.pad", [x], {"pads": [0, 0, 19_999, 19_997], "mode": mode, "value": 0.0}), "y")
+    assert sum(1 for _ in lower(g).nodes()) < 20
+    check_lowering(g, [_data(np.random.default_rng(8), (2, 4))])
 
 
 @pytest.mark.parametrize("index_dtype", ["i32", "i64"])

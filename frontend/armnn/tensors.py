@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
-from nn2tosa.ir import Quant, TensorType
+from nn2tosa.ir import Quant, TensorType, numpy_dtype
 from nn2tosa.schemas.flatread import Table
 
 from .catalogue import DATA_TYPES
@@ -57,6 +57,11 @@ def tensor_type(info: Table | None, what: str) -> TensorType:
 def _quantization(info: Table, dtype_name: str, rank: int, shape: list[int], what: str) -> Quant | None:
     dtype = DATA_TYPES[dtype_name]
     offset = 0 if dtype.symmetric else int(info.get("quantizationOffset"))
+    if dtype.quantized:
+        # A zero point outside the storage range has no meaning (and overflows integer arithmetic later).
+        limits = np.iinfo(numpy_dtype(dtype.element))
+        if not limits.min <= offset <= limits.max:
+            raise InvalidInputError(f"{what}: quantization offset {offset} outside the {dtype_name} range")
     scales = info.get("quantizationScales")
     if scales is not None and len(scales) > 0:
         axis = int(info.get("quantizationDim"))

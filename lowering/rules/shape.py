@@ -90,6 +90,15 @@ def pad_constant(ctx: LoweringContext, x: Value, pads: Sequence[int], value: flo
     return x
 
 
+def repeat_index(ctx: LoweringContext, x: Value, axis: int, index: int, count: int) -> Value | None:
+    """x[index] along `axis`, `count` times (None for no times)."""
+    if not count:
+        return None
+    multiples = [1] * ctx.type_of(x).rank
+    multiples[axis] = count
+    return tile(ctx, slice_axis(ctx, x, axis, index, 1), multiples)
+
+
 def take_static(ctx: LoweringContext, x: Value, axis: int, indices: Sequence[int]) -> Value:
     """x indexed along `axis` by a compile-time index list, as runs of consecutive indices: an
     ascending run is a SLICE, a descending one a reversed SLICE, a repeated index a tiled one."""
@@ -105,10 +114,7 @@ def take_static(ctx: LoweringContext, x: Value, axis: int, indices: Sequence[int
             j += 1
         first, count = indices[i], j - i
         if step == 0:
-            piece = slice_axis(ctx, x, axis, first, 1)
-            multiples = [1] * ctx.type_of(x).rank
-            multiples[axis] = count
-            piece = tile(ctx, piece, multiples)
+            piece = repeat_index(ctx, x, axis, first, count)
         elif step == 1:
             piece = slice_axis(ctx, x, axis, first, count)
         else:
@@ -243,9 +249,27 @@ def pad(ctx: LoweringContext) -> Value:
         if before or after:
             if mode == "reflect" and d == 1:
                 ctx.unsupported("reflect padding of a size-1 dimension (nothing to reflect)")
-            index_map = np.pad(np.arange(d), (before, after), mode=mode)  # numpy's modes are nn's
-            x = take_static(ctx, x, axis, [int(i) for i in index_map])
+            x = _pad_axis(ctx, x, axis, d, before, after, mode)
     return x
+
+
+def _pad_axis(ctx: LoweringContext, x: Value, axis: int, d: int, before: int, after: int, mode: str) -> Value:
+    """One axis of an edge / reflect / symmetric pad (numpy's modes, which are nn's), in a number of
+    ops that does not grow with the pad: edge is two tiled slices around x; the reflecting modes
+    repeat with period 2(d-1) or 2d, so one period is gathered from slices and then tiled."""
+    if mode == "edge":
+        pieces = [repeat_index(ctx, x, axis, 0, before), x, repeat_index(ctx, x, axis, d - 1, after)]
+        return concat(ctx, [p for p in pieces if p is not None], axis)
+    total = before + d + after
+    period = 2 * (d - 1) if mode == "reflect" else 2 * d
+    if total <= 2 * period:  # at most a few slices: gather the whole index map directly
+        return take_static(ctx, x, axis, [int(i) for i in np.pad(np.arange(d), (before, after), mode=mode)])
+    phase = (np.arange(period) - before) % period  # position in the period of each output index
+    mirrored = period - phase if mode == "reflect" else period - 1 - phase
+    one_period = take_static(ctx, x, axis, [int(i) for i in np.where(phase < d, phase, mirrored)])
+    multiples = [1] * ctx.type_of(x).rank
+    multiples[axis] = -(-total // period)
+    return slice_axis(ctx, tile(ctx, one_period, multiples), axis, 0, total)
 
 
 @rule("nn.tile")
