@@ -25,6 +25,7 @@ from nn2tosa.diagnostics import InvalidInputError, Unsupported
 from nn2tosa.ir import Graph, Loc, ShapeType, TensorType, Type, Value
 from nn2tosa.ir.types import numpy_dtype
 from nn2tosa.ir.verify import op_problems
+from nn2tosa.limits import check_tensor
 from nn2tosa.schemas.flatread import Table
 
 
@@ -95,8 +96,10 @@ class BlockReader:
 
     # ------------------------------------------------------------------ errors
     def fail(self, message: str, operator: Operator | None = None) -> NoReturn:
-        where = self.where + (f" {operator.where}" if operator is not None else "")
-        raise InvalidInputError(message, where=where)
+        raise InvalidInputError(message, where=self.where_of(operator))
+
+    def where_of(self, operator: Operator | None) -> str:
+        return self.where + (f" {operator.where}" if operator is not None else "")
 
     def _by_name(self, tables: Sequence[Table], kind: str) -> dict[str, Table]:
         out: dict[str, Table] = {}
@@ -167,7 +170,10 @@ class BlockReader:
         shape = () if dims is None else tuple(dims.tolist())
         if any(d < -1 for d in shape):
             self.fail(f"tensor {name!r} has shape {list(shape)} (a dimension is a size, or -1 when dynamic)", operator)
-        known = self._types[name] = TensorType(shape, self.layout.element_types[t["type"]].mlir)
+        element_type = self.layout.element_types[t["type"]].mlir
+        # a declared size checked before anything is built from it (numpy cannot even reshape to some claims)
+        check_tensor(shape, element_type, f"tensor {name!r}", where=self.where_of(operator))
+        known = self._types[name] = TensorType(shape, element_type)
         return known
 
     def result_types(self, operator: Operator) -> list[Type]:
