@@ -197,9 +197,10 @@ def resident_file_pages() -> int | None:
     return None
 
 
-def test_populate_maps_the_whole_file_behind_any_view(tmp_path):
-    """One call maps every page of the file a view comes from (the writers then stream it without a
-    page fault every few pages); arrays of no file and other objects are passed over."""
+def test_populate_keeps_exactly_the_pages_the_arrays_view(tmp_path):
+    """One call maps the pages the views cover (the writers then stream them without a page fault every
+    few pages) and releases the rest of the file (weights a fold replaced are not held in memory);
+    arrays of no file and other objects are passed over."""
     path = tmp_path / "data.bin"
     path.write_bytes(np.arange(8 << 20, dtype=np.uint32).tobytes())  # 32 MB
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as probe:
@@ -208,10 +209,17 @@ def test_populate_maps_the_whole_file_behind_any_view(tmp_path):
         except OSError:
             pytest.skip("this kernel has no MADV_POPULATE_READ (Linux 5.14)")
     data = map_file(path)
-    view = np.frombuffer(data, dtype=np.uint32)[1000:2000]
+    words = np.frombuffer(data, dtype=np.uint32)
+    view = words[1 << 20:2 << 20]  # 4 MB from 4 MB on
     assert mapping_of(view) is mapping_of(data) is not None and mapping_of(np.zeros(3)) is None
-    before = resident_file_pages()
-    if before is None:
+    start = resident_file_pages()
+    if start is None:
         pytest.skip("no /proc/self/status")
-    populate([view, view[::2], np.zeros(3), "not an array"])
-    assert resident_file_pages() - before >= 30 << 20
+    assert int(words.sum(dtype=np.uint64)) == (8 << 20) * ((8 << 20) - 1) // 2  # every page read
+    touched = resident_file_pages()
+    assert touched - start >= 30 << 20
+    populate([view, view[::-2], np.zeros(3), "not an array"])
+    kept = resident_file_pages() - start
+    assert 4 << 20 <= kept + (64 << 10) and kept <= 5 << 20, kept
+    assert int(view[-1]) == (2 << 20) - 1  # released pages of a read-only mapping read back unchanged
+    assert int(words[-1]) == (8 << 20) - 1
