@@ -263,6 +263,8 @@ def m_byte_writes(buf: bytearray, sites: list[Site], rng: random.Random, donors:
 
 
 def m_truncate(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    if not buf:  # an earlier truncation of this mutant left nothing
+        return "nothing left to truncate"
     cut = rng.choice((rng.randrange(len(buf)), len(buf) - rng.randrange(1, 64), rng.randrange(64)))
     cut = max(0, min(len(buf) - 1, cut))
     del buf[cut:]
