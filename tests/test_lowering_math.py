@@ -180,6 +180,7 @@ def test_integer_divisions_and_friends(dtype):
         g.add_output(b.op(op, [vx, vy] if op in ("nn.div", "nn.floor_div", "nn.mod", "nn.fmod",
                                               "nn.squared_difference") else [vx]), op[3:])
     g.add_output(b.op("nn.clamp", [vx], {"min": -20.5, "max": 100.2}), "clamp")
+    g.add_output(b.op("nn.clamp", [vx], {"min": 10.0, "max": 5.0}), "clamp_inverted")  # all max
     want, got, _ = run(g, [x, y])
     for o, w, out in zip(got, want, g.outputs):
         same_integers(o, w, out.name)
@@ -214,6 +215,7 @@ def test_activations_with_attributes_broadcasting_and_ranks():
         "prelu": b.op("nn.prelu", [vx, va]),
         "clamp": b.op("nn.clamp", [vx], {"min": -0.25, "max": 0.75}),
         "clamp_open": b.op("nn.clamp", [vx], {"min": float("-inf"), "max": 1.0}),
+        "clamp_inverted": b.op("nn.clamp", [vx], {"min": 7e-45, "max": 0.0}),  # all max (found by fuzzing)
         "hard_swish": b.op("nn.hard_swish", [vx]),
         "isnan": b.op("nn.isnan", [vx]),
         "isinf": b.op("nn.isinf", [vx]),

@@ -69,6 +69,8 @@ def _scalar_of_input_type(table: Table, field: str, input_type: str) -> Any:
     raw = table[field]
     if raw is None:
         return MISSING
+    if not input_type:
+        raise FieldError(f"{field} takes its type from the input, and the operator has none")
     storage = TensorType((), input_type).numpy_dtype
     if raw.size < storage.itemsize:
         raise FieldError(f"{field} holds {raw.size} bytes, one {input_type} needs {storage.itemsize}")

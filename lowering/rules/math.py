@@ -664,6 +664,7 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     _check_unquantized(ctx)
     x = ctx.operands[0]
     dtype, nn_dtype = _element(ctx), _nn_dtype(ctx, 0)
+    lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
     if dtype in FLOAT_TYPES:
         return ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
     if dtype == "i1":
@@ -671,6 +672,7 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     tmin, tmax = _integer_bounds(nn_dtype)
     ilo = tmin if lo == -INF else min(max(math.ceil(lo), tmin), tmax)
     ihi = tmax if hi == INF else max(min(math.floor(hi), tmax), tmin)
+    ilo = min(ilo, ihi)  # no integer between two bounds in one unit interval
     if nn_dtype == "i8":
         return ctx.op("tosa.clamp", [x], {"min_val": ilo, "max_val": ihi})
     (wide,) = _int_operands(ctx, "clamp")

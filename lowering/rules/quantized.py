@@ -238,7 +238,7 @@ def _encoded_bound(value: float, yq: QInfo) -> int:
 def _clamp_encoded(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if ctx.op_name == "nn.clamp" else (0.0, float("inf"))
     y = requantize_value(ctx, x, xq, yq)
-    return clamp_int(ctx, y, _encoded_bound(lo, yq), _encoded_bound(hi, yq))
+    return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))  # min > max: all max
 
 
 def _i16_leaky_relu(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:

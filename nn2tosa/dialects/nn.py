@@ -172,7 +172,8 @@ for _name, _fn in {"isnan": np.isnan, "isinf": np.isinf}.items():
            infer=lambda a, t: [TensorType(t[0].shape, "i1")], fold=_fold_with(_fn), traits={"elementwise"})
 
 define("nn.clamp", operands=1, attrs={"min": attr("float", "lower bound"), "max": attr("float", "upper bound")},
-       doc="min(max(x, min), max). Bounds are real values (quantized ops compare dequantized values).",
+       doc="min(max(x, min), max), so max everywhere when min > max (numpy.clip, torch.clamp). Bounds are real "
+           "values (quantized ops compare dequantized values).",
        infer=_same, fold=_fold_with(lambda x, min, max: np.clip(x, min, max)), traits={"elementwise"})
 define("nn.leaky_relu", operands=1, attrs={"alpha": attr("float", "slope for x < 0")},
        doc="x if x >= 0 else alpha * x.", infer=_same,
