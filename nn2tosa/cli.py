@@ -203,17 +203,18 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
     start = time.perf_counter()
     graphs = _load(args.input)
     load_time = time.perf_counter() - start
-    if args.partition is not None:
-        if not 0 <= args.partition < len(graphs):
-            raise UsageError(f"--partition {args.partition}: {args.input} has {len(graphs)} partition(s)")
-        graphs = [graphs[args.partition]]
-    from nn2tosa.api import convert
+    from nn2tosa.api import convert, programs
     from nn2tosa.fileio import all_or_nothing, write_atomic
 
     try:
-        results = [convert(g, source=args.input, profile=args.profile, partial=args.partial, progress=bar,
+        units = programs(graphs)  # a .tosa's branch graphs go with the function that runs them
+        if args.partition is not None:
+            if not 0 <= args.partition < len(units):
+                raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
+            units = [units[args.partition]]
+        results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, progress=bar,
                            keep_int4=args.keep_int4)
-                   for g in graphs]
+                   for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}
         for result in results:

@@ -477,8 +477,7 @@ define("tosa.const_shape", operands=0,
 
 
 def unsupported_for_emission(graphs: Iterable[Graph]) -> list[Unsupported]:
-    """What the emitters cannot write, all of it: ops of other dialects (not lowered), and the TOSA
-    ops that need regions or module-level symbols (control flow, variables)."""
+    """What the emitters cannot write, all of it: ops of other dialects (not lowered)."""
     items = []
     for g in graphs:
         for node in g.nodes():
@@ -489,8 +488,6 @@ def unsupported_for_emission(graphs: Iterable[Graph]) -> list[Unsupported]:
             where = f"{g.name}: {g.loc(node) or f'%{node}'}"
             if d is None or d.dialect != "tosa":
                 items.append(Unsupported(op, where, "not lowered to TOSA"))
-            elif d.traits & {"control_flow", "variable"}:
-                items.append(Unsupported(op, where, "control flow and variables are not emitted yet"))
     return items
 
 
