@@ -576,6 +576,9 @@ NOT_IN_0_90 = {
     "tosa.variable": "variables are not in the 0.90 layout",
     "tosa.variable_read": "variables are not in the 0.90 layout",
     "tosa.variable_write": "variables are not in the 0.90 layout",
+    # the 0.100 layout keeps branches as blocks of the main region; nn2tosa writes them in 1.0 only
+    "tosa.cond_if": "control flow is written in the TOSA 1.0 layout only (--tosa-version 1.0)",
+    "tosa.while_loop": "control flow is written in the TOSA 1.0 layout only (--tosa-version 1.0)",
 }
 _READ_DTYPES = {value: element for element, value in DTYPES.items()}
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -290,6 +290,78 @@ class _Names:
         return self.claim(f"layer_{self.counter}")
 
 
+# ------------------------------------------------------------------------------ programs
+# The attributes of each control-flow op that name a branch graph, in region order.
+BRANCH_ATTRS = {"tosa.cond_if": ("then_graph", "else_graph"), "tosa.while_loop": ("cond_graph", "body_graph")}
+
+
+def named_graphs(graph: Graph) -> list[tuple[int, str, str]]:
+    """(node, attribute, graph name) of every branch graph `graph`'s control-flow ops name."""
+    return [(n, a, graph.attrs(n)[a]) for n in graph.nodes() for a in BRANCH_ATTRS.get(graph.op(n), ())]
+
+
+def split_program(graphs: Sequence[Graph]) -> tuple[list[Graph], dict[str, Graph]]:
+    """Graphs -> (the top-level functions, the branch graphs by name): a graph some control-flow op
+    names is a branch, written inside that op (MLIR) or as a further region of its function (.tosa).
+    A name no graph has, or graphs that only name each other, are UnsupportedError."""
+    by_name = {g.name: g for g in graphs}
+    referenced: set[str] = set()
+    items = []
+    for g in graphs:
+        for node, attr, name in named_graphs(g):
+            referenced.add(name)
+            if name not in by_name:
+                items.append(Unsupported(g.op(node), f"{g.name}: {g.loc(node) or f'%{node}'}",
+                                         f"its {attr} {name!r} is not among the graphs converted"))
+    functions = [g for g in graphs if g.name not in referenced]
+    if graphs and not functions:
+        items.append(Unsupported("control flow", ", ".join(by_name), "every graph is a branch of another "
+                                 "(recursion, which TOSA does not have)"))
+    if items:
+        raise UnsupportedError(items)
+    return functions, {g.name: g for g in graphs if g.name in referenced}
+
+
+def reachable_branches(graph: Graph, branches: Mapping[str, Graph]) -> list[Graph]:
+    """The branch graphs `graph` runs, directly or through other branches, in first-named order
+    (breadth first). A graph among them that runs itself is UnsupportedError (TOSA has no recursion)."""
+    order: list[Graph] = []
+    seen = {graph.name}
+    pending = [graph]
+    while pending:
+        current = pending.pop(0)
+        for node, _, name in named_graphs(current):
+            if name == graph.name or name == current.name:
+                raise UnsupportedError([Unsupported(current.op(node), f"graph {name!r}", "its control flow runs "
+                                                    "the graph it is in (recursion, which TOSA does not have)")])
+            if name in seen:
+                continue
+            if name not in branches:
+                raise UnsupportedError([Unsupported(current.op(node), f"{current.name}: %{node}",
+                                                    f"names graph {name!r}, which is not among the graphs given")])
+            seen.add(name)
+            order.append(branches[name])
+            pending.append(branches[name])
+    for g in order:  # a longer cycle: a branch reaching itself through others
+        if _runs_itself(g, branches):
+            raise UnsupportedError([Unsupported("control flow", f"graph {g.name!r}", "runs itself through other "
+                                                "branch graphs (recursion, which TOSA does not have)")])
+    return order
+
+
+def _runs_itself(graph: Graph, branches: Mapping[str, Graph]) -> bool:
+    found: set[str] = set()
+    pending = [graph]
+    while pending:
+        for _, _, name in named_graphs(pending.pop()):
+            if name == graph.name:
+                return True
+            if name not in found and name in branches:
+                found.add(name)
+                pending.append(branches[name])
+    return False
+
+
 # ------------------------------------------------------------------------------ the writer
 @dataclass
 class _Operator:
@@ -299,6 +371,32 @@ class _Operator:
     inputs: list[str]
     outputs: list[str]
     location: str | None
+
+
+@dataclass
+class _Tensor:
+    name: str
+    type: TensorType
+    data: np.ndarray | None = None  # storage bytes of a constant or a variable's initial value
+    variable: str | None = None  # the variable's name (sym_name), for a variable tensor
+
+
+@dataclass
+class _Block:
+    """One basic block, planned: what `_write_graph` writes, in the order it writes it."""
+
+    region: str
+    tensors: list[_Tensor]
+    shapes: list[tuple[str, int, np.ndarray]]
+    operators: list[_Operator]
+    input_names: list[str]
+    output_names: list[str]
+
+
+# tosa-opt writes variable access as an IDENTITY from/to the variable tensor carrying the
+# VARIABLE_READ/_WRITE attribute table (the reader reads exactly that; the reference model runs it).
+VARIABLE_ACCESS = {op: OpEntry(fb.Op.IDENTITY, OP_TABLE[op].attribute_type, OP_TABLE[op].table, ())
+                   for op in ("tosa.variable_read", "tosa.variable_write")}
 
 
 def _check(graph: Graph) -> None:
@@ -316,33 +414,58 @@ def _check(graph: Graph) -> None:
 def _constant_bytes(graph: Graph, node: int) -> int:
     """Bytes the node's constant data takes in the flatbuffer (0 for other ops)."""
     op = graph.op(node)
-    if op == "tosa.const":
-        count = graph.attrs(node)["values"].size
-        dtype = graph.types(node)[0].dtype
-        per_element = {"i4": 0.5, "i48": 6, "i1": 1}.get(dtype, graph.types(node)[0].numpy_dtype.itemsize)
-        return _padded(int(np.ceil(count * per_element)))
+    if op in ("tosa.const", "tosa.variable"):
+        values = graph.attrs(node).get("values" if op == "tosa.const" else "initial_value")
+        if values is None:
+            return 0
+        dtype = graph.types(node)[0].dtype if op == "tosa.const" else graph.attrs(node)["type"]
+        per_element = {"i4": 0.5, "i48": 6, "i1": 1}.get(dtype, TensorType((), dtype).numpy_dtype.itemsize)
+        return _padded(int(np.ceil(values.size * per_element)))
     if op == "tosa.const_shape":
         return _padded(graph.attrs(node)["values"].size * 8)
     return 0
 
 
-def build_flatbuffer(graph: Graph) -> memoryview:
-    """The TOSA 1.0 flatbuffer of one TOSA-level graph, as a view of the finished buffer."""
-    return _build(graph, defer_data=False).finished_view()
+def build_flatbuffer(graph: Graph, branches: Mapping[str, Graph] | None = None) -> memoryview:
+    """The TOSA 1.0 flatbuffer of one TOSA-level graph (with the branch graphs its control flow
+    names, from `branches`, as further regions), as a view of the finished buffer."""
+    return _build(graph, branches or {}, defer_data=False).finished_view()
 
 
-def write_flatbuffer(graph: Graph, path: str | os.PathLike) -> None:
+def write_flatbuffer(graph: Graph, path: str | os.PathLike, branches: Mapping[str, Graph] | None = None) -> None:
     """Write the graph's TOSA 1.0 flatbuffer to `path` atomically ("-" is stdout). Large tensor
     data goes from its numpy array straight to the file."""
-    write_atomic(path, _build(graph, defer_data=True).write_to)
+    write_atomic(path, _build(graph, branches or {}, defer_data=True).write_to)
 
 
-def _build(graph: Graph, defer_data: bool) -> _Builder:
-    _check(graph)
-    require_tosa_1_0(graph)
-    graph = with_distinct_outputs(graph)
-    order = [n for n in graph.topological() if graph.op(n) != INPUT_OP]
-    names = _Names()
+def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool) -> _Builder:
+    graphs = [graph] + reachable_branches(graph, branches)
+    for g in graphs:
+        _check(g)
+    require_tosa_1_0(graphs)
+    names = _Names()  # tensor names are unique across the file, as tosa-opt writes them
+    variables: dict[str, str] = {}  # sym_name -> its tensor's name
+    # a branch's outputs need no tensor of their own (their names are internal): a loop body
+    # passing a value through unchanged gets no IDENTITY, as tosa-opt writes it
+    blocks = [_plan_block(with_distinct_outputs(g) if i == 0 else g, BLOCK_NAME if i == 0 else g.name, names,
+                          variables)
+              for i, g in enumerate(graphs)]
+    populate(t.data for b in blocks for t in b.tensors if t.data is not None)  # the input's pages, in one call
+    # one allocation big enough for everything: constants, strings, and an allowance per table
+    strings = sum(len(n.encode()) for n in names.taken) + sum(
+        len(b.region.encode()) + sum(len(o.location.encode()) for o in b.operators if o.location) for b in blocks)
+    size = (sum(_constant_bytes(g, n) for g in graphs for n in g.nodes()) + 2 * strings + 4096
+            + sum(256 * (len(b.tensors) + 2 * len(b.operators) + len(b.shapes) + 2) for b in blocks))
+    if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
+        raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: TOSA flatbuffers over "
+                                            "2 GB need external tensor data, which is not written yet")])
+    builder = _Builder(size, defer_data)
+    _write_graph(builder, blocks)
+    return builder
+
+
+def _plan_block(graph: Graph, region: str, names: _Names, variables: dict[str, str]) -> _Block:
+    """Name every tensor of `graph` and list its tensors, shapes and operators."""
     value_names: dict[Value, str] = {}
     input_names = []
     for node in graph.inputs:
@@ -350,16 +473,26 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
         value_names[Value(node, 0)] = name
         input_names.append(name)
     output_names = []
-    for out in graph.outputs:  # distinct values (with_distinct_outputs), each takes the output's name
-        value_names[out.value] = names.claim(out.name)
+    for out in graph.outputs:  # a function's are distinct values (with_distinct_outputs) named after the outputs
+        if out.value not in value_names:
+            value_names[out.value] = names.claim(out.name)
         output_names.append(value_names[out.value])
 
-    tensors: list[tuple[str, TensorType, np.ndarray | None]] = [
-        (value_names[Value(n, 0)], graph.types(n)[0], None) for n in graph.inputs]
+    tensors = [_Tensor(value_names[Value(n, 0)], graph.types(n)[0]) for n in graph.inputs]
+    for node in graph.nodes():  # declared before any access, whatever the order of the graph
+        if graph.op(node) == "tosa.variable":
+            attrs = graph.attrs(node)
+            variable_type = TensorType(tuple(attrs["var_shape"]), attrs["type"])
+            initial = attrs.get("initial_value")
+            name = variables[attrs["sym_name"]] = names.claim(attrs["sym_name"])
+            tensors.append(_Tensor(name, variable_type, None if initial is None else
+                                   _storage_bytes(initial, variable_type.dtype), attrs["sym_name"]))
     shapes: list[tuple[str, int, np.ndarray]] = []
     operators: list[_Operator] = []
-    for node in order:
+    for node in graph.topological():
         op = graph.op(node)
+        if op in (INPUT_OP, "tosa.variable"):
+            continue
         outputs = []
         for value in graph.results(node):
             if value not in value_names:
@@ -372,23 +505,18 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
         else:
             for name, t in zip(outputs, types):
                 data = _storage_bytes(attrs["values"], t.dtype) if op == "tosa.const" else None
-                tensors.append((name, t, data))
+                tensors.append(_Tensor(name, t, data))
         operands = graph.operands(node)
+        inputs = [value_names[v] for v in operands]
+        entry = VARIABLE_ACCESS.get(op, OP_TABLE[op])
+        if op == "tosa.variable_read":
+            inputs = [variables[attrs["name"]]]
+        elif op == "tosa.variable_write":
+            outputs = [variables[attrs["name"]]]
         input_type = graph.type_of(operands[0]).dtype if operands and isinstance(graph.type_of(operands[0]), TensorType) else ""
         loc = graph.loc(node)
-        operators.append(_Operator(OP_TABLE[op], attrs, input_type, [value_names[v] for v in operands], outputs,
-                                   str(loc) if loc else None))
-    populate(data for _, _, data in tensors if data is not None)  # the input's pages, in one call
-    # one allocation big enough for everything: constants, strings, and an allowance per table
-    strings = sum(len(n.encode()) for n in names.taken) + sum(len(o.location.encode()) for o in operators if o.location)
-    size = (sum(_constant_bytes(graph, n) for n in order) + 2 * strings
-            + 256 * (len(tensors) + 2 * len(operators) + len(shapes)) + 4096)
-    if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
-        raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: TOSA flatbuffers over "
-                                            "2 GB need external tensor data, which is not written yet")])
-    builder = _Builder(size, defer_data)
-    _write_graph(builder, tensors, shapes, operators, input_names, output_names)
-    return builder
+        operators.append(_Operator(entry, attrs, input_type, inputs, outputs, str(loc) if loc else None))
+    return _Block(region, tensors, shapes, operators, input_names, output_names)
 
 
 def _location(builder: _Builder, text: str) -> int:
@@ -398,30 +526,27 @@ def _location(builder: _Builder, text: str) -> int:
     return fb.OpLocationEnd(builder)
 
 
-def _write_graph(
-    builder: _Builder,
-    tensors: list[tuple[str, TensorType, np.ndarray | None]],
-    shapes: list[tuple[str, int, np.ndarray]],
-    operators: list[_Operator],
-    input_names: list[str],
-    output_names: list[str],
-) -> None:
+def _write_block(builder: _Builder, block: _Block) -> int:
     string = builder.string
     tensor_offsets = []
-    for name, t, data in tensors:
-        data_offset = builder.data_vector(data) if data is not None else None
-        shape_offset = builder.int32_vector(t.shape)
-        name_offset = string(name)
+    for t in block.tensors:
+        data_offset = builder.data_vector(t.data) if t.data is not None else None
+        shape_offset = builder.int32_vector(t.type.shape)
+        name_offset = string(t.name)
+        variable_name = None if t.variable is None else string(t.variable)
         fb.TosaTensorStart(builder)
         fb.TosaTensorAddName(builder, name_offset)
         fb.TosaTensorAddShape(builder, shape_offset)
-        fb.TosaTensorAddType(builder, DTYPES[t.dtype])
+        fb.TosaTensorAddType(builder, DTYPES[t.type.dtype])
         if data_offset is not None:
             fb.TosaTensorAddData(builder, data_offset)
+        if variable_name is not None:
+            fb.TosaTensorAddVariable(builder, True)
+            fb.TosaTensorAddVariableName(builder, variable_name)
         tensor_offsets.append(fb.TosaTensorEnd(builder))
 
     shape_offsets = []
-    for name, rank, values in shapes:
+    for name, rank, values in block.shapes:
         data_offset = builder.data_vector(values.view(np.uint8))
         name_offset = string(name)
         fb.TosaShapeStart(builder)
@@ -431,7 +556,7 @@ def _write_graph(
         shape_offsets.append(fb.TosaShapeEnd(builder))
 
     operator_offsets = []
-    for o in operators:
+    for o in block.operators:
         attribute = o.entry.build_attribute(builder, o.attrs, o.input_type)
         inputs = builder.offsets_vector([string(s) for s in o.inputs])
         outputs = builder.offsets_vector([string(s) for s in o.outputs])
@@ -447,11 +572,11 @@ def _write_graph(
             fb.TosaOperatorAddLocation(builder, location)
         operator_offsets.append(fb.TosaOperatorEnd(builder))
 
-    block_name = string(BLOCK_NAME)
+    block_name = string(block.region)
     operators_vec = builder.offsets_vector(operator_offsets)
     tensors_vec = builder.offsets_vector(tensor_offsets)
-    inputs_vec = builder.offsets_vector([string(s) for s in input_names])
-    outputs_vec = builder.offsets_vector([string(s) for s in output_names])
+    inputs_vec = builder.offsets_vector([string(s) for s in block.input_names])
+    outputs_vec = builder.offsets_vector([string(s) for s in block.output_names])
     shapes_vec = builder.offsets_vector(shape_offsets)
     fb.TosaBasicBlockStart(builder)
     fb.TosaBasicBlockAddName(builder, block_name)
@@ -460,14 +585,21 @@ def _write_graph(
     fb.TosaBasicBlockAddInputs(builder, inputs_vec)
     fb.TosaBasicBlockAddOutputs(builder, outputs_vec)
     fb.TosaBasicBlockAddShapes(builder, shapes_vec)
-    block = fb.TosaBasicBlockEnd(builder)
+    return fb.TosaBasicBlockEnd(builder)
 
-    blocks_vec = builder.offsets_vector([block])
-    fb.TosaRegionStart(builder)
-    fb.TosaRegionAddName(builder, block_name)
-    fb.TosaRegionAddBlocks(builder, blocks_vec)
-    region = fb.TosaRegionEnd(builder)
-    regions_vec = builder.offsets_vector([region])
+
+def _write_graph(builder: _Builder, blocks: list[_Block]) -> None:
+    """The TosaGraph: one region per block, named after it, each holding that one block."""
+    regions = []
+    for block in blocks:
+        block_offset = _write_block(builder, block)
+        region_name = builder.string(block.region)
+        blocks_vec = builder.offsets_vector([block_offset])
+        fb.TosaRegionStart(builder)
+        fb.TosaRegionAddName(builder, region_name)
+        fb.TosaRegionAddBlocks(builder, blocks_vec)
+        regions.append(fb.TosaRegionEnd(builder))
+    regions_vec = builder.offsets_vector(regions)
 
     fb.VersionStart(builder)
     fb.VersionAdd_Major(builder, VERSION[0])
@@ -482,4 +614,5 @@ def _write_graph(
     builder.Finish(root, file_identifier=b"TOSA")
 
 
-__all__ = ["build_flatbuffer", "write_flatbuffer", "OP_TABLE", "DTYPES", "VERSION"]
+__all__ = ["build_flatbuffer", "write_flatbuffer", "split_program", "BRANCH_ATTRS", "OP_TABLE", "DTYPES",
+           "VERSION"]

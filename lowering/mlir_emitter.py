@@ -15,6 +15,12 @@ that is what `tosa-opt --tosa-serialize="... retain-graph-input-output-names"` r
 made by tosa-opt from our MLIR keeps the same tensor names as our own .tosa. Constants of more than
 `RESOURCE_THRESHOLD` elements become `dense_resource` blobs built from the numpy buffer (no Python
 lists, no text formatting of weights).
+
+Control flow and variables: a graph that a tosa.cond_if / tosa.while_loop names (then_graph,
+else_graph, cond_graph, body_graph) is not a function of the module but the op's region: the
+branch graph's body becomes the region's one block, its inputs the block arguments, its outputs a
+tosa.yield (a graph named twice is copied into each op). Every tosa.variable becomes one
+module-level declaration (the first of a sym_name wins), where tosa.variable_read/_write find it.
 """
 from __future__ import annotations
 
@@ -24,15 +30,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 from mlir import ir
 
-from nn2tosa.diagnostics import Nn2TosaError, UnsupportedError
+from nn2tosa.diagnostics import Nn2TosaError, Unsupported, UnsupportedError
 from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
 from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, RESOURCE_THRESHOLD, new_context, to_module
 
-from .flatbuffer_emitter import unique_io_names
+from .flatbuffer_emitter import BRANCH_ATTRS, split_program, unique_io_names
 from .target import Target, require_tosa_1_0
 
 TENSOR_NAME_ATTR = "tosa.tensor_name"
@@ -65,20 +72,93 @@ def to_mlir(
     items = unsupported_for_emission(graphs)
     if items:
         raise UnsupportedError(items)
-    graphs = [with_distinct_outputs(g) for g in graphs]
+    functions, branches = split_program(graphs)
+    functions = [with_distinct_outputs(g) for g in functions]  # a tosa.yield needs no names
+    graphs = functions + list(branches.values())
     needed = require_tosa_1_0(graphs)
     target = target or needed
     ctx = context or new_context()
     # the module's blobs are views of the input: map its pages in one call before MLIR reads them
     populate(g.attrs(n)["values"] for g in graphs for n in g.nodes() if g.op(n) == "tosa.const")
-    module = to_module(graphs, ctx, resource_threshold=resource_threshold)
-    with ctx:
-        for fn, g in zip(module.body.operations, graphs):
+    # branch graphs are built as functions too, then moved into the regions of the ops naming them
+    module = to_module(functions + list(branches.values()), ctx, resource_threshold=resource_threshold)
+    with ctx, ir.Location.unknown():
+        built = list(module.body.operations)
+        branch_funcs = dict(zip(branches, built[len(functions):]))
+        emptied: list[Any] = []  # erased at the end: erasing drops the Python objects of what they held
+        for fn, g in zip(built, functions):
             _name_arguments_for_tosa(fn, *unique_io_names(g))
+            _nest_branches(fn.regions[0].blocks[0], branch_funcs, (), emptied)
+        for fn in [*branch_funcs.values(), *emptied]:
+            fn.erase()
+        _declare_variables_in_module(module, {g.attrs(n)["sym_name"]: g.attrs(n)["var_shape"] for g in graphs
+                                              for n in g.nodes() if g.op(n) == "tosa.variable"})
         module.operation.attributes[TARGET_ENV_ATTR] = target.mlir_attr()
     if verify:
         verify_module(module)
     return module
+
+
+def _nest_branches(block: ir.Block, branch_funcs: dict[str, Any], enclosing: tuple[str, ...],
+                   emptied: list[Any]) -> None:
+    """Replace every control-flow op of `block` (and, recursively, of the regions it gets) by one
+    with regions: a copy of each named branch function's body, its func.return a tosa.yield.
+    `enclosing` are the branch graphs being nested already (a graph naming itself is refused);
+    the copied functions, their body taken, go to `emptied`."""
+    for op in list(block.operations):
+        graph_attrs = BRANCH_ATTRS.get(op.name)
+        if graph_attrs is None:
+            continue
+        names = [op.attributes[a].value for a in graph_attrs]
+        looping = [n for n in names if n in enclosing]
+        if looping:
+            raise UnsupportedError([Unsupported(op.name, f"graph {looping[0]!r}", "its control flow names itself "
+                                                "(recursion, which TOSA does not have)")])
+        attributes = {k: op.attributes[k] for k in op.attributes if k not in graph_attrs}
+        nested = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=list(op.operands),
+                                     attributes=attributes, regions=len(names), loc=op.location,
+                                     ip=ir.InsertionPoint(op))
+        for region, name in zip(nested.regions, names):
+            copy = branch_funcs[name].clone()
+            copy.regions[0].blocks[0].append_to(region)
+            emptied.append(copy)
+            body = region.blocks[0]
+            terminator = list(body.operations)[-1]
+            ir.Operation.create("tosa.yield", operands=list(terminator.operands), loc=terminator.location,
+                                ip=ir.InsertionPoint(terminator))
+            terminator.erase()
+            _nest_branches(body, branch_funcs, enclosing + (name,), emptied)
+        for old, new in zip(op.results, nested.results):
+            old.replace_all_uses_with(new)
+        op.erase()
+
+
+def _declare_variables_in_module(module: ir.Module, shapes: dict[str, list[int]]) -> None:
+    """Move every tosa.variable to the top of the module, where the reads and writes look their
+    symbol up (one declaration per name), with its shape (`shapes`, by name) as MLIR's index
+    elements (the generic builder cannot give the op that form)."""
+    declared: set[str] = set()
+    first = module.body.operations[0] if len(module.body.operations) else None
+    variables: list[Any] = []
+
+    def collect(op: Any) -> ir.WalkResult:
+        if op.name == "tosa.variable":
+            variables.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    for op in variables:
+        name = op.attributes["sym_name"].value
+        if name in declared:
+            op.erase()
+            continue
+        declared.add(name)
+        attributes = {k: op.attributes[k] for k in op.attributes if k != "var_shape"}
+        shape = shapes[name]
+        attributes["var_shape"] = ir.DenseElementsAttr.get(
+            np.asarray(shape, dtype=np.int64), type=ir.RankedTensorType.get([len(shape)], ir.IndexType.get()))
+        ir.Operation.create("tosa.variable", attributes=attributes, loc=op.location, ip=ir.InsertionPoint(first))
+        op.erase()
 
 
 def _name_arguments_for_tosa(fn: Any, input_names: list[str], output_names: list[str]) -> None:

@@ -52,7 +52,9 @@ def tosa_pipeline(source_format: str) -> list[str]:
 
 class Result:
     """A converted model: its TOSA-level function(s) (`graph`, or `functions` when a partial conversion
-    made several), the conversion `report`, and every output form, each built on first use."""
+    made several), the conversion `report`, and every output form, each built on first use.
+    `functions` also holds the branch graphs control flow names (a .tosa's COND_IF / WHILE_LOOP
+    regions): those are written inside the function that runs them, never as functions of their own."""
 
     def __init__(self, graph: Graph | Sequence[Graph], report: ConversionReport | None = None, *,
                  target: Target | None = None):
@@ -108,15 +110,23 @@ class Result:
         """The TOSA flatbuffer (.tosa) of the (only) function; `version` "0.100-draft" writes the older
         layout (TOSA 0.90 semantics). A partial conversion has one flatbuffer per function:
         `tosa_flatbuffers()`."""
-        if len(self.functions) != 1:
-            raise ValueError(f"{len(self.functions)} functions: use tosa_flatbuffers() for one .tosa each")
+        functions, _ = self._program()
+        if len(functions) != 1:
+            raise ValueError(f"{len(functions)} functions: use tosa_flatbuffers() for one .tosa each")
         return self.tosa_flatbuffers(version)[0]
 
     def tosa_flatbuffers(self, version: str = "1.0") -> list[bytes]:
-        """One TOSA flatbuffer per function."""
+        """One TOSA flatbuffer per function (each with the branch graphs it runs as further regions)."""
         build = _flatbuffer_builder(version)
+        functions, branches = self._program()
         with self._timed("emit-tosa"):
-            return [bytes(build(g)) for g in self.functions]
+            return [bytes(build(g, branches)) for g in functions]
+
+    def _program(self) -> tuple[list[Graph], dict[str, Graph]]:
+        """(the top-level functions, the branch graphs by name) of `functions`."""
+        from nn2tosa.lowering.flatbuffer_emitter import split_program
+
+        return split_program(self.functions)
 
     def validate(self) -> list[str]:
         """MLIR's tosa-validate (strict) for the reported target; empty when the module is valid."""
@@ -132,11 +142,12 @@ class Result:
         functions go into one MLIR module, but one .tosa each: `NAME.<function>.tosa`."""
         if kind == "tosa":
             _flatbuffer_builder(tosa_version)  # checks the version
-            paths = [path] if len(self.functions) == 1 else [function_path(path, g.name) for g in self.functions]
+            functions, branches = self._program()
+            paths = [path] if len(functions) == 1 else [function_path(path, g.name) for g in functions]
             writer = _flatbuffer_writer(tosa_version)
             with self._timed("emit-tosa"):
-                for g, p in zip(self.functions, paths):
-                    writer(g, p)
+                for g, p in zip(functions, paths):
+                    writer(g, p, branches)
             return paths
         if kind in ("mlir", "mlirbc"):
             from nn2tosa.lowering.mlir_emitter import write_mlir
@@ -170,7 +181,8 @@ def function_path(path: str, function: str) -> str:
     return f"{stem}.{function}.{suffix}" if dot and "/" not in suffix else f"{path}.{function}"
 
 
-def _flatbuffer_builder(version: str) -> Callable[[Graph], Any]:
+# The 0.100 writer takes no branch graphs: it refuses control flow itself.
+def _flatbuffer_builder(version: str) -> Callable[[Graph, dict[str, Graph]], Any]:
     if version == "1.0":
         from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 
@@ -178,23 +190,37 @@ def _flatbuffer_builder(version: str) -> Callable[[Graph], Any]:
     if version == "0.100-draft":
         from nn2tosa.lowering.flatbuffer_0100 import build_flatbuffer_0100
 
-        return build_flatbuffer_0100
+        return lambda graph, branches: build_flatbuffer_0100(graph)
     raise UsageError(f"unknown TOSA flatbuffer version {version!r} (known: {', '.join(TOSA_VERSIONS)})")
 
 
-def _flatbuffer_writer(version: str) -> Callable[[Graph, str], None]:
+def _flatbuffer_writer(version: str) -> Callable[[Graph, str, dict[str, Graph]], None]:
     if version == "0.100-draft":
         from nn2tosa.lowering.flatbuffer_0100 import write_flatbuffer_0100
 
-        return write_flatbuffer_0100
+        return lambda graph, path, branches: write_flatbuffer_0100(graph, path)
     from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
 
     return write_flatbuffer
 
 
+def programs(graphs: Sequence[Graph]) -> list[Graph | list[Graph]]:
+    """The units `convert` takes from a file's graphs: each top-level graph, alone, or (when its
+    control flow runs other graphs, as a .tosa's COND_IF / WHILE_LOOP do) as a list of it and the
+    branch graphs it runs. A file without control flow gives its graphs unchanged."""
+    from nn2tosa.lowering.flatbuffer_emitter import reachable_branches, split_program
+
+    functions, branches = split_program(graphs)
+    units: list[Graph | list[Graph]] = []
+    for g in functions:
+        reached = reachable_branches(g, branches)
+        units.append([g, *reached] if reached else g)
+    return units
+
+
 # ------------------------------------------------------------------------------ converting
 def convert(
-    graph_or_path: Graph | str | os.PathLike | bytes,
+    graph_or_path: Graph | Sequence[Graph] | str | os.PathLike | bytes,
     *,
     profile: str | Sequence[str] | None = None,
     passes: Sequence[str] | None = None,
@@ -203,7 +229,8 @@ def convert(
     progress: ProgressFn | None = None,
     keep_int4: bool = False,
 ) -> Result:
-    """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0.
+    """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0. A list
+    of graphs is a function and the branch graphs its control flow runs (a unit of `programs`).
 
     profile: the TOSA 1.0 profiles and extensions the consumer implements, e.g. "pro_int",
       "pro_fp+bf16" or ["pro_int", "int16"]; a model needing more is UnsupportedError naming the ops.
@@ -221,16 +248,18 @@ def convert(
 
     report = ConversionReport()
     start = time.perf_counter()
-    if isinstance(graph_or_path, Graph):
-        graph = graph_or_path.copy()
+    branches: list[Graph] = []
+    if isinstance(graph_or_path, (Graph, list, tuple)):
+        graph, *branches = [g.copy() for g in ([graph_or_path] if isinstance(graph_or_path, Graph) else graph_or_path)]
         name = source or graph.name
     else:
         if progress is not None:
             progress("load", 0, 1)
         loaded = load(graph_or_path)
-        if isinstance(loaded, list):
-            raise ValueError(f"{graph_or_path!r} has {len(loaded)} partitions: convert each graph of load()")
-        graph = loaded
+        units = programs(loaded) if isinstance(loaded, list) else [loaded]
+        if len(units) != 1:
+            raise ValueError(f"{graph_or_path!r} has {len(units)} partitions: convert each unit of programs(load())")
+        graph, *branches = [units[0]] if isinstance(units[0], Graph) else units[0]
         name = source or (str(graph_or_path) if not isinstance(graph_or_path, (bytes, bytearray, memoryview))
                           else graph.name)
         report.time("load", time.perf_counter() - start)
@@ -244,17 +273,22 @@ def convert(
         kept = int4_weights_kept_unsupported(graph)
         if kept:
             raise UnsupportedError(kept)
+    if partial and branches:
+        raise UnsupportedError([Unsupported("control flow", name, "partial conversion of a graph with control "
+                                            "flow (it converts whole: leave out --partial)")])
     if partial:
         from nn2tosa.partial import convert_partial
 
         return convert_partial(graph, report, profile=profile, passes=passes, progress=progress)
     pipeline = pass_pipeline(graph, passes, name)
-    source_ops = source_op_list(graph)
+    source_ops = [op for g in [graph, *branches] for op in source_op_list(g)]
     from nn2tosa import limits
 
     with limits.using(limits.current()):  # a fresh total budget (nn2tosa.limits) for this conversion
         stages = run_pipeline(graph, pipeline, report, progress)
-    return finish(graph, source_ops, stages, report, profile)
+        for branch in branches:  # graph-local passes; a .tosa input, the only one with branches, has none
+            run_pipeline(branch, pipeline, report)
+    return finish([graph, *branches], source_ops, stages, report, profile)
 
 
 def pass_pipeline(graph: Graph, passes: Sequence[str] | None, name: str) -> list:

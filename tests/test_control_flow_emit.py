@@ -1,0 +1,246 @@
+"""Control flow (COND_IF, WHILE_LOOP) and variables through both emitters.
+
+Every input here is written by tosa-opt (--tosa-serialize) from MLIR; the checks use the real tools:
+MLIR's parser and verifier (mlir-opt) and tosa-validate on the MLIR we write, the TOSA reference model
+on the .tosa we write (same outputs as on tosa-opt's file, for both branches of a COND_IF and loops
+that run zero, one and several times), and tosa-opt --tosa-deserialize reading our .tosa back.
+"""
+from __future__ import annotations
+
+import functools
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import run_cli
+from test_emit import TOSA_OPT, run_reference
+from test_tosa_reader import CONTROL_FLOW_MLIR, tosa_opt_serialize
+
+from nn2tosa.api import convert, programs
+from nn2tosa.diagnostics import UnsupportedError
+from nn2tosa.frontend import load
+
+MLIR_OPT = Path(sysconfig.get_paths()["purelib"]) / "mlir" / "bin" / "mlir-opt"
+
+# A while_loop inside the then branch of a cond_if: y = n * x when cond, else |x|.
+NESTED_MLIR = """
+module {
+func.func @main(%c: tensor<i1> {tosa.tensor_name = "cond"}, %x: tensor<3xf32> {tosa.tensor_name = "x"},
+                %n: tensor<i32> {tosa.tensor_name = "n"}) -> (tensor<3xf32> {tosa.tensor_name = "y"}) {
+  %r = "tosa.cond_if"(%c, %x, %n) ({
+  ^bb0(%a: tensor<3xf32>, %k: tensor<i32>):
+    %zero = "tosa.const"() <{values = dense<0.0> : tensor<3xf32>}> : () -> tensor<3xf32>
+    %w:3 = "tosa.while_loop"(%k, %a, %zero) ({
+    ^bb0(%i: tensor<i32>, %v: tensor<3xf32>, %acc: tensor<3xf32>):
+      %z = "tosa.const"() <{values = dense<0> : tensor<i32>}> : () -> tensor<i32>
+      %g = "tosa.greater"(%i, %z) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      "tosa.yield"(%g) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%i: tensor<i32>, %v: tensor<3xf32>, %acc: tensor<3xf32>):
+      %one = "tosa.const"() <{values = dense<1> : tensor<i32>}> : () -> tensor<i32>
+      %d = "tosa.sub"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+      %s = "tosa.add"(%acc, %v) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      "tosa.yield"(%d, %v, %s) : (tensor<i32>, tensor<3xf32>, tensor<3xf32>) -> ()
+    }) : (tensor<i32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<i32>, tensor<3xf32>, tensor<3xf32>)
+    "tosa.yield"(%w#2) : (tensor<3xf32>) -> ()
+  }, {
+  ^bb0(%a: tensor<3xf32>, %k: tensor<i32>):
+    %m = "tosa.abs"(%a) : (tensor<3xf32>) -> tensor<3xf32>
+    "tosa.yield"(%m) : (tensor<3xf32>) -> ()
+  }) : (tensor<i1>, tensor<3xf32>, tensor<i32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+}
+"""
+
+VARIABLES_MLIR = """
+module {
+"tosa.variable"() <{sym_name = "state", var_shape = dense<[2]> : tensor<1xindex>, type = f32,
+                    initial_value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> ()
+func.func @main(%x: tensor<2xf32> {tosa.tensor_name = "x"}) -> (tensor<2xf32> {tosa.tensor_name = "y"}) {
+  %0 = "tosa.variable_read"() <{name = "state"}> : () -> tensor<2xf32>
+  %1 = "tosa.add"(%0, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  "tosa.variable_write"(%1) <{name = "state"}> : (tensor<2xf32>) -> ()
+  return %1 : tensor<2xf32>
+}
+}
+"""
+
+SOURCES = {"control_flow": CONTROL_FLOW_MLIR, "nested": NESTED_MLIR, "variables": VARIABLES_MLIR}
+X = np.array([1.5, -2.0, 0.25], np.float32)
+# Feeds per case: both branches of every cond_if; loops of 0, 1 and several iterations.
+FEEDS = {
+    "control_flow": [[np.array(c), X[:2], np.array(n, np.int32)] for c in (True, False) for n in (0, 1, 7)],
+    "nested": [[np.array(c), X, np.array(n, np.int32)] for c in (True, False) for n in (0, 1, 5)],
+    "variables": [[X[:2]]],
+}
+
+
+@functools.lru_cache(maxsize=None)
+def tosa_opt_file(case: str) -> bytes:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return tosa_opt_serialize(SOURCES[case], Path(tmp))
+
+
+@functools.lru_cache(maxsize=None)
+def our_file(case: str) -> bytes:
+    return convert(tosa_opt_file(case)).tosa_flatbuffer()
+
+
+def deserialized(data: bytes, tmp_path: Path) -> str:
+    """tosa-opt's MLIR of a .tosa (pretty form, no locations)."""
+    source = tmp_path / "read.tosa"
+    source.write_bytes(data)
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("module {}\n")
+    out = tmp_path / "read.mlir"  # not stdout: tosa-opt prints version warnings there
+    r = subprocess.run([str(TOSA_OPT), f"--tosa-deserialize=tosa-flatbuffer-filename={source}", str(empty),
+                        "-o", str(out)], capture_output=True, timeout=120, text=True)
+    assert r.returncode == 0, r.stderr
+    return out.read_text()
+
+
+def op_sequence(mlir_text: str) -> list[str]:
+    """The op names of a module in walk order (what the module computes, without names and locations)."""
+    from mlir import ir
+
+    from nn2tosa.ir.mlir_bridge import new_context
+
+    names: list[str] = []
+    with new_context():
+        module = ir.Module.parse(mlir_text)
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            names.append(op.name)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return names
+
+
+# ------------------------------------------------------------------------------ .tosa
+@pytest.mark.parametrize("case", SOURCES)
+def test_reference_model_runs_our_tosa_as_it_runs_tosa_opts(case):
+    theirs, ours = tosa_opt_file(case), our_file(case)
+    for feeds in FEEDS[case]:
+        expected = run_reference(theirs, feeds)
+        got = run_reference(ours, feeds)
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b, err_msg=f"{case} {[f.tolist() for f in feeds]}")
+
+
+def test_the_outputs_are_what_the_programs_compute():
+    """Not only equal to tosa-opt's file: the values the MLIR says (so that neither file is trusted)."""
+    for c, x, n in FEEDS["nested"]:
+        [y] = run_reference(our_file("nested"), [c, x, n])
+        np.testing.assert_allclose(y, x * n if c else np.abs(x))
+    for c, x, n in FEEDS["control_flow"]:
+        y, count = run_reference(our_file("control_flow"), [c, x, n])
+        np.testing.assert_array_equal(y, x + x if c else x - x)
+        assert count == 0
+
+
+@pytest.mark.parametrize("case", SOURCES)
+def test_second_round_is_byte_identical(case):
+    ours = our_file(case)
+    assert convert(ours).tosa_flatbuffer() == ours
+
+
+@pytest.mark.parametrize("case", SOURCES)
+def test_tosa_opt_reads_our_tosa_back_as_the_same_program(case, tmp_path):
+    theirs = deserialized(tosa_opt_file(case), tmp_path)
+    ours = deserialized(our_file(case), tmp_path)
+    assert op_sequence(ours) == op_sequence(theirs)
+    if case == "variables":
+        assert "tosa.variable @state = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>" in ours
+
+
+def test_branch_regions_follow_their_function_and_keep_their_names():
+    """One region per graph: main first, then the branches in the order they are first named,
+    breadth first; each region named after the graph the control-flow op names."""
+    [main, *branches] = load(our_file("nested"))
+    [cond_if] = [n for n in main.nodes() if main.op(n) == "tosa.cond_if"]
+    then_graph, else_graph = main.attrs(cond_if)["then_graph"], main.attrs(cond_if)["else_graph"]
+    names = [g.name for g in branches]
+    assert names[:2] == [then_graph, else_graph] and len(names) == 4
+    inner = {g.name: g for g in branches}[then_graph]
+    [loop] = [n for n in inner.nodes() if inner.op(n) == "tosa.while_loop"]
+    assert names[2:] == [inner.attrs(loop)["cond_graph"], inner.attrs(loop)["body_graph"]]
+
+
+# ------------------------------------------------------------------------------ MLIR
+@pytest.mark.parametrize("case", SOURCES)
+def test_mlir_opt_parses_and_verifies_our_mlir(case, tmp_path):
+    result = convert(tosa_opt_file(case))
+    path = tmp_path / "out.mlir"
+    result.write(str(path), "mlir")
+    r = subprocess.run([str(MLIR_OPT), str(path)], capture_output=True, timeout=120, text=True)
+    assert r.returncode == 0, r.stderr
+    assert op_sequence(r.stdout) == op_sequence(path.read_text())
+    assert result.validate() == []
+
+
+def test_branches_are_regions_of_their_op_not_functions():
+    text = convert(tosa_opt_file("nested")).mlir_text()
+    ops = op_sequence(text)
+    assert ops.count("func.func") == 1
+    # pre-order: the while_loop and its regions sit inside the cond_if's then region, before the else region's abs
+    assert ops.index("tosa.cond_if") < ops.index("tosa.while_loop") < ops.index("tosa.abs")
+    assert ops.count("tosa.yield") == 4 and ops.count("func.return") == 1
+    assert 'tosa.tensor_name = "cond"' in text and "nn2tosa.name" not in text
+
+
+def test_variables_are_declared_once_in_the_module():
+    result = convert(tosa_opt_file("variables"))
+    ops = op_sequence(result.mlir_text())
+    assert ops[:3] == ["builtin.module", "tosa.variable", "func.func"]
+    assert "variable" in result.target.extensions
+
+
+def test_target_names_the_controlflow_extension():
+    result = convert(tosa_opt_file("nested"))
+    assert "controlflow" in result.target.extensions
+    assert result.validate() == []
+
+
+# ------------------------------------------------------------------------------ refusals
+def test_a_graph_naming_itself_is_unsupported():
+    graphs = load(tosa_opt_file("control_flow"))
+    main = graphs[0]
+    [cond_if] = [n for n in main.nodes() if main.op(n) == "tosa.cond_if"]
+    then_graph = main.attrs(cond_if)["then_graph"]
+    main.attrs(cond_if)["then_graph"] = "main"
+    result = convert([g for g in graphs if g.name != then_graph])
+    with pytest.raises(UnsupportedError, match="recursion"):
+        result.mlir_text()
+    with pytest.raises(UnsupportedError, match="recursion"):
+        result.tosa_flatbuffer()
+
+
+def test_a_branch_missing_from_the_graphs_given_is_unsupported():
+    main = load(tosa_opt_file("control_flow"))[0]
+    with pytest.raises(UnsupportedError, match="is not among the graphs"):
+        convert(main).mlir_text()
+
+
+def test_programs_groups_each_function_with_its_branches():
+    graphs = load(tosa_opt_file("nested"))
+    [unit] = programs(graphs)
+    assert unit[0] is graphs[0] and sorted(g.name for g in unit) == sorted(g.name for g in graphs)
+    plain = load(tosa_opt_file("variables"))
+    assert programs(plain) == plain
+
+
+def test_the_0100_layout_refuses_control_flow_with_the_reason(tmp_path):
+    source = tmp_path / "cf.tosa"
+    source.write_bytes(tosa_opt_file("control_flow"))
+    r = run_cli("convert", str(source), "--tosa-version", "0.100-draft", "-o", str(tmp_path / "out.tosa"))
+    assert r.returncode == 3
+    message = r.stderr.decode()
+    assert "written in the TOSA 1.0 layout only" in message and "Traceback" not in message
