@@ -484,7 +484,11 @@ def _plan_block(graph: Graph, region: str, names: _Names, variables: dict[str, s
             attrs = graph.attrs(node)
             variable_type = TensorType(tuple(attrs["var_shape"]), attrs["type"])
             initial = attrs.get("initial_value")
-            name = variables[attrs["sym_name"]] = names.claim(attrs["sym_name"])
+            # one tensor name per variable in every block declaring it, as tosa-opt writes it (the
+            # reference model takes a branch's variable tensor of that name for the function's)
+            if attrs["sym_name"] not in variables:
+                variables[attrs["sym_name"]] = names.claim(attrs["sym_name"])
+            name = variables[attrs["sym_name"]]
             tensors.append(_Tensor(name, variable_type, None if initial is None else
                                    _storage_bytes(initial, variable_type.dtype), attrs["sym_name"]))
     shapes: list[tuple[str, int, np.ndarray]] = []
