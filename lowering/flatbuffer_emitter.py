@@ -331,9 +331,6 @@ def reachable_branches(graph: Graph, branches: Mapping[str, Graph]) -> list[Grap
     while pending:
         current = pending.pop(0)
         for node, _, name in named_graphs(current):
-            if name == graph.name or name == current.name:
-                raise UnsupportedError([Unsupported(current.op(node), f"graph {name!r}", "its control flow runs "
-                                                    "the graph it is in (recursion, which TOSA does not have)")])
             if name in seen:
                 continue
             if name not in branches:
@@ -342,10 +339,11 @@ def reachable_branches(graph: Graph, branches: Mapping[str, Graph]) -> list[Grap
             seen.add(name)
             order.append(branches[name])
             pending.append(branches[name])
-    for g in order:  # a longer cycle: a branch reaching itself through others
-        if _runs_itself(g, branches):
-            raise UnsupportedError([Unsupported("control flow", f"graph {g.name!r}", "runs itself through other "
-                                                "branch graphs (recursion, which TOSA does not have)")])
+    pool = {**branches, graph.name: graph}
+    recursive = [g.name for g in [graph, *order] if _runs_itself(g, pool)]
+    if recursive:
+        raise UnsupportedError([Unsupported("control flow", f"graph {recursive[0]!r}", "runs itself (recursion, "
+                                            "which TOSA does not have)")])
     return order
 
 

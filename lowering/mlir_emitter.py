@@ -81,18 +81,21 @@ def to_mlir(
     # the module's blobs are views of the input: map its pages in one call before MLIR reads them
     populate(g.attrs(n)["values"] for g in graphs for n in g.nodes() if g.op(n) == "tosa.const")
     # branch graphs are built as functions too, then moved into the regions of the ops naming them
-    module = to_module(functions + list(branches.values()), ctx, resource_threshold=resource_threshold)
+    module = to_module(graphs, ctx, resource_threshold=resource_threshold)
     with ctx, ir.Location.unknown():
         built = list(module.body.operations)
         branch_funcs = dict(zip(branches, built[len(functions):]))
         emptied: list[Any] = []  # erased at the end: erasing drops the Python objects of what they held
         for fn, g in zip(built, functions):
             _name_arguments_for_tosa(fn, *unique_io_names(g))
-            _nest_branches(fn.regions[0].blocks[0], branch_funcs, (), emptied)
+            if branch_funcs:  # (a Python object per op otherwise: not for models without control flow)
+                _nest_branches(fn.regions[0].blocks[0], branch_funcs, (), emptied)
         for fn in [*branch_funcs.values(), *emptied]:
             fn.erase()
-        _declare_variables_in_module(module, {g.attrs(n)["sym_name"]: g.attrs(n)["var_shape"] for g in graphs
-                                              for n in g.nodes() if g.op(n) == "tosa.variable"})
+        variable_shapes = {g.attrs(n)["sym_name"]: g.attrs(n)["var_shape"] for g in graphs for n in g.nodes()
+                           if g.op(n) == "tosa.variable"}
+        if variable_shapes:
+            _declare_variables_in_module(module, variable_shapes)
         module.operation.attributes[TARGET_ENV_ATTR] = target.mlir_attr()
     if verify:
         verify_module(module)
@@ -138,7 +141,7 @@ def _declare_variables_in_module(module: ir.Module, shapes: dict[str, list[int]]
     symbol up (one declaration per name), with its shape (`shapes`, by name) as MLIR's index
     elements (the generic builder cannot give the op that form)."""
     declared: set[str] = set()
-    first = module.body.operations[0] if len(module.body.operations) else None
+    first = module.body.operations[0]  # a function: there is at least one
     variables: list[Any] = []
 
     def collect(op: Any) -> ir.WalkResult:

@@ -200,6 +200,20 @@ def test_a_graph_naming_itself_is_unsupported():
         result.tosa_flatbuffer()
 
 
+def test_a_branch_running_itself_through_another_is_unsupported():
+    """The then branch's while_loop made to run the then branch as its body: a cycle below main."""
+    [main, *branches] = load(tosa_opt_file("nested"))
+    [cond_if] = [n for n in main.nodes() if main.op(n) == "tosa.cond_if"]
+    then_graph = {g.name: g for g in branches}[main.attrs(cond_if)["then_graph"]]
+    [loop] = [n for n in then_graph.nodes() if then_graph.op(n) == "tosa.while_loop"]
+    then_graph.attrs(loop)["body_graph"] = then_graph.name  # (the old body is now a function of its own)
+    result = convert([main, *branches])
+    with pytest.raises(UnsupportedError, match="recursion"):
+        result.mlir_text()
+    with pytest.raises(UnsupportedError, match="recursion"):
+        result.tosa_flatbuffers()
+
+
 def test_a_branch_missing_from_the_graphs_given_is_unsupported():
     main = load(tosa_opt_file("control_flow"))[0]
     with pytest.raises(UnsupportedError, match="is not among the graphs"):
