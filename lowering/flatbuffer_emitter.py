@@ -300,42 +300,39 @@ def named_graphs(graph: Graph) -> list[tuple[int, str, str]]:
     return [(n, a, graph.attrs(n)[a]) for n in graph.nodes() for a in BRANCH_ATTRS.get(graph.op(n), ())]
 
 
+def unknown_branches(graphs: Iterable[Graph], known: Iterable[str]) -> list[Unsupported]:
+    """One item per control-flow attribute of `graphs` naming a graph not in `known` (the emitters
+    list these with everything else they cannot write)."""
+    known = set(known)
+    return [Unsupported(g.op(node), f"{g.name}: {g.loc(node) or f'%{node}'}",
+                        f"its {attr} {name!r} is not among the graphs converted")
+            for g in graphs for node, attr, name in named_graphs(g) if name not in known]
+
+
 def split_program(graphs: Sequence[Graph]) -> tuple[list[Graph], dict[str, Graph]]:
     """Graphs -> (the top-level functions, the branch graphs by name): a graph some control-flow op
     names is a branch, written inside that op (MLIR) or as a further region of its function (.tosa).
-    A name no graph has, or graphs that only name each other, are UnsupportedError."""
-    by_name = {g.name: g for g in graphs}
-    referenced: set[str] = set()
-    items = []
-    for g in graphs:
-        for node, attr, name in named_graphs(g):
-            referenced.add(name)
-            if name not in by_name:
-                items.append(Unsupported(g.op(node), f"{g.name}: {g.loc(node) or f'%{node}'}",
-                                         f"its {attr} {name!r} is not among the graphs converted"))
+    Graphs that only name each other are UnsupportedError; names no graph has are `unknown_branches`."""
+    referenced = {name for g in graphs for _, _, name in named_graphs(g)}
     functions = [g for g in graphs if g.name not in referenced]
     if graphs and not functions:
-        items.append(Unsupported("control flow", ", ".join(by_name), "every graph is a branch of another "
-                                 "(recursion, which TOSA does not have)"))
-    if items:
-        raise UnsupportedError(items)
+        raise UnsupportedError([Unsupported("control flow", ", ".join(g.name for g in graphs), "every graph is "
+                                            "a branch of another (recursion, which TOSA does not have)")])
     return functions, {g.name: g for g in graphs if g.name in referenced}
 
 
 def reachable_branches(graph: Graph, branches: Mapping[str, Graph]) -> list[Graph]:
     """The branch graphs `graph` runs, directly or through other branches, in first-named order
-    (breadth first). A graph among them that runs itself is UnsupportedError (TOSA has no recursion)."""
+    (breadth first; names not in `branches` are skipped: `unknown_branches` reports them). A graph
+    among them that runs itself is UnsupportedError (TOSA has no recursion)."""
     order: list[Graph] = []
     seen = {graph.name}
     pending = [graph]
     while pending:
         current = pending.pop(0)
         for node, _, name in named_graphs(current):
-            if name in seen:
+            if name in seen or name not in branches:
                 continue
-            if name not in branches:
-                raise UnsupportedError([Unsupported(current.op(node), f"{current.name}: %{node}",
-                                                    f"names graph {name!r}, which is not among the graphs given")])
             seen.add(name)
             order.append(branches[name])
             pending.append(branches[name])
@@ -397,7 +394,7 @@ VARIABLE_ACCESS = {op: OpEntry(fb.Op.IDENTITY, OP_TABLE[op].attribute_type, OP_T
                    for op in ("tosa.variable_read", "tosa.variable_write")}
 
 
-def _check(graph: Graph) -> None:
+def _problems(graph: Graph) -> list[Unsupported]:
     items = unsupported_for_emission([graph])
     for node in graph.nodes():
         for t in graph.types(node):
@@ -405,8 +402,7 @@ def _check(graph: Graph) -> None:
                 items.append(Unsupported(graph.op(node), f"{graph.name}: {graph.loc(node) or f'%{node}'}",
                                          f"dynamic shape {t} (TOSA 1.0 flatbuffers need static shapes)"))
                 break
-    if items:
-        raise UnsupportedError(items)
+    return items
 
 
 def _constant_bytes(graph: Graph, node: int) -> int:
@@ -438,8 +434,9 @@ def write_flatbuffer(graph: Graph, path: str | os.PathLike, branches: Mapping[st
 
 def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool) -> _Builder:
     graphs = [graph] + reachable_branches(graph, branches)
-    for g in graphs:
-        _check(g)
+    items = [item for g in graphs for item in _problems(g)] + unknown_branches(graphs, branches)
+    if items:
+        raise UnsupportedError(items)
     require_tosa_1_0(graphs)
     names = _Names()  # tensor names are unique across the file, as tosa-opt writes them
     variables: dict[str, str] = {}  # sym_name -> its tensor's name
@@ -616,5 +613,5 @@ def _write_graph(builder: _Builder, blocks: list[_Block]) -> None:
     builder.Finish(root, file_identifier=b"TOSA")
 
 
-__all__ = ["build_flatbuffer", "write_flatbuffer", "split_program", "BRANCH_ATTRS", "OP_TABLE", "DTYPES",
-           "VERSION"]
+__all__ = ["build_flatbuffer", "write_flatbuffer", "split_program", "reachable_branches", "unknown_branches",
+           "BRANCH_ATTRS", "OP_TABLE", "DTYPES", "VERSION"]

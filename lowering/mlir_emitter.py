@@ -39,7 +39,7 @@ from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, RESOURCE_THRESHOLD, new_context, to_module
 
-from .flatbuffer_emitter import BRANCH_ATTRS, split_program, unique_io_names
+from .flatbuffer_emitter import BRANCH_ATTRS, split_program, unique_io_names, unknown_branches
 from .target import Target, require_tosa_1_0
 
 TENSOR_NAME_ATTR = "tosa.tensor_name"
@@ -69,7 +69,7 @@ def to_mlir(
     `tosa.tensor_name`, `tosa.target_env` set to `target` (default: what the graphs need).
     With `verify`, a module MLIR rejects raises MlirVerificationError."""
     graphs = [graphs] if isinstance(graphs, Graph) else list(graphs)
-    items = unsupported_for_emission(graphs)
+    items = unsupported_for_emission(graphs) + unknown_branches(graphs, [g.name for g in graphs])
     if items:
         raise UnsupportedError(items)
     functions, branches = split_program(graphs)

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import run_cli
 from test_emit import TOSA_OPT, run_reference
-from test_tosa_reader import CONTROL_FLOW_MLIR, tosa_opt_serialize
+from test_tosa_reader import CONTROL_FLOW_MLIR, VARIABLES_MLIR, tosa_opt_serialize
 
 from nn2tosa.api import convert, programs
 from nn2tosa.diagnostics import UnsupportedError
@@ -29,19 +29,6 @@ MLIR_OPT = Path(sysconfig.get_paths()["purelib"]) / "mlir" / "bin" / "mlir-opt"
 # tosa-opt writes the variable's tensor into every block. The lit test converts the same file.
 NESTED_MLIR = (Path(__file__).resolve().parents[1] / "lit_tests" / "frontend" / "tosa" / "Inputs"
                / "control_flow.mlir").read_text()
-
-VARIABLES_MLIR = """
-module {
-"tosa.variable"() <{sym_name = "state", var_shape = dense<[2]> : tensor<1xindex>, type = f32,
-                    initial_value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> ()
-func.func @main(%x: tensor<2xf32> {tosa.tensor_name = "x"}) -> (tensor<2xf32> {tosa.tensor_name = "y"}) {
-  %0 = "tosa.variable_read"() <{name = "state"}> : () -> tensor<2xf32>
-  %1 = "tosa.add"(%0, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-  "tosa.variable_write"(%1) <{name = "state"}> : (tensor<2xf32>) -> ()
-  return %1 : tensor<2xf32>
-}
-}
-"""
 
 SOURCES = {"control_flow": CONTROL_FLOW_MLIR, "nested": NESTED_MLIR, "variables": VARIABLES_MLIR}
 X = np.array([1.5, -2.0, 0.25], np.float32)

@@ -376,8 +376,7 @@ def test_control_flow_converts_to_every_output(tmp_path):
     assert [g.histogram() for g in load(outputs[2].read_bytes())] == [g.histogram() for g in load(path.read_bytes())]
 
 
-def test_variables_as_tosa_opt_writes_them(tmp_path):
-    mlir = """
+VARIABLES_MLIR = """
 module {
 "tosa.variable"() <{sym_name = "state", var_shape = dense<[2]> : tensor<1xindex>, type = f32,
                     initial_value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> ()
@@ -389,7 +388,10 @@ func.func @main(%x: tensor<2xf32> {tosa.tensor_name = "x"}) -> (tensor<2xf32> {t
 }
 }
 """
-    theirs = tosa_opt_serialize(mlir, tmp_path)
+
+
+def test_variables_as_tosa_opt_writes_them(tmp_path):
+    theirs = tosa_opt_serialize(VARIABLES_MLIR, tmp_path)
     g = read_one(theirs)
     assert g.histogram() == {"tosa.add": 1, "tosa.variable": 1, "tosa.variable_read": 1, "tosa.variable_write": 1}
     [decl] = [n for n in g.nodes() if g.op(n) == "tosa.variable"]
