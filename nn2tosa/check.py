@@ -74,16 +74,17 @@ class Runnable:
 
 def prepare(path: str, partition: int | None = None) -> Runnable:
     """Read `path`; a .tosa is run as it is, any other model is converted first."""
-    from nn2tosa.api import convert
+    from nn2tosa.api import convert, programs
     from nn2tosa.fileio import map_file
     from nn2tosa.frontend import load
 
-    graphs = load(path)
+    graphs = programs(load(path))  # a .tosa's branch graphs go with the function that runs them
     if partition is None and len(graphs) > 1:
         raise UsageError(f"{path} has {len(graphs)} partitions: choose one with --partition N")
     if partition is not None and not 0 <= partition < len(graphs):
         raise UsageError(f"--partition {partition}: {path} has {len(graphs)} partition(s)")
-    source = graphs[partition or 0]
+    unit = graphs[partition or 0]
+    source = unit if not isinstance(unit, list) else unit[0]
     inputs = [source.types(n)[0] for n in source.inputs]
     outputs = [source.type_of(o.value) for o in source.outputs]
     input_names = [source.input_name(n) for n in source.inputs]
@@ -91,11 +92,12 @@ def prepare(path: str, partition: int | None = None) -> Runnable:
     if source.meta.get("format") == "tosa" and len(graphs) == 1:
         from nn2tosa.lowering.target import required_target
 
-        level = required_target(source).level
+        whole = unit if isinstance(unit, list) else [unit]
+        level = required_target(whole).level
         return Runnable(path, bytes(map_file(path)), input_names, inputs, outputs, output_names, _level(level),
-                        _has_16bit_float(source))
+                        any(_has_16bit_float(g) for g in whole))
     try:
-        result = convert(source, source=path)
+        result = convert(unit, source=path)
     except Exception as e:
         raise e.located(path) if hasattr(e, "located") else e
     return Runnable(path, result.tosa_flatbuffer(), input_names, inputs, outputs, output_names,
