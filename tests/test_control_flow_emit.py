@@ -222,3 +222,17 @@ def test_the_0100_layout_refuses_control_flow_with_the_reason(tmp_path):
     assert r.returncode == 3
     message = r.stderr.decode()
     assert "written in the TOSA 1.0 layout only" in message and "Traceback" not in message
+
+
+def test_run_takes_a_tosa_with_control_flow_as_one_model(tmp_path):
+    """`nn2tosa run` (nn2tosa/check.py) groups the branch graphs with main, as convert does."""
+    source = tmp_path / "nested.tosa"
+    source.write_bytes(tosa_opt_file("nested"))
+    feeds = [np.array(True), X, np.array(3, np.int32)]
+    paths = []
+    for i, feed in enumerate(feeds):
+        paths.append(tmp_path / f"in{i}.npy")
+        np.save(paths[-1], feed)
+    r = run_cli("run", str(source), "--inputs", *map(str, paths), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "output0.npy"), 3 * X)
