@@ -353,7 +353,7 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
     target = fit_target(functions, profile) if profile is not None else None
     result = Result(functions, report, target=target)
     report.target = result.target.report()
-    report.functions = [g.name for g in functions]
+    report.functions = [g.name for g in result._program()[0]]  # branch graphs are not functions
     report.boundary_changes = []
     for g in functions:
         changes = g.meta.get("boundary_changes", [])
