@@ -3,12 +3,17 @@ other TOSA consumers read.
 
     data = build_flatbuffer(graph)          # a memoryview of the finished buffer (no extra copy)
     write_flatbuffer(graph, "model.tosa")   # atomic write of the same bytes
+    functions, branches = split_program(graphs)     # a .tosa's graphs: with control flow,
+    data = build_flatbuffer(functions[0], branches)  # each function takes the branches it runs
 
-Layout written: Version 1.0.0 (not draft); one region and one block, both "main"; one TosaTensor
-per tensor value (graph inputs and outputs keep their names and order, other tensors are named
-`layer_<k>` as tosa-opt names them); `tosa.const` -> a CONST operator whose output tensor holds
-the data; `tosa.const_shape` -> a CONST_SHAPE operator and a TosaShape in the block's `shapes`,
-its values as little-endian int64. Tensor data is the little-endian storage (bool one byte per
+Layout written: Version 1.0.0 (not draft); the function's region and block, both "main", then one
+region (and block) per branch graph its COND_IF / WHILE_LOOP run, named after the graph
+(`split_program` tells functions from branches); one TosaTensor per tensor value, names unique across
+the file (graph inputs and outputs keep their names and order, other tensors are named
+`layer_<k>` as tosa-opt names them); a `tosa.variable` -> a tensor marked `variable` holding its
+initial value, read and written by IDENTITY operators as tosa-opt writes them (`VARIABLE_ACCESS`);
+`tosa.const` -> a CONST operator whose output tensor holds the data; `tosa.const_shape` -> a
+CONST_SHAPE operator and a TosaShape in the block's `shapes`, its values as little-endian int64. Tensor data is the little-endian storage (bool one byte per
 element, i4 packed two per byte low nibble first, i48 six bytes per element) padded with zeros to
 a multiple of 8 bytes and 8-byte aligned, as the schema's force_align and tosa-opt's writer do.
 
