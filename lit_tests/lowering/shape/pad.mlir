@@ -34,12 +34,12 @@ func.func @reflect(%x: tensor<4xf32>) -> tensor<7xf32> {
   return %a : tensor<7xf32>
 }
 
-// edge repeats the border element: a size-1 slice tiled.
+// edge repeats the border element: a size-1 slice tiled, in front of x itself.
 // CHECK-LABEL: sym_name = "edge"
-// CHECK: "tosa.slice"{{.*}} -> tensor<1xi8>
-// CHECK: "tosa.tile"{{.*}} -> tensor<4xi8>
-// CHECK: "tosa.slice"{{.*}} -> tensor<3xi8>
-// CHECK: "tosa.concat"
+// CHECK: ^bb0(%[[X:[^:]*]]:
+// CHECK: %[[B:.*]] = "tosa.slice"(%[[X]], {{.*}} -> tensor<1xi8>
+// CHECK: %[[T:.*]] = "tosa.tile"(%[[B]], {{.*}} -> tensor<3xi8>
+// CHECK: "tosa.concat"(%[[T]], %[[X]]) <{axis = 0 : i32}>
 func.func @edge(%x: tensor<4xi8>) -> tensor<7xi8> {
   %a = "nn.pad"(%x) {pads = array<i64: 3, 0>, mode = "edge", value = 0.0 : f64} : (tensor<4xi8>) -> tensor<7xi8>
   return %a : tensor<7xi8>
