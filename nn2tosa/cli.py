@@ -346,17 +346,25 @@ def describe(graphs: list) -> dict[str, Any]:
     metas = [{k: v for k, v in g.meta.items() if isinstance(v, (str, int, float, bool))} for g in graphs]
     if len(graphs) == 1:
         return {**metas[0], **one(graphs[0])}
-    # several partitions: the facts they share at the top, each partition's own facts in its entry
+    # several partitions: the facts they share at the top, each partition's own facts in its entry; a
+    # graph that a control-flow op runs (a .tosa's COND_IF / WHILE_LOOP branch) is marked, and its block
+    # arguments are not inputs of the file
+    from nn2tosa.lowering.flatbuffer_emitter import named_graphs
+
+    branches = {name for g in graphs for _, _, name in named_graphs(g)}
     info: dict[str, Any] = {k: v for k, v in metas[0].items() if all(m.get(k) == v for m in metas[1:])}
     parts = [{**{k: v for k, v in m.items() if k not in info}, **one(g)} for m, g in zip(metas, graphs)]
+    for part in parts:
+        if part["name"] in branches:
+            part["branch"] = True
     total: dict[str, int] = {}
     for p in parts:
         for op, n in p["ops"].items():
             total[op] = total.get(op, 0) + n
     info.update(
         ops=dict(sorted(total.items())),
-        inputs=[dict(t, partition=i) for i, p in enumerate(parts) for t in p["inputs"]],
-        outputs=[dict(t, partition=i) for i, p in enumerate(parts) for t in p["outputs"]],
+        inputs=[dict(t, partition=i) for i, p in enumerate(parts) if "branch" not in p for t in p["inputs"]],
+        outputs=[dict(t, partition=i) for i, p in enumerate(parts) if "branch" not in p for t in p["outputs"]],
         partitions=parts,
     )
     return info

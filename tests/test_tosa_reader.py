@@ -366,7 +366,12 @@ def test_control_flow_converts_to_every_output(tmp_path):
     path.write_bytes(_control_flow_file())
     r = run_cli("inspect", "--json", str(path))
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["ops"]["tosa.cond_if"] == 1
+    info = json.loads(r.stdout)
+    assert info["ops"]["tosa.cond_if"] == 1
+    # the file's inputs and outputs are main's; the branch graphs' block arguments are not among them
+    assert [t["name"] for t in info["inputs"]] == ["cond", "x", "n"]
+    assert [t["name"] for t in info["outputs"]] == ["y", "count"]
+    assert [p.get("branch", False) for p in info["partitions"]] == [False, True, True, True, True]
     outputs = [tmp_path / name for name in ("out.mlir", "out.mlirbc", "out.tosa")]
     r = run_cli("convert", str(path), *[a for out in outputs for a in ("-o", str(out))])
     assert r.returncode == 0, r.stderr
