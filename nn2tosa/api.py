@@ -294,13 +294,13 @@ def convert(
 def pass_pipeline(graph: Graph, passes: Sequence[str] | None, name: str) -> list:
     """The PassInfos to run: `passes`, or the format's TOSA pipeline (a pass of it not implemented in
     this build makes the format unsupported)."""
-    from nn2tosa.passes import available_passes, parse_pipeline
+    from nn2tosa.passes import has_pass, parse_pipeline
 
     if passes is not None:
         return parse_pipeline(list(passes))
     fmt = graph.meta.get("format", "unknown")
     names = tosa_pipeline(fmt)
-    missing = [p for p in names if p not in available_passes()]
+    missing = [p for p in names if not has_pass(p)]
     if missing:
         raise UnsupportedError([Unsupported(fmt, name, f"pass {p} is not implemented yet") for p in missing])
     return parse_pipeline(names)

@@ -6,6 +6,7 @@ verify the IR after each pass, print it after some or all passes (MLIR's
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -26,6 +27,15 @@ class PassInfo:
 
 
 _PASSES: dict[str, PassInfo] = {}
+# Passes registered when first asked for, by the module that defines them: a conversion needs the
+# legalization of its own source format only (importing the other costs ~35 ms of start-up).
+_ON_DEMAND = {"legalize-armnn": "nn2tosa.passes.legalize_armnn", "legalize-mps": "nn2tosa.passes.legalize_mps"}
+
+
+def _load(names: Iterable[str]) -> None:
+    for name in names:
+        if name not in _PASSES and name in _ON_DEMAND:
+            importlib.import_module(_ON_DEMAND[name])
 
 
 def register_pass(name: str) -> Callable[[PassFn], PassFn]:
@@ -40,17 +50,25 @@ def register_pass(name: str) -> Callable[[PassFn], PassFn]:
     return wrap
 
 
+def has_pass(name: str) -> bool:
+    """Whether a pass of that name exists (registering it if it is one of the on-demand ones)."""
+    _load([name])
+    return name in _PASSES
+
+
 def available_passes() -> dict[str, PassInfo]:
+    _load(_ON_DEMAND)
     return dict(sorted(_PASSES.items()))
 
 
 def parse_pipeline(pipeline: str | Iterable[str]) -> list[PassInfo]:
     names = [p.strip() for p in pipeline.split(",")] if isinstance(pipeline, str) else list(pipeline)
     names = [n for n in names if n]
+    _load(names)
     unknown = [n for n in names if n not in _PASSES]
     if unknown:
         raise UsageError(f"unknown pass{'es' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                         f"available: {', '.join(sorted(_PASSES))}")
+                         f"available: {', '.join(available_passes())}")
     return [_PASSES[n] for n in names]
 
 

@@ -68,3 +68,28 @@ def test_print_ir_after_and_timing():
 def test_print_ir_after_a_pass_not_in_the_pipeline_is_an_error():
     with pytest.raises(UsageError, match="not in the pipeline"):
         PassManager.from_names("dce", print_ir_after=frozenset({"fold"})).run(graph_with_dead_code())
+
+
+def test_a_conversion_loads_only_its_own_format():
+    """The legalizations register when a pipeline names them, and reading one format does not import
+    the other's reader: an Arm NN conversion never loads the MPS code, nor the reverse (start-up time)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    probe = """
+import sys
+import nn2tosa
+from nn2tosa.passes import available_passes, parse_pipeline
+assert "nn2tosa.passes.legalize_mps" not in sys.modules and "nn2tosa.passes.legalize_armnn" not in sys.modules
+nn2tosa.convert(sys.argv[1])
+loaded = sorted(m for m in sys.modules if m in ("nn2tosa.passes.legalize_mps", "nn2tosa.passes.legalize_armnn",
+                                                "nn2tosa.frontend.mps.reader", "nn2tosa.frontend.armnn.reader"))
+print(",".join(loaded))
+assert [p.name for p in parse_pipeline("legalize-mps,legalize-armnn")] == ["legalize-mps", "legalize-armnn"]
+assert {"legalize-mps", "legalize-armnn", "canonicalize", "lower-to-tosa"} <= set(available_passes())
+"""
+    out = subprocess.run([sys.executable, "-c", probe, str(repo / "examples" / "cnn_f32.armnn")],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "nn2tosa.frontend.armnn.reader,nn2tosa.passes.legalize_armnn"

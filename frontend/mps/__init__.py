@@ -38,9 +38,8 @@ from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.ir import Graph
 
 from . import payload, pte
-from .reader import read_graph
 
-__all__ = ["sniff", "read", "read_graph"]
+__all__ = ["sniff", "read"]
 
 
 def sniff(data: memoryview) -> bool:
@@ -51,6 +50,8 @@ def sniff(data: memoryview) -> bool:
 def read(data: memoryview, name: str) -> list[Graph]:
     """The graphs in `data`: one for a payload, one per MPS delegate for a .pte. `name` is the file name
     (errors get it from the caller)."""
+    from .reader import read_graph  # here, not at the top: sniffing another format must not load the reader
+
     if not pte.sniff(data):
         return [read_graph(data)]
     delegates = pte.find_delegates(data)
