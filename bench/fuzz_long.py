@@ -410,6 +410,7 @@ def _warm_imports() -> None:
     import nn2tosa.cli as cli
     import nn2tosa.frontend.armnn  # noqa: F401
     import nn2tosa.frontend.mps  # noqa: F401
+    import nn2tosa.frontend.mps.reader  # noqa: F401  (imported when an MPS file is read)
     import nn2tosa.frontend.tosa  # noqa: F401
     import nn2tosa.lowering.flatbuffer_0100  # noqa: F401
     import nn2tosa.lowering.flatbuffer_emitter  # noqa: F401

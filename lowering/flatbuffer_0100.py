@@ -43,7 +43,7 @@ from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, op_def
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas import tosa_0_100_generated as fb0
 
-from .flatbuffer_emitter import _bf16_bits, _Builder, _camel, _constant_bytes, _hashable, _Names, _storage_bytes
+from .flatbuffer_common import FlatBuilder, Names, bf16_bits, camel, constant_bytes, hashable, storage_bytes
 from .target import require_tosa_1_0
 
 VERSION = (0, 100, 0)
@@ -125,7 +125,7 @@ def _float_storage(value: float, element_type: str) -> np.ndarray:
     """One float as IR storage of `element_type` (bf16 rounded to nearest even, as MLIR does; an
     fp8 value must be one the type holds exactly)."""
     if element_type == "bf16":
-        return np.array([_bf16_bits(value)], dtype="<u2")
+        return np.array([bf16_bits(value)], dtype="<u2")
     if element_type.startswith("f8"):
         wanted = np.array([value], dtype=np.float32).view(np.uint32)[0]
         matches = np.flatnonzero(fp8_values(element_type).view(np.uint32) == wanted)
@@ -682,7 +682,7 @@ class _Operator:
     outputs: list[str]
 
 
-def _build(graph: Graph, defer_data: bool) -> _Builder:
+def _build(graph: Graph, defer_data: bool) -> FlatBuilder:
     items = _refusals(graph)
     if not items:
         require_tosa_1_0(graph)
@@ -698,7 +698,7 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
         folded = LEGACY_OPS[op].folded if op in LEGACY_OPS else frozenset()
         needs_tensor.update(v for k, v in enumerate(graph.operands(node)) if k not in folded)
 
-    names = _Names()
+    names = Names()
     value_names: dict[Value, str] = {Value(n, 0): names.claim(graph.input_name(n)) for n in graph.inputs}
     input_names = [value_names[Value(n, 0)] for n in graph.inputs]
     for out in graph.outputs:
@@ -721,7 +721,7 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
             if value not in value_names:
                 value_names[value] = names.fresh()
             outputs.append(value_names[value])
-            data = _storage_bytes(graph.attrs(node)["values"], t.dtype) if op == "tosa.const" else None
+            data = storage_bytes(graph.attrs(node)["values"], t.dtype) if op == "tosa.const" else None
             tensors.append((value_names[value], t, dtype(value, t), data))
         inputs = [value_names[v] for k, v in enumerate(graph.operands(node)) if k not in row.folded]
         operators.append(_Operator(row, _OpView(graph, node), inputs, outputs))
@@ -729,17 +729,17 @@ def _build(graph: Graph, defer_data: bool) -> _Builder:
     strings = sum(len(n.encode()) for n in names.taken)
     attribute_bytes = sum(4 * sum(np.asarray(graph.attrs(graph.operand(o.view.node, k).node)["values"]).size
                                   for k in o.row.folded) for o in operators)
-    size = (sum(_constant_bytes(graph, n) for n in order) + 2 * strings + attribute_bytes
+    size = (sum(constant_bytes(graph, n) for n in order) + 2 * strings + attribute_bytes
             + 256 * (len(tensors) + 2 * len(operators)) + 4096)
     if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
         raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: over the 2 GB a "
                                             "flatbuffer can hold")])
-    builder = _Builder(size, defer_data)
+    builder = FlatBuilder(size, defer_data)
     _write_graph(builder, tensors, operators, input_names, output_names)
     return builder
 
 
-def _field_value(builder: _Builder, kind: Any, value: Any) -> Any:
+def _field_value(builder: FlatBuilder, kind: Any, value: Any) -> Any:
     """A Python field value -> what the generated Add<Field> takes, by the schema's field type."""
     if kind.kind == "vector":
         element = kind.element.scalar
@@ -755,27 +755,27 @@ def _field_value(builder: _Builder, kind: Any, value: Any) -> Any:
     return value
 
 
-def _attribute(builder: _Builder, o: _Operator) -> int | None:
+def _attribute(builder: FlatBuilder, o: _Operator) -> int | None:
     if o.row.table is None:
         return None
     values: dict[str, Any] = {}
     for f in o.row.fields:
         values.update(f.write(o.view))
     table = o.row.table
-    key = (table, tuple(sorted((k, _hashable(v)) for k, v in values.items())))
+    key = (table, tuple(sorted((k, hashable(v)) for k, v in values.items())))
 
     def make() -> int:
         fields = [(f.name, _field_value(builder, f.type, values[f.name]))
                   for f in SCHEMA.tables[table].fields if f.name in values]  # vectors before the table starts
         getattr(fb0, f"{table}Start")(builder)
         for name, value in fields:
-            getattr(fb0, f"{table}Add{_camel(name)}")(builder, value)
+            getattr(fb0, f"{table}Add{camel(name)}")(builder, value)
         return getattr(fb0, f"{table}End")(builder)
 
     return builder.once(key, make)
 
 
-def _write_graph(builder: _Builder, tensors: list, operators: list[_Operator], input_names: list[str],
+def _write_graph(builder: FlatBuilder, tensors: list, operators: list[_Operator], input_names: list[str],
                  output_names: list[str]) -> None:
     string = builder.string
     tensor_offsets = []

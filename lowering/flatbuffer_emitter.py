@@ -3,12 +3,12 @@ other TOSA consumers read.
 
     data = build_flatbuffer(graph)          # a memoryview of the finished buffer (no extra copy)
     write_flatbuffer(graph, "model.tosa")   # atomic write of the same bytes
-    functions, branches = split_program(graphs)     # a .tosa's graphs: with control flow,
+    functions, branches = program.split_program(graphs)  # a .tosa's graphs: with control flow,
     data = build_flatbuffer(functions[0], branches)  # each function takes the branches it runs
 
 Layout written: Version 1.0.0 (not draft); the function's region and block, both "main", then one
 region (and block) per branch graph its COND_IF / WHILE_LOOP run, named after the graph
-(`split_program` tells functions from branches); one TosaTensor per tensor value, names unique across
+(`lowering/program.py` tells functions from branches); one TosaTensor per tensor value, names unique across
 the file (graph inputs and outputs keep their names and order, other tensors are named
 `layer_<k>` as tosa-opt names them); a `tosa.variable` -> a tensor marked `variable` holding its
 initial value, read and written by IDENTITY operators as tosa-opt writes them (`VARIABLE_ACCESS`);
@@ -26,10 +26,8 @@ same graph always gives the same bytes.
 """
 from __future__ import annotations
 
-import mmap
 import os
-import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,11 +40,12 @@ from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, ops_of
 from nn2tosa.schemas import tosa_generated as fb
 
+from .flatbuffer_common import FlatBuilder, Names, bf16_bits, camel, constant_bytes, hashable, storage_bytes
+from .program import reachable_branches, unknown_branches
 from .target import require_tosa_1_0
 
 VERSION = (1, 0, 0)
 BLOCK_NAME = "main"
-DATA_ALIGNMENT = 8  # TosaTensor.data / TosaShape.data / clamp bounds: (force_align: 8), padded to 8 bytes
 
 DTYPES = {
     "i1": fb.DType.BOOL, "i4": fb.DType.INT4, "i8": fb.DType.INT8, "i16": fb.DType.INT16, "i32": fb.DType.INT32,
@@ -55,111 +54,10 @@ DTYPES = {
 }
 
 
-# ------------------------------------------------------------------------------ raw data
-def _storage_bytes(array: np.ndarray, element_type: str) -> np.ndarray:
-    """The flatbuffer encoding of a constant, as a 1-D uint8 array: a view of `array` where the
-    encoding is the numpy storage itself, else one vectorised conversion (i4, i48, bool)."""
-    if element_type == "i4":  # two per byte, element 2i in the low nibble
-        nibbles = np.ascontiguousarray(array).reshape(-1).view(np.uint8) & 0x0F
-        if nibbles.size % 2:
-            nibbles = np.append(nibbles, np.uint8(0))
-        return nibbles[0::2] | (nibbles[1::2] << 4)
-    if element_type == "i48":  # the low six bytes of each little-endian int64
-        return np.ascontiguousarray(np.ascontiguousarray(array, dtype="<i8").view(np.uint8).reshape(-1, 8)[:, :6]).reshape(-1)
-    if element_type == "i1":
-        array = array.astype(np.uint8, copy=False)
-    array = np.ascontiguousarray(array)
-    if array.dtype.byteorder == ">":
-        array = array.astype(array.dtype.newbyteorder("<"))
-    return array.reshape(-1).view(np.uint8)
-
-
-def _padded(n: int) -> int:
-    return -(-n // DATA_ALIGNMENT) * DATA_ALIGNMENT
-
-
-class _Builder(flatbuffers.Builder):
-    """A flatbuffers Builder whose buffer is an anonymous mmap of the final size, allocated once:
-    no zero-filling pass, and pages never written cost no memory. With `defer_data`, large tensor
-    data is not copied into the buffer at all: its place is reserved and `write_to` splices the
-    numpy bytes in while writing the file (one copy, the kernel's)."""
-
-    DEFER_BYTES = 1 << 16
-
-    def __init__(self, size: int, defer_data: bool):
-        super().__init__(0)
-        self.Bytes = mmap.mmap(-1, max(size, 1))  # type: ignore[assignment]
-        self.head = len(self.Bytes)
-        self.deferred: list[tuple[int, np.ndarray]] | None = [] if defer_data else None
-        self.written: dict[Any, int] = {}  # content -> offset of an identical object already written
-
-    def once(self, key: Any, make: Callable[[], int]) -> int:
-        """The offset of the object `make` writes, written only the first time `key` is asked for:
-        names, shapes and attribute tables repeat across a model, and flatbuffers may share them."""
-        offset = self.written.get(key)
-        if offset is None:
-            offset = self.written[key] = make()
-        return offset
-
-    def string(self, text: str) -> int:
-        return self.once(("string", text), lambda: self.CreateString(text))
-
-    def int32_vector(self, values: Iterable[int]) -> int:
-        values = tuple(int(v) for v in values)
-        if any(not -(1 << 31) <= v < 1 << 31 for v in values):  # MLIR's i64 attributes hold more than .tosa's int32
-            raise UnsupportedError([Unsupported("attribute", "TOSA flatbuffer", f"{list(values)[:8]} does not fit int32")])
-        return self.once(("int32s", values), lambda: self.CreateNumpyVector(np.asarray(values, dtype="<i4")))
-
-    def offsets_vector(self, offsets: list[int]) -> int:
-        """A vector of table/string offsets, written as one block (PrependUOffsetTRelative per
-        element, as the library does, costs a dozen Python calls each)."""
-        n = len(offsets)
-        self.StartVector(4, n, 4)  # aligns for n uint32s; element j is then stored relative to its place
-        base = self.Offset()
-        relative = [base + 4 * (n - j) - off for j, off in enumerate(offsets)]
-        self.head = self.head - 4 * n
-        self.Bytes[self.head:self.head + 4 * n] = struct.pack(f"<{n}I", *relative)
-        return self.EndVector()
-
-    def data_vector(self, raw: np.ndarray) -> int:
-        """A [ubyte] vector of `raw` (1-D uint8), 8-byte aligned and zero-padded to a multiple of 8,
-        copied with ONE slice assignment (never element by element), or deferred to `write_to`."""
-        n = raw.size
-        padded = _padded(n)
-        self.StartVector(1, padded, DATA_ALIGNMENT)
-        self.head = self.head - padded
-        start = self.head
-        if self.deferred is not None and n >= self.DEFER_BYTES:
-            self.deferred.append((len(self.Bytes) - start, raw))  # distance from the end survives growth
-        else:
-            self.Bytes[start:start + n] = memoryview(raw)
-        self.Bytes[start + n:start + padded] = bytes(padded - n)
-        return self.EndVector()
-
-    def finished_view(self) -> memoryview:
-        assert not self.deferred, "data was deferred: use write_to"
-        return memoryview(self.Bytes)[self.Head():]
-
-    def write_to(self, f: Any) -> None:
-        view = memoryview(self.Bytes)
-        pos = self.Head()
-        for start, raw in sorted((len(self.Bytes) - rel, raw) for rel, raw in self.deferred or []):
-            f.write(view[pos:start])
-            f.write(memoryview(raw))
-            pos = start + raw.size
-        f.write(view[pos:])
-
-
-def _bf16_bits(value: float) -> int:
-    """float -> bf16 bits, rounding to nearest even (as MLIR's APFloat does for the MLIR form)."""
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-
-
 def _scalar_bytes(value: float | int, element_type: str) -> np.ndarray:
     """One value of `element_type` as its little-endian bytes (CLAMP's min_val/max_val)."""
     if element_type == "bf16":
-        scalar = np.array(_bf16_bits(float(value)), dtype="<u2")
+        scalar = np.array(bf16_bits(float(value)), dtype="<u2")
     elif element_type in ("f16", "f32"):
         scalar = np.array(value, dtype=TensorType((), element_type).numpy_dtype)
     elif element_type in ("i8", "i16", "i32"):
@@ -172,7 +70,7 @@ def _scalar_bytes(value: float | int, element_type: str) -> np.ndarray:
 # ------------------------------------------------------------------------------ the op table
 # A converter turns one attribute value into what the generated Add<Field> function takes (a
 # scalar, or the offset of a vector/string created before the table starts).
-Converter = Callable[["_Builder", Any, str], int]
+Converter = Callable[["FlatBuilder", Any, str], int]
 
 
 def _enum(enum_class: type, renamed: dict[str, str] | None = None) -> Converter:
@@ -207,7 +105,7 @@ FIELD_CONVERTERS: dict[tuple[str, str], Converter] = {
 class Field:
     name: str  # the attribute's name, in the IR and in the schema
     convert: Converter
-    add: Callable[["_Builder", Any], None]  # the generated <Table>Add<Field>
+    add: Callable[["FlatBuilder", Any], None]  # the generated <Table>Add<Field>
 
 
 @dataclass(frozen=True)
@@ -217,11 +115,11 @@ class OpEntry:
     table: str  # its table name, e.g. "Conv2dAttribute"
     fields: tuple[Field, ...]
 
-    def build_attribute(self, builder: _Builder, attrs: dict[str, Any], input_type: str) -> int:
-        content = tuple((f.name, _hashable(attrs.get(f.name))) for f in self.fields)
+    def build_attribute(self, builder: FlatBuilder, attrs: dict[str, Any], input_type: str) -> int:
+        content = tuple((f.name, hashable(attrs.get(f.name))) for f in self.fields)
         return builder.once((self.table, input_type, content), lambda: self._write_attribute(builder, attrs, input_type))
 
-    def _write_attribute(self, builder: _Builder, attrs: dict[str, Any], input_type: str) -> int:
+    def _write_attribute(self, builder: FlatBuilder, attrs: dict[str, Any], input_type: str) -> int:
         values = []
         for f in self.fields:  # vectors and strings first: a table cannot be open while they are built
             value = attrs.get(f.name, OPTIONAL_DEFAULTS.get(f.name))
@@ -231,14 +129,6 @@ class OpEntry:
             if value is not None:
                 f.add(builder, value)
         return getattr(fb, f"{self.table}End")(builder)
-
-
-def _hashable(value: Any) -> Any:
-    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple, np.ndarray)) else value
-
-
-def _camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
 def _build_op_table() -> dict[str, OpEntry]:
@@ -252,7 +142,7 @@ def _build_op_table() -> dict[str, OpEntry]:
         attribute_table = union_names[op_value]
         fields = []
         for name, spec in d.attrs.items():
-            add = getattr(fb, f"{attribute_table}Add{_camel(name)}", None)
+            add = getattr(fb, f"{attribute_table}Add{camel(name)}", None)
             if add is None:  # MLIR-only attributes (variables' symbol names ...) have no field
                 continue
             convert = FIELD_CONVERTERS.get((short, name)) or CONVERTERS[spec.kind]
@@ -268,98 +158,8 @@ OP_TABLE = _build_op_table()
 def unique_io_names(graph: Graph) -> tuple[list[str], list[str]]:
     """The tensor names of a graph's inputs and outputs as both emitters write them: each keeps its
     name, a repeated one gets a suffix (_1, _2, ...), inputs first."""
-    names = _Names()
+    names = Names()
     return [names.claim(graph.input_name(n)) for n in graph.inputs], [names.claim(o.name) for o in graph.outputs]
-
-
-class _Names:
-    """Unique tensor names: graph inputs and outputs keep theirs (a repeated name gets a suffix),
-    every other tensor is layer_<k>, skipping names already taken."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set()
-        self.counter = 0
-        self.next_suffix: dict[str, int] = {}  # so that 50,000 outputs of one name take linear time
-
-    def claim(self, wanted: str) -> str:
-        name, k = wanted, self.next_suffix.get(wanted, 1)
-        while name in self.taken:
-            name, k = f"{wanted}_{k}", k + 1
-        self.next_suffix[wanted] = k
-        self.taken.add(name)
-        return name
-
-    def fresh(self) -> str:
-        while f"layer_{self.counter}" in self.taken:
-            self.counter += 1
-        return self.claim(f"layer_{self.counter}")
-
-
-# ------------------------------------------------------------------------------ programs
-# The attributes of each control-flow op that name a branch graph, in region order.
-BRANCH_ATTRS = {"tosa.cond_if": ("then_graph", "else_graph"), "tosa.while_loop": ("cond_graph", "body_graph")}
-
-
-def named_graphs(graph: Graph) -> list[tuple[int, str, str]]:
-    """(node, attribute, graph name) of every branch graph `graph`'s control-flow ops name."""
-    return [(n, a, graph.attrs(n)[a]) for n in graph.nodes() for a in BRANCH_ATTRS.get(graph.op(n), ())]
-
-
-def unknown_branches(graphs: Iterable[Graph], known: Iterable[str]) -> list[Unsupported]:
-    """One item per control-flow attribute of `graphs` naming a graph not in `known` (the emitters
-    list these with everything else they cannot write)."""
-    known = set(known)
-    return [Unsupported(g.op(node), f"{g.name}: {g.loc(node) or f'%{node}'}",
-                        f"its {attr} {name!r} is not among the graphs converted")
-            for g in graphs for node, attr, name in named_graphs(g) if name not in known]
-
-
-def split_program(graphs: Sequence[Graph]) -> tuple[list[Graph], dict[str, Graph]]:
-    """Graphs -> (the top-level functions, the branch graphs by name): a graph some control-flow op
-    names is a branch, written inside that op (MLIR) or as a further region of its function (.tosa).
-    Graphs that only name each other are UnsupportedError; names no graph has are `unknown_branches`."""
-    referenced = {name for g in graphs for _, _, name in named_graphs(g)}
-    functions = [g for g in graphs if g.name not in referenced]
-    if graphs and not functions:
-        raise UnsupportedError([Unsupported("control flow", ", ".join(g.name for g in graphs), "every graph is "
-                                            "a branch of another (recursion, which TOSA does not have)")])
-    return functions, {g.name: g for g in graphs if g.name in referenced}
-
-
-def reachable_branches(graph: Graph, branches: Mapping[str, Graph]) -> list[Graph]:
-    """The branch graphs `graph` runs, directly or through other branches, in first-named order
-    (breadth first; names not in `branches` are skipped: `unknown_branches` reports them). A graph
-    among them that runs itself is UnsupportedError (TOSA has no recursion)."""
-    order: list[Graph] = []
-    seen = {graph.name}
-    pending = [graph]
-    while pending:
-        current = pending.pop(0)
-        for node, _, name in named_graphs(current):
-            if name in seen or name not in branches:
-                continue
-            seen.add(name)
-            order.append(branches[name])
-            pending.append(branches[name])
-    pool = {**branches, graph.name: graph}
-    recursive = [g.name for g in [graph, *order] if _runs_itself(g, pool)]
-    if recursive:
-        raise UnsupportedError([Unsupported("control flow", f"graph {recursive[0]!r}", "runs itself (recursion, "
-                                            "which TOSA does not have)")])
-    return order
-
-
-def _runs_itself(graph: Graph, branches: Mapping[str, Graph]) -> bool:
-    found: set[str] = set()
-    pending = [graph]
-    while pending:
-        for _, _, name in named_graphs(pending.pop()):
-            if name == graph.name:
-                return True
-            if name not in found and name in branches:
-                found.add(name)
-                pending.append(branches[name])
-    return False
 
 
 # ------------------------------------------------------------------------------ the writer
@@ -410,21 +210,6 @@ def _problems(graph: Graph) -> list[Unsupported]:
     return items
 
 
-def _constant_bytes(graph: Graph, node: int) -> int:
-    """Bytes the node's constant data takes in the flatbuffer (0 for other ops)."""
-    op = graph.op(node)
-    if op in ("tosa.const", "tosa.variable"):
-        values = graph.attrs(node).get("values" if op == "tosa.const" else "initial_value")
-        if values is None:
-            return 0
-        dtype = graph.types(node)[0].dtype if op == "tosa.const" else graph.attrs(node)["type"]
-        per_element = {"i4": 0.5, "i48": 6, "i1": 1}.get(dtype, TensorType((), dtype).numpy_dtype.itemsize)
-        return _padded(int(np.ceil(values.size * per_element)))
-    if op == "tosa.const_shape":
-        return _padded(graph.attrs(node)["values"].size * 8)
-    return 0
-
-
 def build_flatbuffer(graph: Graph, branches: Mapping[str, Graph] | None = None) -> memoryview:
     """The TOSA 1.0 flatbuffer of one TOSA-level graph (with the branch graphs its control flow
     names, from `branches`, as further regions), as a view of the finished buffer."""
@@ -437,13 +222,13 @@ def write_flatbuffer(graph: Graph, path: str | os.PathLike, branches: Mapping[st
     write_atomic(path, _build(graph, branches or {}, defer_data=True).write_to)
 
 
-def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool) -> _Builder:
+def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool) -> FlatBuilder:
     graphs = [graph] + reachable_branches(graph, branches)
     items = [item for g in graphs for item in _problems(g)] + unknown_branches(graphs, branches)
     if items:
         raise UnsupportedError(items)
     require_tosa_1_0(graphs)
-    names = _Names()  # tensor names are unique across the file, as tosa-opt writes them
+    names = Names()  # tensor names are unique across the file, as tosa-opt writes them
     variables: dict[str, str] = {}  # sym_name -> its tensor's name
     # a branch's outputs need no tensor of their own (their names are internal): a loop body
     # passing a value through unchanged gets no IDENTITY, as tosa-opt writes it
@@ -454,17 +239,17 @@ def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool) -> _Bu
     # one allocation big enough for everything: constants, strings, and an allowance per table
     strings = sum(len(n.encode()) for n in names.taken) + sum(
         len(b.region.encode()) + sum(len(o.location.encode()) for o in b.operators if o.location) for b in blocks)
-    size = (sum(_constant_bytes(g, n) for g in graphs for n in g.nodes()) + 2 * strings + 4096
+    size = (sum(constant_bytes(g, n) for g in graphs for n in g.nodes()) + 2 * strings + 4096
             + sum(256 * (len(b.tensors) + 2 * len(b.operators) + len(b.shapes) + 2) for b in blocks))
     if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
         raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: TOSA flatbuffers over "
                                             "2 GB need external tensor data, which is not written yet")])
-    builder = _Builder(size, defer_data)
+    builder = FlatBuilder(size, defer_data)
     _write_graph(builder, blocks)
     return builder
 
 
-def _plan_block(graph: Graph, region: str, names: _Names, variables: dict[str, str]) -> _Block:
+def _plan_block(graph: Graph, region: str, names: Names, variables: dict[str, str]) -> _Block:
     """Name every tensor of `graph` and list its tensors, shapes and operators."""
     value_names: dict[Value, str] = {}
     input_names = []
@@ -490,7 +275,7 @@ def _plan_block(graph: Graph, region: str, names: _Names, variables: dict[str, s
                 variables[attrs["sym_name"]] = names.claim(attrs["sym_name"])
             name = variables[attrs["sym_name"]]
             tensors.append(_Tensor(name, variable_type, None if initial is None else
-                                   _storage_bytes(initial, variable_type.dtype), attrs["sym_name"]))
+                                   storage_bytes(initial, variable_type.dtype), attrs["sym_name"]))
     shapes: list[tuple[str, int, np.ndarray]] = []
     operators: list[_Operator] = []
     for node in graph.topological():
@@ -508,7 +293,7 @@ def _plan_block(graph: Graph, region: str, names: _Names, variables: dict[str, s
             shapes.append((outputs[0], types[0].rank, np.asarray(attrs["values"], dtype="<i8")))
         else:
             for name, t in zip(outputs, types):
-                data = _storage_bytes(attrs["values"], t.dtype) if op == "tosa.const" else None
+                data = storage_bytes(attrs["values"], t.dtype) if op == "tosa.const" else None
                 tensors.append(_Tensor(name, t, data))
         operands = graph.operands(node)
         inputs = [value_names[v] for v in operands]
@@ -523,14 +308,14 @@ def _plan_block(graph: Graph, region: str, names: _Names, variables: dict[str, s
     return _Block(region, tensors, shapes, operators, input_names, output_names)
 
 
-def _location(builder: _Builder, text: str) -> int:
+def _location(builder: FlatBuilder, text: str) -> int:
     text_offset = builder.string(text)
     fb.OpLocationStart(builder)
     fb.OpLocationAddText(builder, text_offset)
     return fb.OpLocationEnd(builder)
 
 
-def _write_block(builder: _Builder, block: _Block) -> int:
+def _write_block(builder: FlatBuilder, block: _Block) -> int:
     string = builder.string
     tensor_offsets = []
     for t in block.tensors:
@@ -592,7 +377,7 @@ def _write_block(builder: _Builder, block: _Block) -> int:
     return fb.TosaBasicBlockEnd(builder)
 
 
-def _write_graph(builder: _Builder, blocks: list[_Block]) -> None:
+def _write_graph(builder: FlatBuilder, blocks: list[_Block]) -> None:
     """The TosaGraph: one region per block, named after it, each holding that one block."""
     regions = []
     for block in blocks:
@@ -618,5 +403,4 @@ def _write_graph(builder: _Builder, blocks: list[_Block]) -> None:
     builder.Finish(root, file_identifier=b"TOSA")
 
 
-__all__ = ["build_flatbuffer", "write_flatbuffer", "split_program", "reachable_branches", "unknown_branches",
-           "BRANCH_ATTRS", "OP_TABLE", "DTYPES", "VERSION"]
+__all__ = ["build_flatbuffer", "write_flatbuffer", "unique_io_names", "OP_TABLE", "DTYPES", "VERSION"]

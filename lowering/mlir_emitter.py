@@ -39,7 +39,8 @@ from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, RESOURCE_THRESHOLD, new_context, to_module
 
-from .flatbuffer_emitter import BRANCH_ATTRS, split_program, unique_io_names, unknown_branches
+from .flatbuffer_emitter import unique_io_names
+from .program import BRANCH_ATTRS, split_program, unknown_branches
 from .target import Target, require_tosa_1_0
 
 TENSOR_NAME_ATTR = "tosa.tensor_name"

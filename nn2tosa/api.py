@@ -124,7 +124,7 @@ class Result:
 
     def _program(self) -> tuple[list[Graph], dict[str, Graph]]:
         """(the top-level functions, the branch graphs by name) of `functions`."""
-        from nn2tosa.lowering.flatbuffer_emitter import split_program
+        from nn2tosa.lowering.program import split_program
 
         return split_program(self.functions)
 
@@ -208,7 +208,7 @@ def programs(graphs: Sequence[Graph]) -> list[Graph | list[Graph]]:
     """The units `convert` takes from a file's graphs: each top-level graph, alone, or (when its
     control flow runs other graphs, as a .tosa's COND_IF / WHILE_LOOP do) as a list of it and the
     branch graphs it runs. A file without control flow gives its graphs unchanged."""
-    from nn2tosa.lowering.flatbuffer_emitter import reachable_branches, split_program
+    from nn2tosa.lowering.program import reachable_branches, split_program
 
     functions, branches = split_program(graphs)
     units: list[Graph | list[Graph]] = []

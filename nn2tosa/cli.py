@@ -349,7 +349,7 @@ def describe(graphs: list) -> dict[str, Any]:
     # several partitions: the facts they share at the top, each partition's own facts in its entry; a
     # graph that a control-flow op runs (a .tosa's COND_IF / WHILE_LOOP branch) is marked, and its block
     # arguments are not inputs of the file
-    from nn2tosa.lowering.flatbuffer_emitter import named_graphs
+    from nn2tosa.lowering.program import named_graphs
 
     branches = {name for g in graphs for _, _, name in named_graphs(g)}
     info: dict[str, Any] = {k: v for k, v in metas[0].items() if all(m.get(k) == v for m in metas[1:])}

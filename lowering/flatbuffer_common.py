@@ -1,0 +1,168 @@
+"""What the two .tosa writers share (`flatbuffer_emitter` for TOSA 1.0, `flatbuffer_0100` for the seed's
+0.100-draft layout): constant data in its flatbuffer encoding, a Builder that sizes its buffer once and
+splices large tensor data in while writing, unique tensor names, and small helpers."""
+from __future__ import annotations
+
+import mmap
+import struct
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import flatbuffers
+import numpy as np
+
+from nn2tosa.diagnostics import Unsupported, UnsupportedError
+from nn2tosa.ir import Graph, TensorType
+
+DATA_ALIGNMENT = 8  # TosaTensor.data / TosaShape.data / clamp bounds: (force_align: 8), padded to 8 bytes
+
+
+# ------------------------------------------------------------------------------ raw data
+def storage_bytes(array: np.ndarray, element_type: str) -> np.ndarray:
+    """The flatbuffer encoding of a constant, as a 1-D uint8 array: a view of `array` where the
+    encoding is the numpy storage itself, else one vectorised conversion (i4, i48, bool)."""
+    if element_type == "i4":  # two per byte, element 2i in the low nibble
+        nibbles = np.ascontiguousarray(array).reshape(-1).view(np.uint8) & 0x0F
+        if nibbles.size % 2:
+            nibbles = np.append(nibbles, np.uint8(0))
+        return nibbles[0::2] | (nibbles[1::2] << 4)
+    if element_type == "i48":  # the low six bytes of each little-endian int64
+        return np.ascontiguousarray(np.ascontiguousarray(array, dtype="<i8").view(np.uint8).reshape(-1, 8)[:, :6]).reshape(-1)
+    if element_type == "i1":
+        array = array.astype(np.uint8, copy=False)
+    array = np.ascontiguousarray(array)
+    if array.dtype.byteorder == ">":
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return array.reshape(-1).view(np.uint8)
+
+
+def padded_size(n: int) -> int:
+    return -(-n // DATA_ALIGNMENT) * DATA_ALIGNMENT
+
+
+class FlatBuilder(flatbuffers.Builder):
+    """A flatbuffers Builder whose buffer is an anonymous mmap of the final size, allocated once:
+    no zero-filling pass, and pages never written cost no memory. With `defer_data`, large tensor
+    data is not copied into the buffer at all: its place is reserved and `write_to` splices the
+    numpy bytes in while writing the file (one copy, the kernel's)."""
+
+    DEFER_BYTES = 1 << 16
+
+    def __init__(self, size: int, defer_data: bool):
+        super().__init__(0)
+        self.Bytes = mmap.mmap(-1, max(size, 1))  # type: ignore[assignment]
+        self.head = len(self.Bytes)
+        self.deferred: list[tuple[int, np.ndarray]] | None = [] if defer_data else None
+        self.written: dict[Any, int] = {}  # content -> offset of an identical object already written
+
+    def once(self, key: Any, make: Callable[[], int]) -> int:
+        """The offset of the object `make` writes, written only the first time `key` is asked for:
+        names, shapes and attribute tables repeat across a model, and flatbuffers may share them."""
+        offset = self.written.get(key)
+        if offset is None:
+            offset = self.written[key] = make()
+        return offset
+
+    def string(self, text: str) -> int:
+        return self.once(("string", text), lambda: self.CreateString(text))
+
+    def int32_vector(self, values: Iterable[int]) -> int:
+        values = tuple(int(v) for v in values)
+        if any(not -(1 << 31) <= v < 1 << 31 for v in values):  # MLIR's i64 attributes hold more than .tosa's int32
+            raise UnsupportedError([Unsupported("attribute", "TOSA flatbuffer", f"{list(values)[:8]} does not fit int32")])
+        return self.once(("int32s", values), lambda: self.CreateNumpyVector(np.asarray(values, dtype="<i4")))
+
+    def offsets_vector(self, offsets: list[int]) -> int:
+        """A vector of table/string offsets, written as one block (PrependUOffsetTRelative per
+        element, as the library does, costs a dozen Python calls each)."""
+        n = len(offsets)
+        self.StartVector(4, n, 4)  # aligns for n uint32s; element j is then stored relative to its place
+        base = self.Offset()
+        relative = [base + 4 * (n - j) - off for j, off in enumerate(offsets)]
+        self.head = self.head - 4 * n
+        self.Bytes[self.head:self.head + 4 * n] = struct.pack(f"<{n}I", *relative)
+        return self.EndVector()
+
+    def data_vector(self, raw: np.ndarray) -> int:
+        """A [ubyte] vector of `raw` (1-D uint8), 8-byte aligned and zero-padded to a multiple of 8,
+        copied with ONE slice assignment (never element by element), or deferred to `write_to`."""
+        n = raw.size
+        padded = padded_size(n)
+        self.StartVector(1, padded, DATA_ALIGNMENT)
+        self.head = self.head - padded
+        start = self.head
+        if self.deferred is not None and n >= self.DEFER_BYTES:
+            self.deferred.append((len(self.Bytes) - start, raw))  # distance from the end survives growth
+        else:
+            self.Bytes[start:start + n] = memoryview(raw)
+        self.Bytes[start + n:start + padded] = bytes(padded - n)
+        return self.EndVector()
+
+    def finished_view(self) -> memoryview:
+        assert not self.deferred, "data was deferred: use write_to"
+        return memoryview(self.Bytes)[self.Head():]
+
+    def write_to(self, f: Any) -> None:
+        view = memoryview(self.Bytes)
+        pos = self.Head()
+        for start, raw in sorted((len(self.Bytes) - rel, raw) for rel, raw in self.deferred or []):
+            f.write(view[pos:start])
+            f.write(memoryview(raw))
+            pos = start + raw.size
+        f.write(view[pos:])
+
+
+def bf16_bits(value: float) -> int:
+    """float -> bf16 bits, rounding to nearest even (as MLIR's APFloat does for the MLIR form)."""
+    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def hashable(value: Any) -> Any:
+    return tuple(hashable(v) for v in value) if isinstance(value, (list, tuple, np.ndarray)) else value
+
+
+def camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+class Names:
+    """Unique tensor names: graph inputs and outputs keep theirs (a repeated name gets a suffix),
+    every other tensor is layer_<k>, skipping names already taken."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+        self.counter = 0
+        self.next_suffix: dict[str, int] = {}  # so that 50,000 outputs of one name take linear time
+
+    def claim(self, wanted: str) -> str:
+        name, k = wanted, self.next_suffix.get(wanted, 1)
+        while name in self.taken:
+            name, k = f"{wanted}_{k}", k + 1
+        self.next_suffix[wanted] = k
+        self.taken.add(name)
+        return name
+
+    def fresh(self) -> str:
+        while f"layer_{self.counter}" in self.taken:
+            self.counter += 1
+        return self.claim(f"layer_{self.counter}")
+
+
+def constant_bytes(graph: Graph, node: int) -> int:
+    """Bytes the node's constant data takes in the flatbuffer (0 for other ops)."""
+    op = graph.op(node)
+    if op in ("tosa.const", "tosa.variable"):
+        values = graph.attrs(node).get("values" if op == "tosa.const" else "initial_value")
+        if values is None:
+            return 0
+        dtype = graph.types(node)[0].dtype if op == "tosa.const" else graph.attrs(node)["type"]
+        per_element = {"i4": 0.5, "i48": 6, "i1": 1}.get(dtype, TensorType((), dtype).numpy_dtype.itemsize)
+        return padded_size(int(np.ceil(values.size * per_element)))
+    if op == "tosa.const_shape":
+        return padded_size(graph.attrs(node)["values"].size * 8)
+    return 0
+
+
+__all__ = ["DATA_ALIGNMENT", "FlatBuilder", "Names", "bf16_bits", "camel", "constant_bytes", "hashable", "padded_size",
+           "storage_bytes"]
