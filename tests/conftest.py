@@ -1,6 +1,7 @@
 """Shared test fixtures: where the corpus is, and how to run the CLI as a user would."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -33,3 +34,12 @@ def run_cli(*args: str, input: bytes | None = None, timeout: float = 120) -> sub
     return subprocess.run(
         [sys.executable, "-m", "nn2tosa", *args], capture_output=True, input=input, timeout=timeout
     )
+
+
+def fuzz_engine():
+    """bench/fuzz_long.py as a module (the fuzzing engine the short runs and crafted-file tests share)."""
+    spec = importlib.util.spec_from_file_location("fuzz_long", REPO / "bench" / "fuzz_long.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("fuzz_long", module)
+    spec.loader.exec_module(module)
+    return module

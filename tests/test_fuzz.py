@@ -7,7 +7,6 @@ both outputs or neither. A failure's message lists the reproducers it wrote unde
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,25 +14,16 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+from conftest import CORPUS, fuzz_engine, requires_corpus
+
 REGRESSIONS = Path(__file__).resolve().parent / "fuzz_regressions"
-requires_corpus = pytest.mark.skipif(not (CORPUS / "manifest.json").is_file(), reason=f"corpus not found at {CORPUS}")
 
 SEED = 20240607
 CASES = {"armnn": 100, "mps": 100, "tosa": 60}  # mutants per format in the short run
 SEEDS = {"armnn": 30, "mps": 24, "tosa": 8}  # seed files per format, spread over sizes
 
 
-def _engine():
-    spec = importlib.util.spec_from_file_location("fuzz_long", REPO / "bench" / "fuzz_long.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fuzz_long", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-engine = _engine()
+engine = fuzz_engine()
 
 
 @pytest.fixture(scope="module")

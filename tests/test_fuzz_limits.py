@@ -7,7 +7,6 @@ before anything large is allocated.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -23,17 +22,7 @@ from nn2tosa.fileio import all_or_nothing, write_atomic
 from nn2tosa.ir import Graph, TensorType
 from nn2tosa.limits import LimitExceededError, Limits, check_graph, parse_size, reserve, using
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
-requires_corpus = pytest.mark.skipif(not (CORPUS / "manifest.json").is_file(), reason=f"corpus not found at {CORPUS}")
-
-
-def fuzz_engine():
-    spec = importlib.util.spec_from_file_location("fuzz_long", REPO / "bench" / "fuzz_long.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fuzz_long", module)
-    spec.loader.exec_module(module)
-    return module
+from conftest import CORPUS, fuzz_engine, requires_corpus
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

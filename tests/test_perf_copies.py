@@ -92,15 +92,20 @@ def test_folding_batch_norms_copies_only_the_weights_it_computes(tmp_path):
 
 
 # ------------------------------------------------------------------------------ one copy out
-def anonymous_memory() -> int | None:
+def process_status_bytes(field: str) -> int | None:
+    """A memory figure of this process from /proc/self/status ("RssAnon", "RssFile"), in bytes."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("RssAnon:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def anonymous_memory() -> int | None:
+    return process_status_bytes("RssAnon")
 
 
 def test_conversion_and_writers_never_copy_the_weights(tmp_path):
@@ -187,14 +192,7 @@ def test_ten_times_the_ops_is_ten_times_the_work(monkeypatch, tmp_path, network)
 
 # ------------------------------------------------------------------------------ populate
 def resident_file_pages() -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("RssFile:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    return process_status_bytes("RssFile")
 
 
 def test_populate_keeps_exactly_the_pages_the_arrays_view(tmp_path):
