@@ -84,7 +84,8 @@ def prepare(path: str, partition: int | None = None) -> Runnable:
     if partition is not None and not 0 <= partition < len(graphs):
         raise UsageError(f"--partition {partition}: {path} has {len(graphs)} partition(s)")
     unit = graphs[partition or 0]
-    source = unit if not isinstance(unit, list) else unit[0]
+    whole = unit if isinstance(unit, list) else [unit]  # the function first, then its branch graphs
+    source = whole[0]
     inputs = [source.types(n)[0] for n in source.inputs]
     outputs = [source.type_of(o.value) for o in source.outputs]
     input_names = [source.input_name(n) for n in source.inputs]
@@ -92,7 +93,6 @@ def prepare(path: str, partition: int | None = None) -> Runnable:
     if source.meta.get("format") == "tosa" and len(graphs) == 1:
         from nn2tosa.lowering.target import required_target
 
-        whole = unit if isinstance(unit, list) else [unit]
         level = required_target(whole).level
         return Runnable(path, bytes(map_file(path)), input_names, inputs, outputs, output_names, _level(level),
                         any(_has_16bit_float(g) for g in whole))

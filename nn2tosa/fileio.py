@@ -61,10 +61,11 @@ def populate(arrays: Iterable[object]) -> None:
         mapping = mapping_of(array)
         if mapping is None or not isinstance(array, np.ndarray) or array.size == 0:
             continue
-        if id(mapping) not in spans:
+        if id(mapping) not in spans:  # (the mapping, its address, the byte ranges the arrays view)
             spans[id(mapping)] = (mapping, np.frombuffer(mapping, dtype=np.uint8).ctypes.data, [])
+        _, base, ranges = spans[id(mapping)]
         low, high = np.lib.array_utils.byte_bounds(array)
-        spans[id(mapping)][2].append((low - spans[id(mapping)][1], high - spans[id(mapping)][1]))
+        ranges.append((low - base, high - base))
     spare = _free_memory()
     for mapping, _, ranges in spans.values():
         try:

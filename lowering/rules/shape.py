@@ -90,13 +90,16 @@ def pad_constant(ctx: LoweringContext, x: Value, pads: Sequence[int], value: flo
     return x
 
 
-def repeat_index(ctx: LoweringContext, x: Value, axis: int, index: int, count: int) -> Value | None:
-    """x[index] along `axis`, `count` times (None for no times)."""
-    if not count:
-        return None
+def tile_axis(ctx: LoweringContext, x: Value, axis: int, count: int) -> Value:
+    """x repeated `count` times along `axis`."""
     multiples = [1] * ctx.type_of(x).rank
     multiples[axis] = count
-    return tile(ctx, slice_axis(ctx, x, axis, index, 1), multiples)
+    return tile(ctx, x, multiples)
+
+
+def repeat_index(ctx: LoweringContext, x: Value, axis: int, index: int, count: int) -> Value | None:
+    """x[index] along `axis`, `count` times (None for no times)."""
+    return tile_axis(ctx, slice_axis(ctx, x, axis, index, 1), axis, count) if count else None
 
 
 def take_static(ctx: LoweringContext, x: Value, axis: int, indices: Sequence[int]) -> Value:
@@ -267,9 +270,7 @@ def _pad_axis(ctx: LoweringContext, x: Value, axis: int, d: int, before: int, af
     phase = (np.arange(period) - before) % period  # position in the period of each output index
     mirrored = period - phase if mode == "reflect" else period - 1 - phase
     one_period = take_static(ctx, x, axis, [int(i) for i in np.where(phase < d, phase, mirrored)])
-    multiples = [1] * ctx.type_of(x).rank
-    multiples[axis] = -(-total // period)
-    return slice_axis(ctx, tile(ctx, one_period, multiples), axis, 0, total)
+    return slice_axis(ctx, tile_axis(ctx, one_period, axis, -(-total // period)), axis, 0, total)
 
 
 @rule("nn.tile")
