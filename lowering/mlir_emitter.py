@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from nn2tosa.diagnostics import Nn2TosaError, Unsupported, UnsupportedError
+from nn2tosa.diagnostics import Nn2TosaError, UnsupportedError
 from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
 from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, RESOURCE_THRESHOLD, new_context, to_module
 
 from .flatbuffer_emitter import unique_io_names
-from .program import BRANCH_ATTRS, split_program, unknown_branches
+from .program import BRANCH_ATTRS, reachable_branches, split_program, unknown_branches
 from .target import Target, require_tosa_1_0
 
 TENSOR_NAME_ATTR = "tosa.tensor_name"
@@ -74,6 +74,8 @@ def to_mlir(
     if items:
         raise UnsupportedError(items)
     functions, branches = split_program(graphs)
+    for g in functions if branches else ():
+        reachable_branches(g, branches)  # refuses recursion (TOSA has none) before any region is nested
     functions = [with_distinct_outputs(g) for g in functions]  # a tosa.yield needs no names
     graphs = functions + list(branches.values())
     needed = require_tosa_1_0(graphs)
@@ -90,7 +92,7 @@ def to_mlir(
         for fn, g in zip(built, functions):
             _name_arguments_for_tosa(fn, *unique_io_names(g))
             if branch_funcs:  # (a Python object per op otherwise: not for models without control flow)
-                _nest_branches(fn.regions[0].blocks[0], branch_funcs, (), emptied)
+                _nest_branches(fn.regions[0].blocks[0], branch_funcs, emptied)
         for fn in [*branch_funcs.values(), *emptied]:
             fn.erase()
         variable_shapes = {g.attrs(n)["sym_name"]: g.attrs(n)["var_shape"] for g in graphs for n in g.nodes()
@@ -103,21 +105,15 @@ def to_mlir(
     return module
 
 
-def _nest_branches(block: ir.Block, branch_funcs: dict[str, Any], enclosing: tuple[str, ...],
-                   emptied: list[Any]) -> None:
+def _nest_branches(block: ir.Block, branch_funcs: dict[str, Any], emptied: list[Any]) -> None:
     """Replace every control-flow op of `block` (and, recursively, of the regions it gets) by one
-    with regions: a copy of each named branch function's body, its func.return a tosa.yield.
-    `enclosing` are the branch graphs being nested already (a graph naming itself is refused);
-    the copied functions, their body taken, go to `emptied`."""
+    with regions: a copy of each named branch function's body, its func.return a tosa.yield (the
+    caller has refused recursion). The copied functions, their body taken, go to `emptied`."""
     for op in list(block.operations):
         graph_attrs = BRANCH_ATTRS.get(op.name)
         if graph_attrs is None:
             continue
         names = [op.attributes[a].value for a in graph_attrs]
-        looping = [n for n in names if n in enclosing]
-        if looping:
-            raise UnsupportedError([Unsupported(op.name, f"graph {looping[0]!r}", "its control flow names itself "
-                                                "(recursion, which TOSA does not have)")])
         attributes = {k: op.attributes[k] for k in op.attributes if k not in graph_attrs}
         nested = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=list(op.operands),
                                      attributes=attributes, regions=len(names), loc=op.location,
@@ -131,7 +127,7 @@ def _nest_branches(block: ir.Block, branch_funcs: dict[str, Any], enclosing: tup
             ir.Operation.create("tosa.yield", operands=list(terminator.operands), loc=terminator.location,
                                 ip=ir.InsertionPoint(terminator))
             terminator.erase()
-            _nest_branches(body, branch_funcs, enclosing + (name,), emptied)
+            _nest_branches(body, branch_funcs, emptied)
         for old, new in zip(op.results, nested.results):
             old.replace_all_uses_with(new)
         op.erase()
