@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from nn2tosa.ir import TensorType
+from nn2tosa.passes import PassManager
 
 from lowering_harness import builder, check_lowering, lower, nn_graph
 
@@ -116,10 +117,13 @@ def test_pad_every_mode(mode):
 
 @pytest.mark.parametrize("mode", ["reflect", "symmetric", "edge"])
 def test_pad_op_count_does_not_grow_with_the_pad(mode):
-    """A pad 4 -> 40,000 wide lowers to a handful of ops (found as a hang by the fuzzer), right."""
+    """A pad 4 -> 40,000 wide lowers to a handful of ops (found as a hang by the fuzzer), right. Counted
+    before CSE: CSE would merge a slice per reflection back into few ops, after the time was spent."""
     g, x = nn_graph({"x": ((2, 4), "f32")})
     g.add_output(builder(g).op("nn.pad", [x], {"pads": [0, 0, 19_999, 19_997], "mode": mode, "value": 0.0}), "y")
-    assert sum(1 for _ in lower(g).nodes()) < 20
+    lowered = g.copy()
+    PassManager.from_names("lower-to-tosa").run(lowered)
+    assert sum(1 for _ in lowered.nodes()) < 20
     check_lowering(g, [_data(np.random.default_rng(8), (2, 4))])
 
 
