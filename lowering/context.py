@@ -54,6 +54,13 @@ class LoweringContext:
         self.b = Builder(graph, self.loc, constant_dialect="tosa")
 
     # ---- basics
+    @property
+    def semantics(self) -> str:
+        """"litert" or "cpuref": whose integers a quantized op computes (lowering/semantics.py)."""
+        from .semantics import semantics_of
+
+        return semantics_of(self.graph)
+
     def unsupported(self, reason: str) -> None:
         raise LoweringUnsupported(reason)
 

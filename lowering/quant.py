@@ -40,7 +40,12 @@ from nn2tosa.ir.graph import Output
 
 from .context import LoweringContext, LoweringUnsupported
 
-ROUNDING_MODE = "SINGLE_ROUND"
+
+def rounding_mode(ctx: LoweringContext) -> str:
+    """RESCALE's rounding for 32-bit multipliers: TFLite's (DOUBLE_ROUND) unless CpuRef's integers
+    are asked for (lowering/semantics.py)."""
+    return "SINGLE_ROUND" if ctx.semantics == "cpuref" else "DOUBLE_ROUND"
+
 
 # integer element type -> (min, max) of its signed values at TOSA level
 _RANGE = {"i8": (-128, 127), "i16": (-32768, 32767), "i32": (-(1 << 31), (1 << 31) - 1), "i48": (-(1 << 47), (1 << 47) - 1)}
@@ -206,7 +211,7 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     pairs = [multiplier_shift(float(s), scale32) for s in scales]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
-    mode = ROUNDING_MODE if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
+    mode = rounding_mode(ctx) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
              "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
     operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),

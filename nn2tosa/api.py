@@ -228,6 +228,7 @@ def convert(
     partial: bool = False,
     progress: ProgressFn | None = None,
     keep_int4: bool = False,
+    semantics: str = "litert",
 ) -> Result:
     """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0. A list
     of graphs is a function and the branch graphs its control flow runs (a unit of `programs`).
@@ -243,6 +244,8 @@ def convert(
     progress: called as progress(stage, index, total) before each stage.
     keep_int4: keep int4 weights as int4 (EXT-INT4) instead of folding them into float weights; where
       TOSA 1.0 cannot (lowering/quant.py says why), UnsupportedError.
+    semantics: whose integers a quantized graph computes: "litert" (TFLite's integer kernels, the
+      default) or "cpuref" (Arm NN CpuRef's float32 emulation of them); lowering/semantics.py.
     """
     from nn2tosa.ir import Graph
 
@@ -263,6 +266,10 @@ def convert(
         name = source or (str(graph_or_path) if not isinstance(graph_or_path, (bytes, bytearray, memoryview))
                           else graph.name)
         report.time("load", time.perf_counter() - start)
+    from nn2tosa.lowering.semantics import set_semantics
+
+    for g in [graph, *branches]:
+        set_semantics(g, semantics)
     report.model = name
     report.format = str(graph.meta.get("format", "unknown"))
     version = graph.meta.get("generation", graph.meta.get("version"))

@@ -72,7 +72,7 @@ class Runnable:
     result: Any = None  # the nn2tosa.api.Result when the model was converted
 
 
-def prepare(path: str, partition: int | None = None) -> Runnable:
+def prepare(path: str, partition: int | None = None, semantics: str = "litert") -> Runnable:
     """Read `path`; a .tosa is run as it is, any other model is converted first."""
     from nn2tosa.api import convert, programs
     from nn2tosa.fileio import map_file
@@ -97,7 +97,7 @@ def prepare(path: str, partition: int | None = None) -> Runnable:
         return Runnable(path, bytes(map_file(path)), input_names, inputs, outputs, output_names, _level(level),
                         any(_has_16bit_float(g) for g in whole))
     try:
-        result = convert(unit, source=path)
+        result = convert(unit, source=path, semantics=semantics)
     except Exception as e:
         raise e.located(path) if hasattr(e, "located") else e
     return Runnable(path, result.tosa_flatbuffer(), input_names, inputs, outputs, output_names,
@@ -274,7 +274,7 @@ def compare(expected: np.ndarray, actual: np.ndarray, tolerance: str) -> Compari
 # ------------------------------------------------------------------------------ commands
 def cmd_check(args: argparse.Namespace) -> int:
     reference_model()  # before any work: say at once when the reference model is missing
-    model = prepare(args.input, args.partition)
+    model = prepare(args.input, args.partition, args.semantics)
     arrays = load_arrays(args.inputs) if args.inputs else random_inputs(model.inputs, args.seed)
     expected = load_arrays(args.expected)
     if expected and len(expected) != len(model.outputs):
@@ -312,7 +312,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     reference_model()
-    model = prepare(args.input, args.partition)
+    model = prepare(args.input, args.partition, args.semantics)
     arrays = load_arrays(args.inputs)
     outputs, status, messages = run(model, arrays, args.inputs)
     if status != "TOSA_VALID":

@@ -31,6 +31,12 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     _add_limits(p)
 
 
+def _add_semantics(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--semantics", choices=("litert", "cpuref"), default="litert",
+                   help="whose integers a quantized model computes: litert (TFLite's integer kernels, what the model "
+                        "was quantized for; default) or cpuref (Arm NN CpuRef's float32 emulation of them)")
+
+
 def _add_limits(p: argparse.ArgumentParser) -> None:
     """One option per resource limit (nn2tosa.limits.Limits), defaulting to its default."""
     from dataclasses import fields
@@ -111,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "float weights; where TOSA 1.0 cannot, the conversion stops and says why")
     p.add_argument("--validate", action="store_true",
                    help="run MLIR's tosa-attach-target + tosa-validate (strict) for that target on the output")
+    _add_semantics(p)
     _add_common(p)
 
     p = sub.add_parser("opt", help="run IR passes on IR text (for testing passes)")
@@ -146,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how close outputs must be (default: from the model's types; see docs/api.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_semantics(p)
     _add_common(p)
 
     p = sub.add_parser("run", help="run a .tosa (or a converted model) on the TOSA reference model, write .npy outputs")
@@ -154,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="directory for the outputs, written as output0.npy, output1.npy, ... in model order")
     p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_semantics(p)
     _add_common(p)
 
     p = sub.add_parser("graph", help="draw the IR at one stage (source, nn, tosa) as .dot, or .svg/.png/.pdf "
@@ -213,7 +222,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                 raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
             units = [units[args.partition]]
         results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, progress=bar,
-                           keep_int4=args.keep_int4)
+                           keep_int4=args.keep_int4, semantics=args.semantics)
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}

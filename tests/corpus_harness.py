@@ -131,13 +131,13 @@ class Conversion:
     unsupported: list[str] = field(default_factory=list)
 
 
-def convert_entry(e: dict) -> Conversion:
+def convert_entry(e: dict, **options) -> Conversion:
     from nn2tosa.api import convert
     from nn2tosa.diagnostics import UnsupportedError
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 
     try:
-        result = convert(model_path(e))
+        result = convert(model_path(e), **options)
     except UnsupportedError as err:
         return Conversion(unsupported=[str(i) for i in err.items])
     return Conversion(result, bytes(build_flatbuffer(result.graph)))

@@ -270,3 +270,39 @@ def test_inconsistent_file_from_the_command_line_is_one_line(tmp_path):
     proc = run_cli("inspect", str(tmp_path / "net.armnn"))
     assert proc.returncode == 2
     assert "the connections form a cycle" in one_error_line(proc)
+
+
+# ------------------------------------------------------------------------------ per-axis records Arm NN accepts
+def decoded(rel: str, tmp: Path) -> dict:
+    """A corpus file as flatc's JSON (the edits below change one record and build it again)."""
+    path = corpus_file(rel)
+    proc = subprocess.run([FLATC, "--no-warnings", "--json", "--strict-json", "--raw-binary", "-o", str(tmp),
+                           str(SCHEMA), "--", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((tmp / f"{path.stem}.json").read_text())
+
+
+def per_axis_constants(doc: dict) -> list[dict]:
+    """The TensorInfo of every Constant layer quantized per axis."""
+    infos = [layer(doc, i)["input"]["info"] for i, l in enumerate(doc["layers"]) if l["layer_type"] == "ConstantLayer"]
+    return [info for info in infos if len(info.get("quantizationScales", [])) > 1]
+
+
+@needs_flatc
+def test_depthwise_bias_carrying_its_weights_axis_reads_as_arm_nn_reads_it(tmp_path):
+    """23.08 files from TFLite Micro models give a depthwise convolution's rank-1 bias the weights'
+    quantization dimension 3; Arm NN reads it (its only axis holds the scales), and so do we."""
+    doc = decoded("armnn/litert_23.08/q8_depthwise_m2_stride2.armnn", tmp_path)
+    (bias,) = [info for info in per_axis_constants(doc) if len(info["dimensions"]) == 1]
+    bias["quantizationDim"] = 3
+    (graph,) = load(build(doc, tmp_path), name="net.armnn")
+    quants = [t.quant for n in graph.nodes() for t in graph.types(n) if t.rank == 1 and t.quant is not None]
+    assert [q.axis for q in quants] == [0] and len(quants[0].scales) == 8
+
+
+@needs_flatc
+def test_per_axis_scales_that_fit_no_axis_are_refused_as_arm_nn_refuses_them(tmp_path):
+    doc = decoded("armnn/litert_23.08/q8_depthwise_m2_stride2.armnn", tmp_path)
+    (weights,) = [info for info in per_axis_constants(doc) if len(info["dimensions"]) == 4]
+    weights["quantizationScales"] = weights["quantizationScales"][:5]
+    assert "5 quantization scales for axis 3 of size 8" in load_error(build(doc, tmp_path))

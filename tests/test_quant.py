@@ -39,13 +39,16 @@ def qtype(shape: tuple[int, ...], dtype: str, scale: float, zero_point: int = 0)
     return TensorType(shape, dtype, Quant((scale,), (zero_point,)))
 
 
-def run(graph: Graph, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], Graph]:
-    """Lower, check strict tosa-validate for the reported target, run on the reference model."""
+def run(graph: Graph, inputs: list[np.ndarray], semantics: str = "cpuref") -> tuple[list[np.ndarray], Graph]:
+    """Lower with `semantics` (this module's models are CpuRef's), check strict tosa-validate for the
+    reported target, run on the reference model."""
     from nn2tosa.dialects.tosa import with_distinct_outputs
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
     from nn2tosa.lowering.mlir_emitter import to_mlir, validate
+    from nn2tosa.lowering.semantics import set_semantics
     from nn2tosa.lowering.target import required_target
 
+    set_semantics(graph, semantics)
     low = lower(graph)
     target = required_target(with_distinct_outputs(low))
     assert not target.problems, target.problems

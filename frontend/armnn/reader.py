@@ -26,7 +26,7 @@ from nn2tosa.schemas.verify import verify_buffer
 
 from . import descriptors
 from .catalogue import PARAMS_FIELD, LayerKind, layer_kinds
-from .tensors import const_array, tensor_type
+from .tensors import check_per_axis, const_array, tensor_type
 
 CONSTANT_OP = "armnn.Constant"
 # Layers whose weights placement the featureVersions flag constantTensorsAsInputs describes
@@ -116,6 +116,8 @@ class _Reader:
                 self._create_output(layer)
         self._check_acyclic()
         for layer in self.layers:
+            with _located(layer.where):
+                self._check_per_axis(layer)
             if not layer.kind.bindable:
                 self._verify(layer)
         return self.graph
@@ -363,6 +365,14 @@ class _Reader:
             names = [self.by_node[u].where for u, *_ in cycle if u in self.by_node]
             raise InvalidInputError(f"the connections form a cycle: {' -> '.join(names + names[:1])}") from None
 
+    def _check_per_axis(self, layer: _Layer) -> None:
+        """Per-axis scales only depthwise weights may hold until they are normalized (tensors._scales_axis)."""
+        g = self.graph
+        for slot, t in enumerate(g.types(layer.node) if layer.node is not None else ()):
+            check_per_axis(t, f"output slot {slot}")
+        for value in layer.constants:
+            check_per_axis(g.type_of(value), "weights")
+
     def _verify(self, layer: _Layer) -> None:
         """The op's registered definition (arity, attributes, bias and weights conventions) holds."""
         problems = op_problems(self.graph, layer.node)
@@ -403,14 +413,15 @@ def depthwise_layout(g: Graph, node: int, weights: TensorType, layout_scheme: in
 def mihw_to_1hwim(value: np.ndarray, t: TensorType) -> tuple[np.ndarray, TensorType]:
     """[M, I, H, W] depthwise weights as [1, H, W, I*M] (channel i*M + m), as Arm NN's own
     deserializer converts them; the one place the reader copies weights. Per-axis scales follow:
-    per M (axis 0) repeat for every input channel, per I (axis 1) for every multiplier."""
+    per M (axis 0) repeat for every input channel, per I (axis 1) for every multiplier, and
+    M*I scales (20.08 records them as axis 0) are already one per output channel."""
     m, i, h, w = value.shape
     converted = np.ascontiguousarray(value.transpose(2, 3, 1, 0)).reshape(1, h, w, i * m)
     q = t.quant
     if q is not None and q.axis is not None:
         scales, zero_points = np.array(q.scales), np.array(q.zero_points)
-        if len(scales) == 1:
-            pass  # one scale for the whole axis: same for every channel
+        if len(scales) in (1, i * m):
+            pass  # one scale for the whole axis, or already one per output channel (20.08: recorded as axis 0)
         elif q.axis == 0:
             scales, zero_points = np.tile(scales, i), np.tile(zero_points, i)
         elif q.axis == 1:

@@ -64,16 +64,39 @@ def _quantization(info: Table, dtype_name: str, rank: int, shape: list[int], wha
             raise InvalidInputError(f"{what}: quantization offset {offset} outside the {dtype_name} range")
     scales = info.get("quantizationScales")
     if scales is not None and len(scales) > 0:
-        axis = int(info.get("quantizationDim"))
-        if axis >= rank:
-            raise InvalidInputError(f"{what}: quantization axis {axis} of a rank-{rank} tensor")
-        if len(scales) not in (1, shape[axis]) and shape[axis] >= 0:
-            raise InvalidInputError(f"{what}: {len(scales)} quantization scales for axis {axis} of size {shape[axis]}")
+        axis = _scales_axis(len(scales), shape, int(info.get("quantizationDim")), what)
         return Quant(tuple(_scale(s, what) for s in scales.tolist()), (offset,) * len(scales), axis)
     scale = float(info.get("quantizationScale"))
     if dtype.quantized or (dtype.element == "i32" and scale not in _UNSET_SCALES):
         return Quant((_scale(scale, what),), (offset,))
     return None
+
+
+def _scales_axis(count: int, shape: list[int], recorded: int, what: str) -> int:
+    """The axis `count` per-axis scales run along. Arm NN's TfLite parser records two axes that do not
+    hold the scales, and Arm NN reads both without complaint (its decoders index the scales by output
+    channel): the rank-1 bias of a depthwise convolution carries its weights' dimension 3 (23.08), and
+    20.08's [M, I, H, W] depthwise weights carry dimension 0 (M) for one scale per output channel
+    i*M + m. The first is axis 0; the second stays axis 0 with M*I scales until the reader brings the
+    weights to [1, H, W, I*M] (mihw_to_1hwim), and `check_per_axis` refuses it anywhere else."""
+    rank = len(shape)
+    if rank == 1 and count == shape[0]:
+        return 0
+    if recorded >= rank:
+        raise InvalidInputError(f"{what}: quantization axis {recorded} of a rank-{rank} tensor")
+    if count in (1, shape[recorded]) or shape[recorded] < 0:
+        return recorded
+    if rank == 4 and recorded == 0 and count == shape[0] * shape[1]:
+        return recorded
+    raise InvalidInputError(f"{what}: {count} quantization scales for axis {recorded} of size {shape[recorded]}")
+
+
+def check_per_axis(t: TensorType, what: str) -> None:
+    """Refuse per-axis scales that do not run along their axis (see _scales_axis), as Arm NN does."""
+    q = t.quant
+    if q is not None and q.axis is not None and len(q.scales) not in (1, t.shape[q.axis]) and t.shape[q.axis] >= 0:
+        raise InvalidInputError(f"{what}: {len(q.scales)} quantization scales for axis {q.axis} of size "
+                                f"{t.shape[q.axis]}")
 
 
 def _scale(value: float, what: str) -> float:
