@@ -52,6 +52,7 @@ class LoweringContext:
         self.in_types: list[Type] = [graph.type_of(v) for v in self.operands]
         self.out_types: list[Type] = [tosa_type(t) for t in self.nn_out_types]
         self.b = Builder(graph, self.loc, constant_dialect="tosa")
+        self.semantics_consulted = False  # the op's integers depend on --semantics (the report lists it)
 
     # ---- basics
     @property
@@ -59,6 +60,7 @@ class LoweringContext:
         """"litert" or "cpuref": whose integers a quantized op computes (lowering/semantics.py)."""
         from .semantics import semantics_of
 
+        self.semantics_consulted = True
         return semantics_of(self.graph)
 
     def unsupported(self, reason: str) -> None:

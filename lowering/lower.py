@@ -10,6 +10,7 @@ from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tosa_type
 from .quant import unsigned_input_to_signed, unsigned_output_from_signed
+from .semantics import SEMANTICS_DEPENDENT_KEY
 from .rules import CARRY_QUANTIZATION, rule_for
 from .rules.quantized_islands import erase_dead, find_islands
 
@@ -41,6 +42,7 @@ def lower_to_tosa(graph: Graph) -> None:
     # boundary tensors whose element type TOSA cannot have (ui8 -> i8, i64 -> i32, ...): `convert
     # --report` lists them; unsigned quantized ones keep their raw bits (lowering/quant.py)
     boundary_changes = []
+    dependent: list[str] = []  # where the quantized integers depend on --semantics (lowering/semantics.py)
     # the nn-level type of every value that lowering retypes (graph inputs, lowered results): rules
     # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
     nn_types: dict[Value, Type] = {}
@@ -94,12 +96,16 @@ def lower_to_tosa(graph: Graph) -> None:
             if upstream_failed:  # fed by an op that could not be lowered: that one is reported
                 continue
             raise
+        if ctx.semantics_consulted:
+            dependent.append(_where(graph, node))
         results = [results] if isinstance(results, Value) else list(results)
         for value, t in zip(results, graph.types(node)):
             nn_types.setdefault(value, t)  # a value a rule passes through keeps its own type
         graph.replace_op(node, results)
         if node in islands:
             erase_dead(graph, islands[node])
+    if dependent:
+        graph.meta[SEMANTICS_DEPENDENT_KEY] = "; ".join(dependent)
     if unsupported:
         report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
         return

@@ -1,7 +1,8 @@
 """Quantized arithmetic on TOSA 1.0: multipliers, RESCALE, fixed-point intermediates and TABLEs.
 
-The quantized lowering rules (lowering/rules/quantized*.py) reproduce Arm NN CpuRef, which
-decodes quantized tensors to float32, computes in float32 and encodes the result:
+The quantized lowering rules (lowering/rules/quantized*.py) reproduce TFLite's integer kernels or,
+with semantics "cpuref", Arm NN CpuRef, which decodes quantized tensors to float32, computes in
+float32 and encodes the result:
     real = scale * (q - zero_point)           (float32 products)
     q    = clamp(round_half_away(real / scale) + zero_point)
 TOSA computes on integers instead. This module holds what every quantized rule shares:
@@ -20,11 +21,13 @@ TOSA computes on integers instead. This module holds what every quantized rule s
   semantics) and `table_i16` (513 entries TOSA interpolates, one table or a high/low pair), which
   reports how far it is from the source on all 65536 inputs (the rules use it only when exact).
 
-Rounding: RESCALE uses SINGLE_ROUND (half up), which the corpus measurements prefer to
-DOUBLE_ROUND (TFLite's two-step rounding, which errs near halves). CpuRef rounds halves away from
-zero; where an exact half can occur at all (`ties_possible`: the factor has few significant bits,
-e.g. 1/8 for an average of 8, 0.5 for a requantization), `narrow` rescales |acc| and puts the sign
-back, so negative halves round as CpuRef rounds them. Elsewhere a half cannot be hit exactly.
+Rounding: under TFLite's semantics (the default, lowering/semantics.py) a RESCALE whose shift exceeds 31
+uses DOUBLE_ROUND, which is TFLite's requantization (a rounding doubling high multiply, then a rounding
+right shift); at smaller shifts both modes are the same and SINGLE_ROUND is written. Under CpuRef's,
+RESCALE uses SINGLE_ROUND (half up), and CpuRef rounds halves away from zero: where an exact half can
+occur at all (`ties_possible`: the factor has few significant bits, e.g. 1/8 for an average of 8, 0.5
+for a requantization), `narrow` rescales |acc| and puts the sign back, so negative halves round as
+CpuRef rounds them. Elsewhere a half cannot be hit exactly.
 """
 from __future__ import annotations
 
@@ -211,7 +214,8 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     pairs = [multiplier_shift(float(s), scale32) for s in scales]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
-    mode = rounding_mode(ctx) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
+    # DOUBLE_ROUND needs a 32-bit multiplier, and differs from SINGLE_ROUND only for shifts above 31
+    mode = rounding_mode(ctx) if scale32 and shifts.max() > 31 else "SINGLE_ROUND"
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
              "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
     operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),

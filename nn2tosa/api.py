@@ -355,6 +355,8 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
     """The Result of converted function(s): target (checked against `profile`), report filled in."""
     from nn2tosa.ir import Graph
 
+    from nn2tosa.lowering.semantics import SEMANTICS_DEPENDENT_KEY, semantics_of
+
     functions = [graph] if isinstance(graph, Graph) else list(graph)
     start = time.perf_counter()
     target = fit_target(functions, profile) if profile is not None else None
@@ -362,9 +364,13 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
     report.target = result.target.report()
     report.functions = [g.name for g in result._program()[0]]  # branch graphs are not functions
     report.boundary_changes = []
+    report.semantics_dependent = []
     for g in functions:
         changes = g.meta.get("boundary_changes", [])
         report.boundary_changes.extend(changes.split("; ") if isinstance(changes, str) else list(changes))
+        dependent = g.meta.get(SEMANTICS_DEPENDENT_KEY, "")
+        report.semantics_dependent.extend(dependent.split("; ") if dependent else [])
+    report.semantics = semantics_of(functions[0])
     report.attribute(source_ops, stages, functions, set(host))
     report.time("report", time.perf_counter() - start)
     return result

@@ -89,6 +89,8 @@ class ConversionReport:
     constant_count: int = 0
     constant_bytes: int = 0
     boundary_changes: list[str] = field(default_factory=list)
+    semantics: str = ""  # whose integers quantized ops compute: litert or cpuref (lowering/semantics.py)
+    semantics_dependent: list[str] = field(default_factory=list)  # layers whose integers depend on it
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds, in the order run
     unsupported: list[str] = field(default_factory=list)  # partial conversion: what stays on the host
     functions: list[str] = field(default_factory=list)  # names of the TOSA functions
@@ -132,6 +134,7 @@ class ConversionReport:
             "tosa_ops": self.tosa_ops,
             "constants": {"count": self.constant_count, "bytes": self.constant_bytes},
             "boundary_changes": self.boundary_changes,
+            "semantics": {"name": self.semantics, "dependent_layers": self.semantics_dependent},
             "source_ops": {k: statuses[k] for k in STATUSES if statuses[k]},
             "rewrites": self.rewrites,
             "unsupported": self.unsupported,
@@ -160,6 +163,11 @@ class ConversionReport:
                 lines.append(f"  not in TOSA 1.0: {problem}")
         for change in self.boundary_changes:
             lines.append(f"boundary: {change}")
+        if self.semantics_dependent:
+            from nn2tosa.lowering.semantics import MEANING
+
+            lines.append(f"semantics: {self.semantics} ({MEANING[self.semantics]}); "
+                         f"{len(self.semantics_dependent)} layers depend on it: {', '.join(self.semantics_dependent)}")
         for item in self.unsupported:
             lines.append(f"left to the host: {item}")
         statuses = Counter(s.status for s in self.source_ops)

@@ -85,3 +85,26 @@ def test_cli_report_and_json(tmp_path):
     assert layers["relu1"]["tosa"] == {"tosa.clamp": 1}
     assert "emit-tosa" in report["timings"] and report["rewrites"] == {"relu-to-clamp": 1}
     assert report["functions"] == ["main"] and report["model"] == str(EXAMPLE)
+
+
+@requires_corpus
+def test_semantics_and_the_layers_depending_on_it(tmp_path):
+    """The report names the quantized semantics and the layers whose integers depend on it; the MLIR
+    shows the difference (TFLite's requantization is DOUBLE_ROUND, CpuRef's SINGLE_ROUND)."""
+    model = CORPUS / "armnn/litert_23.08/q8_resnet_like.armnn"
+    litert, cpuref = nn2tosa.convert(model), nn2tosa.convert(model, semantics="cpuref")
+    assert (litert.report.semantics, cpuref.report.semantics) == ("litert", "cpuref")
+    convolutions = {str(s.loc) for s in litert.report.source_ops if s.op == "armnn.Convolution2d"}
+    assert convolutions and convolutions <= set(litert.report.semantics_dependent)
+    assert "DOUBLE_ROUND" in litert.mlir_text() and "DOUBLE_ROUND" not in cpuref.mlir_text()
+    assert "doubleround" in litert.target.extensions and "doubleround" not in cpuref.target.extensions
+    proc = run_cli("convert", str(model), "-o", str(tmp_path / "m.tosa"), "--semantics", "cpuref", "--report-json",
+                   str(tmp_path / "r.json"))
+    assert proc.returncode == 0, proc.stderr
+    semantics = json.loads((tmp_path / "r.json").read_text())["semantics"]
+    assert semantics["name"] == "cpuref" and len(semantics["dependent_layers"]) == len(cpuref.report.semantics_dependent)
+    assert run_cli("convert", str(model), "-o", str(tmp_path / "n.tosa"), "--semantics", "tflm").returncode == 2
+
+
+def test_a_float_model_has_no_layer_depending_on_the_semantics():
+    assert nn2tosa.convert(EXAMPLE).report.semantics_dependent == []
