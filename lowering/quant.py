@@ -144,7 +144,7 @@ class RescaleRangeError(LoweringUnsupported, ValueError):
 def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     """A non-negative real scale as RESCALE's (multiplier, shift): scale ~ multiplier * 2**-shift.
 
-    mantissa, exp = frexp(scale); multiplier = round(mantissa * 2**31) (2**15 for a 16-bit
+    mantissa, exp = frexp(scale); multiplier = mantissa * 2**31 rounded half up (2**15 for a 16-bit
     multiplier), halved with exp + 1 when it rounds up to 2**31; shift = 31 - exp (15 - exp);
     shift is kept in TOSA's 2..62 (a tiny scale loses low multiplier bits, a zero scale is 0, 2)."""
     if not math.isfinite(scale) or scale < 0:
@@ -153,7 +153,7 @@ def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     if scale == 0:
         return 0, 2
     mantissa, exp = math.frexp(scale)
-    multiplier = round(mantissa * (1 << bits))
+    multiplier = math.floor(mantissa * (1 << bits) + 0.5)  # halves away from zero, as TFLite's QuantizeMultiplier
     if multiplier == 1 << bits:
         multiplier //= 2
         exp += 1

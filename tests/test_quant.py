@@ -69,6 +69,7 @@ def boundary(a: np.ndarray) -> np.ndarray:
     (0.5, (1 << 30, 31)),
     (1 - 2.0 ** -40, (1 << 30, 30)),  # the mantissa rounds up to 2**31: halved, exponent + 1
     (0.0, (0, 2)),
+    (0.5 + 2.0 ** -32, ((1 << 30) + 1, 31)),  # mantissa * 2**31 is 2**30 + 1/2: TFLite rounds it up, not to even
 ])
 def test_multiplier_shift_golden_values(scale, want):
     assert multiplier_shift(scale) == want
