@@ -3,7 +3,9 @@
     python bench/corpus_report.py [--filter SUBSTRING] [--jobs 2] [--json out.json] [--markdown out.md]
 
 Per file: converted / unsupported (with reasons) / crashed, reference-model status, and the judgement
-against the source runtime's outputs (tests/corpus_harness.py: the corpus README's tolerance classes).
+against the source runtime's outputs (tests/corpus_harness.py: the corpus README's tolerance classes);
+quantized files are converted with semantics="cpuref", since CpuRef computed their outputs
+(bench/litert_exact.py judges the default, LiteRT's integers, against LiteRT's outputs).
 Tables: by corpus folder, by Arm NN layer type or MPS node type (a file counts for every type it
 contains), max error per whole model, exact / off-by-one / worse integers per quantized file, and
 every unsupported reason with its count.
@@ -30,7 +32,7 @@ def check(e: dict) -> dict:
            "has_expected": bool(e["expected_files"])}
     start = time.perf_counter()
     try:
-        conv = convert_entry(e)
+        conv = convert_entry(e, semantics="cpuref")  # judged against CpuRef (and PyTorch)
     except Exception as err:  # a bug: record it, keep going
         row.update(outcome="crash", error=f"{type(err).__name__}: {err}", trace=traceback.format_exc(limit=3))
         return row
