@@ -18,7 +18,7 @@ from nn2tosa.ir import Graph
 SEMANTICS = ("litert", "cpuref")
 MEANING = {"litert": "TFLite's integer kernels", "cpuref": "Arm NN CpuRef's float32 emulation of them"}
 DEFAULT = "litert"
-SEMANTICS_KEY = "quantized_semantics"
+SEMANTICS_KEY = "integer_semantics"
 SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
 
 # nn op of a quantized graph -> (what LiteRT computes, what CpuRef computes), for the ops whose

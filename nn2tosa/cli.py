@@ -132,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timing", action="store_true", help="report the time each pass took on stderr")
     p.add_argument("--elide-constants", action="store_true", help="elide large constants in the output")
     p.add_argument("--list-passes", action="store_true", help="list the available passes and exit")
+    _add_semantics(p)
     _add_common(p)
 
     p = sub.add_parser("inspect", help="describe a model: format, version, op histogram, inputs and outputs")
@@ -313,6 +314,10 @@ def cmd_opt(args: argparse.Namespace) -> int:
         raise InvalidInputError(str(e), file=name) from None
     except ValueError as e:
         raise InvalidInputError(f"not nn2tosa IR: {e}", file=name) from None
+    from nn2tosa.lowering.semantics import set_semantics
+
+    for g in graphs:  # what lower-to-tosa reads (lowering/semantics.py)
+        set_semantics(g, args.semantics)
     if args.verify_each:  # the input must verify too, or the first pass would hide what was wrong
         from nn2tosa.ir import VerificationError, verify
 

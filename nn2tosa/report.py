@@ -167,7 +167,7 @@ class ConversionReport:
             from nn2tosa.lowering.semantics import MEANING
 
             lines.append(f"semantics: {self.semantics} ({MEANING[self.semantics]}); "
-                         f"{len(self.semantics_dependent)} layers depend on it: {', '.join(self.semantics_dependent)}")
+                         f"{_layers(len(self.semantics_dependent))} on it: {', '.join(self.semantics_dependent)}")
         for item in self.unsupported:
             lines.append(f"left to the host: {item}")
         statuses = Counter(s.status for s in self.source_ops)
@@ -185,6 +185,10 @@ class ConversionReport:
             lines.append("time: " + ", ".join(f"{k} {v:.3f}s" for k, v in self.timings.items())
                          + f" (total {total:.3f}s)")
         return "\n".join(lines) + "\n"
+
+
+def _layers(n: int) -> str:
+    return "1 layer depends" if n == 1 else f"{n} layers depend"
 
 
 def _status(op: str, loc: Loc | None, tosa: dict[str, int], legalized: dict | None, canonical: dict | None,

@@ -1,9 +1,10 @@
-// RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
+// RUN: %nn2tosa opt %s --semantics cpuref --passes=lower-to-tosa,cse,dce | %FileCheck %s
 
 // conv2d: the i8 convolution with both zero points, i32 accumulator; the bias is already in
 // accumulator units (s_x * s_w[c]); per-channel RESCALE by s_x * s_w[c] / s_y = 0.25 and 0.125.
 // Those scales make exact halves possible: |acc| is rescaled (half up is half away from zero for
-// non-negative values), the sign put back, then a RESCALE by 1 adds the zero point: Arm NN's rounding.
+// non-negative values), the sign put back, then a RESCALE by 1 adds the zero point: Arm NN's rounding
+// (--semantics cpuref: CpuRef's integers).
 // CHECK-LABEL: sym_name = "conv2d_per_channel"
 // CHECK: %[[W:.*]] = "tosa.const"() <{values = dense<{{\[\[\[\[}}1, -2]]], {{\[\[\[}}3, 4]]]]> : tensor<2x1x1x2xi8>}>
 // CHECK: %[[B:.*]] = "tosa.const"() <{values = dense<[10, -20]> : tensor<2xi32>}>
