@@ -197,9 +197,11 @@ def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> V
 
 
 def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
-            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
+            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
+            rounding: str | None = None) -> Value:
     """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
-    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA)."""
+    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA).
+    `rounding` overrides the semantics' rounding mode (a shift whose rounding was judged as half up)."""
     t = ctx.type_of(x)
     scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
     if np.all(scales == scales[0]):
@@ -211,7 +213,7 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     pairs = [multiplier_shift(float(s), scale32) for s in scales]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
-    mode = rounding_mode(ctx) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
+    mode = (rounding or rounding_mode(ctx)) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
              "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
     operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
@@ -354,17 +356,20 @@ class Table16:
         return values[0] if len(values) == 1 else values[0] * 256 + values[1]
 
 
-def table_i16(fn: RealFunction, x: QInfo, y: QInfo) -> Table16:
+def table_i16(fn: RealFunction, x: QInfo, y: QInfo, want: np.ndarray | None = None) -> Table16:
     """TABLE entries for an i16 input, computed from the source semantics, and how well they do.
 
     TOSA interpolates 513 entries linearly between every 128th input. One table holds the exact
     results at those inputs, rounded (times 2**k when the outputs leave i16 headroom); when it does
-    not give encode(fn(decode(v))), the integers Arm NN computes, for every one of the 65536 inputs,
-    a high/low pair of tables (8 more fraction bits) is tried. Returned: the one with fewer misses,
-    with its worst error and miss count over all inputs."""
+    not give the target integers for every one of the 65536 inputs - `want` (the results of
+    LiteRT's kernel, lowering/litert_kernels.py), by default encode(fn(decode(v))), the integers
+    Arm NN computes - a high/low pair of tables (8 more fraction bits) is tried. Returned: the one
+    with fewer misses, with its worst error and miss count over all inputs."""
     inputs = np.arange(-32768, 32768)
     with np.errstate(all="ignore"):
-        want = encode(np.asarray(fn(decode(inputs, x)), dtype=np.float32), y) - y.zero_point  # [65536]
+        if want is None:
+            want = encode(np.asarray(fn(decode(inputs, x)), dtype=np.float32), y)
+        want = np.asarray(want, np.int64) - y.zero_point  # [65536]
         knots = np.arange(-32768, 32768 + 1, 128)
         real_knots = np.asarray(fn(decode(knots, x)), dtype=np.float64)
     lo, hi = y.qmin - y.zero_point, y.qmax - y.zero_point

@@ -34,8 +34,9 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported
+from ..litert_kernels import kernel_for
 from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, saturate_to,
-                     source_results, table_i8, table_i16, ties_possible, widen)
+                     source_results, table_i16, ties_possible, widen)
 from . import RULES, rule
 from .shape import concat, pad_constant
 
@@ -182,25 +183,39 @@ def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str)
     return ctx.reshape(gathered, t.shape)
 
 
+def target_results(ctx: LoweringContext, fn: RealFunction, xq: QInfo, yq: QInfo) -> np.ndarray:
+    """What the op stores for every carried input of x's type, in order: under litert semantics the
+    result of TFLite's integer kernel where the op has one (lowering/litert_kernels.py), else (and
+    under cpuref) encode(fn(decode(v))), the float function as CpuRef computes it."""
+    kernel = kernel_for(ctx.op_name, ctx.attrs, xq, yq) if ctx.semantics == "litert" else None
+    if kernel is None:
+        return source_results(fn, xq, yq)
+    return kernel(np.arange(xq.qmin, xq.qmax + 1))
+
+
 def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInfo) -> Value:
-    """y = encode(fn(decode(x))) elementwise, exactly: for i8 inputs a TABLE (i8 result) or a
-    256-entry GATHER (wider result); for i16 inputs TOSA's interpolated TABLE (one, or a high/low
-    pair) when it reproduces the source result for all 65536 inputs (checked here), else a
-    65536-entry GATHER. Interpolation over 128-input segments is exact for slowly curving functions
-    only: at the corpus' input scales tanh and sigmoid miss by one unit on 5-20% of the inputs and
-    sqrt, log, rsqrt near 0 by far more, which is why exactness decides, not the table size."""
+    """y = target_results(x) elementwise, exactly: for i8 inputs a TABLE (i8 result) or a 256-entry
+    GATHER (wider result); for i16 inputs TOSA's interpolated TABLE (one, or a high/low pair) when
+    it reproduces the target for all 65536 inputs (checked here), else a 65536-entry GATHER.
+    Interpolation over 128-input segments is exact for slowly curving functions only: at the
+    corpus' input scales tanh and sigmoid miss by one unit on 5-20% of the inputs and sqrt, log,
+    rsqrt near 0 by far more, which is why exactness decides, not the table size. TFLite's own
+    int16 logistic and tanh round their input to another grid and interpolate 512- or 256-input
+    segments of a different table: no TOSA TABLE pair reproduces them, so they GATHER."""
+    want = target_results(ctx, fn, xq, yq)
     if xq.dtype == "i8":
         if yq.dtype == "i8":
-            return ctx.op("tosa.table", [x, ctx.const(table_i8(fn, xq, yq), "i8")])
-        return gather_lookup(ctx, x, source_results(fn, xq, yq), yq.dtype)
+            return ctx.op("tosa.table", [x, ctx.const(want.astype(np.int8), "i8")])
+        return gather_lookup(ctx, x, want, yq.dtype)
     if xq.dtype == "i16" and yq.dtype in ("i8", "i16"):
-        table = table_i16(fn, xq, yq)
+        table = table_i16(fn, xq, yq, want)
         if table.misses:
-            return gather_lookup(ctx, x, source_results(fn, xq, yq), yq.dtype)
+            return gather_lookup(ctx, x, want, yq.dtype)
         raws = [ctx.op("tosa.table", [x, ctx.const(e, "i16")]) for e in table.entries]
         raw = raws[0] if len(raws) == 1 else ctx.binary(
             "tosa.add", ctx.mul(raws[0], ctx.scalar(256, "i32", ctx.type_of(x).rank)), raws[1])
-        return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point)
+        # a shift judged with half-up rounding: DOUBLE_ROUND would round some values below a half up
+        return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point, rounding="SINGLE_ROUND")
     raise LoweringUnsupported(f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data")
 
 
