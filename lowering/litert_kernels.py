@@ -385,6 +385,36 @@ def tanh16(x: QInfo, y: QInfo) -> Kernel:
     return run
 
 
+def lut_int16(x: QInfo, y: QInfo, transform: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+    """LUTPopulate<int16_t> and LUTLookup (int16 exp, log, rsqrt, gelu): 513 float32 samples of the
+    transform over the whole input range, scaled by 65536 / (the output range) and rounded, each less
+    half its midpoint error (rounded); an input interpolates between the entries of its 128-input
+    segment, the product rounded half up (>> 7). Zero points enter only through the ranges: the
+    table holds no output zero point, as TFLite's does not."""
+    xs, ys = F32(x.scale), F32(y.scale)
+    in_min, in_max = xs * F32(-32768 - x.zero_point), xs * F32(32767 - x.zero_point)
+    out_min, out_max = ys * F32(-32768 - y.zero_point), ys * F32(32767 - y.zero_point)
+    step = (in_max - in_min) / F32(512)
+    inv = F32(65536) / (out_max - out_min)
+    i = np.arange(512).astype(F32)
+    start = in_min + i * step
+    with np.errstate(all="ignore"):
+        val, mid, nxt = (np.asarray(transform(v), F32) for v in (start, start + step / F32(2), in_min + (i + 1) * step))
+        sample = F32(_round_away(val * inv))
+        err = F32(_round_away((nxt * inv + sample) / F32(2))) - F32(_round_away(mid * inv))
+        entries = np.clip(sample - F32(_round_away(err / F32(2))), -32768, 32767)
+        last = np.clip(_round_away(np.asarray(transform(np.array([in_max], F32)), F32) * inv), -32768, 32767)
+    table = np.append(entries, last).astype(np.int64)
+
+    def run(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, np.int64)
+        index = 256 + (v >> 7)
+        base = table[index]
+        return _wrap16(base + (((table[index + 1] - base) * (v & 0x7F) + 64) >> 7))
+
+    return run
+
+
 # ------------------------------------------------------------------------------ which kernel
 def kernel_for(op: str, attrs: Mapping, x: QInfo, y: QInfo) -> Kernel | None:
     """The TFLite kernel model nn op `op` (attributes `attrs`) lowers to for input `x` and output `y`
@@ -411,6 +441,11 @@ def kernel_for(op: str, attrs: Mapping, x: QInfo, y: QInfo) -> Kernel | None:
         if op in transforms:
             return lut_int8(x, y, transforms[op])
     if x.dtype == "i16" and y.dtype == "i16" and x.zero_point == 0 and y.zero_point == 0:
+        transforms16 = {"nn.exp": np.exp, "nn.log": _log(y), "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh"),
+                        "nn.rsqrt": lambda v: np.where(v <= 0, F32(32767) * F32(y.scale),
+                                                       F32(1) / np.sqrt(np.where(v <= 0, F32(1), v)))}
+        if op in transforms16:
+            return lut_int16(x, y, transforms16[op])
         log2, pot = _checked_log2(y.scale)
         if pot and log2 == -15:  # TFLite's only int16 output quantization of these two
             if op == "nn.sigmoid":

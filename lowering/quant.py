@@ -364,8 +364,10 @@ def table_i16(fn: RealFunction, x: QInfo, y: QInfo, want: np.ndarray | None = No
     not give the target integers for every one of the 65536 inputs - `want` (the results of
     LiteRT's kernel, lowering/litert_kernels.py), by default encode(fn(decode(v))), the integers
     Arm NN computes - a high/low pair of tables (8 more fraction bits) is tried. Returned: the one
-    with fewer misses, with its worst error and miss count over all inputs."""
+    with fewer misses, with its worst error and miss count over all inputs. Given `want`, a table of
+    the target integers at the knots (which TFLite's own int16 LUTs reproduce exactly) is tried too."""
     inputs = np.arange(-32768, 32768)
+    given = want is not None
     with np.errstate(all="ignore"):
         if want is None:
             want = encode(np.asarray(fn(decode(inputs, x)), dtype=np.float32), y)
@@ -387,12 +389,27 @@ def table_i16(fn: RealFunction, x: QInfo, y: QInfo, want: np.ndarray | None = No
     best = judged((np.round(exact * 2 ** k).astype(np.int64),), 7 + k)
     if best.misses == 0:
         return best
+    if given:  # a kernel interpolating its own 513-entry table (TFLite's int16 LUTs) outputs its entries at the knots
+        own = judged((np.append(want[::128], _last_knot(want)),), 7)
+        if own.misses == 0:
+            return own
     bits = 8  # entries of the pair: high = scaled >> 8 (|high| <= 32767), low = scaled & 255
     while bits < 16 and reach * 2 ** (bits + 1) < 1 << 23:
         bits += 1
     scaled = np.round(exact * 2 ** bits).astype(np.int64)
     pair = judged((scaled >> 8, scaled & 0xFF), 7 + bits)
     return pair if (pair.misses, pair.worst) < (best.misses, best.worst) else best
+
+
+def _last_knot(want: np.ndarray) -> int:
+    """The end knot (input 32768, outside i16) that makes TOSA's interpolation of the last segment, rounded
+    half up, give `want` on it: a slope s with floor((s * f + 64) / 128) == want[f] - want[0] for all f."""
+    base, f = int(want[-128]), np.arange(1, 128)
+    rise = np.asarray(want[-127:], np.int64) - base
+    low = int(np.max(-((64 - 128 * rise) // f)))  # ceil((128 rise - 64) / f)
+    high = int(np.min((128 * rise + 63) // f))
+    slope = low if low <= high else int(round(float(rise[-1]) * 128 / 127))
+    return int(np.clip(base + slope, -32768, 32767))
 
 
 def source_results(fn: RealFunction, x: QInfo, y: QInfo) -> np.ndarray:

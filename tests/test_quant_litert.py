@@ -202,3 +202,46 @@ def test_int16_sigmoid_and_tanh_are_tflites_fixed_point_on_every_input(op, scale
     got = lowered(op, x, y, "litert", dtype="i16")
     np.testing.assert_array_equal(got, want)
     assert (lowered(op, x, y, "cpuref", dtype="i16") != want).any()
+
+
+def tfl_lut16(fn, xs: float, ys: float) -> np.ndarray:
+    """LUTPopulate<int16_t> (zero points 0) then LUTLookup for every int16 input, in float32 scalars."""
+    lo, hi = F32(xs) * F32(-32768), F32(xs) * F32(32767)
+    out_range = F32(ys) * F32(32767) - F32(ys) * F32(-32768)
+    step, inv = (hi - lo) / F32(512), F32(65536) / out_range
+
+    def rnd(t):
+        return F32(math.copysign(math.floor(abs(float(t)) + 0.5), float(t)))
+
+    lut = []
+    for i in range(512):
+        a, m, b = (F32(fn(F32(t))) for t in (lo + F32(i) * step, lo + F32(i) * step + step / F32(2),
+                                              lo + F32(i + 1) * step))
+        sample = rnd(a * inv)
+        err = rnd((b * inv + sample) / F32(2)) - rnd(m * inv)
+        lut.append(int(min(max(sample - rnd(err / F32(2)), -32768), 32767)))
+    lut.append(int(min(max(rnd(F32(fn(hi)) * inv), -32768), 32767)))
+    out = []
+    for v in range(-32768, 32768):
+        i, f = 256 + (v >> 7), v & 0x7F
+        out.append(lut[i] + (((lut[i + 1] - lut[i]) * f + 64) >> 7))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("op,fn,xs,ys", [
+    ("nn.exp", np.exp, 1e-4, 1e-3),
+    ("nn.log", lambda t: np.log(t) if t > 0 else F32(-32768) * F32(3.0517578125e-4), 2.0 ** -11, 3.0517578125e-4),
+    ("nn.rsqrt", lambda t: F32(1) / np.sqrt(t) if t > 0 else F32(32767) * F32(2.0 ** -10), 3.0518e-05, 2.0 ** -10),
+])
+def test_int16_lut_functions_are_one_tflite_table(op, fn, xs, ys):
+    """TFLite's int16 exp, log, rsqrt interpolate a 513-entry table exactly as TOSA's TABLE does."""
+    x, y = (float(F32(xs)), 0), (float(F32(ys)), 0)
+    with np.errstate(all="ignore"):
+        want = tfl_lut16(fn, *[float(F32(s)) for s in (xs, ys)])
+    g = one_op(op, {"x": qtype(V16.shape, "i16", *x)}, qtype(V16.shape, "i16", *y))
+    (got,), low = run(g, [V16], semantics="litert")
+    valid = V16.reshape(-1) >= 0 if op == "nn.rsqrt" else np.ones(want.shape, bool)  # TFLite rejects x < 0
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(-1)[valid], want[valid])
+    assert "tosa.table" in low.histogram() and "tosa.gather" not in low.histogram()
+    (cpuref,), _ = run(one_op(op, {"x": qtype(V16.shape, "i16", *x)}, qtype(V16.shape, "i16", *y)), [V16])
+    assert (cpuref.astype(np.int64).reshape(-1)[valid] != want[valid]).any()

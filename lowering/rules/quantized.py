@@ -183,32 +183,33 @@ def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str)
     return ctx.reshape(gathered, t.shape)
 
 
-def target_results(ctx: LoweringContext, fn: RealFunction, xq: QInfo, yq: QInfo) -> np.ndarray:
-    """What the op stores for every carried input of x's type, in order: under litert semantics the
-    result of TFLite's integer kernel where the op has one (lowering/litert_kernels.py), else (and
-    under cpuref) encode(fn(decode(v))), the float function as CpuRef computes it."""
+def kernel_results(ctx: LoweringContext, xq: QInfo, yq: QInfo) -> np.ndarray | None:
+    """Under litert semantics, what TFLite's integer kernel of the op stores for every carried input of
+    x's type, in order (lowering/litert_kernels.py); None where the op has none (then, and under cpuref,
+    the float function is tabulated as CpuRef computes it)."""
     kernel = kernel_for(ctx.op_name, ctx.attrs, xq, yq) if ctx.semantics == "litert" else None
-    if kernel is None:
-        return source_results(fn, xq, yq)
-    return kernel(np.arange(xq.qmin, xq.qmax + 1))
+    return None if kernel is None else kernel(np.arange(xq.qmin, xq.qmax + 1))
 
 
 def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInfo) -> Value:
-    """y = target_results(x) elementwise, exactly: for i8 inputs a TABLE (i8 result) or a 256-entry
-    GATHER (wider result); for i16 inputs TOSA's interpolated TABLE (one, or a high/low pair) when
-    it reproduces the target for all 65536 inputs (checked here), else a 65536-entry GATHER.
-    Interpolation over 128-input segments is exact for slowly curving functions only: at the
-    corpus' input scales tanh and sigmoid miss by one unit on 5-20% of the inputs and sqrt, log,
-    rsqrt near 0 by far more, which is why exactness decides, not the table size. TFLite's own
-    int16 logistic and tanh round their input to another grid and interpolate 512- or 256-input
-    segments of a different table: no TOSA TABLE pair reproduces them, so they GATHER."""
-    want = target_results(ctx, fn, xq, yq)
+    """y = the target integers of x elementwise, exactly: TFLite's kernel's (`kernel_results`) or
+    encode(fn(decode(x))). For i8 inputs a TABLE (i8 result) or a 256-entry GATHER (wider result);
+    for i16 inputs TOSA's interpolated TABLE (one, or a high/low pair) when it reproduces the target
+    for all 65536 inputs (checked here), else a 65536-entry GATHER. Interpolation over 128-input
+    segments is exact for slowly curving functions only: at the corpus' input scales tanh and
+    sigmoid miss by one unit on 5-20% of the inputs and sqrt, log, rsqrt near 0 by far more, which
+    is why exactness decides, not the table size. TFLite's int16 exp, log, rsqrt and gelu interpolate
+    513-entry tables as TOSA does (one exact TABLE); its int16 logistic and tanh round their input to
+    another grid and interpolate 512- or 256-input segments of a different table: no TOSA TABLE pair
+    reproduces them, so they GATHER."""
+    kernel = kernel_results(ctx, xq, yq)
+    want = kernel if kernel is not None else source_results(fn, xq, yq)
     if xq.dtype == "i8":
         if yq.dtype == "i8":
             return ctx.op("tosa.table", [x, ctx.const(want.astype(np.int8), "i8")])
         return gather_lookup(ctx, x, want, yq.dtype)
     if xq.dtype == "i16" and yq.dtype in ("i8", "i16"):
-        table = table_i16(fn, xq, yq, want)
+        table = table_i16(fn, xq, yq, kernel)
         if table.misses:
             return gather_lookup(ctx, x, want, yq.dtype)
         raws = [ctx.op("tosa.table", [x, ctx.const(e, "i16")]) for e in table.entries]
