@@ -245,3 +245,35 @@ def test_int16_lut_functions_are_one_tflite_table(op, fn, xs, ys):
     assert "tosa.table" in low.histogram() and "tosa.gather" not in low.histogram()
     (cpuref,), _ = run(one_op(op, {"x": qtype(V16.shape, "i16", *x)}, qtype(V16.shape, "i16", *y)), [V16])
     assert (cpuref.astype(np.int64).reshape(-1)[valid] != want[valid]).any()
+
+
+def tfl_int16_linear(op: str, v: int, xs: float, ys: float, alpha: float = 0.0) -> int:
+    """TFLite's int16 requantize, abs, relu, leaky_relu (zero points 0): MultiplyByQuantizedMultiplier."""
+    ratio = float(F32(xs) / F32(ys))
+    if op == "nn.requantize":
+        out = mbqm(v, *quantize_multiplier(xs / ys))
+    elif op == "nn.abs":
+        out = abs(v) if F32(xs) == F32(ys) else mbqm(abs(v), *quantize_multiplier(ratio))
+    elif op == "nn.relu":
+        out = max(0, mbqm(v, *quantize_multiplier(ratio)))
+    else:
+        a = float(F32(xs) * F32(alpha) / F32(ys))
+        out = mbqm(v, *quantize_multiplier(ratio)) if v >= 0 else int(math.copysign(1, a)) * mbqm(
+            v, *quantize_multiplier(abs(a)))
+    return max(-32768, min(32767, out))
+
+
+@pytest.mark.parametrize("op,alpha,xs,ys,cpuref_differs", [
+    ("nn.requantize", 0.0, 2.0 ** -15, 2.0 ** -14, True),  # halving: negative halves round up, not away from zero
+    ("nn.abs", 0.0, 2.0 ** -15, 2.0 ** -14, False),
+    ("nn.relu", 0.0, 3e-4, 2e-4, False),
+    ("nn.leaky_relu", 0.2, 3.0518e-05, 2.1e-05, True),  # float32 multipliers (not double ones)
+    ("nn.leaky_relu", -0.3, 2.0 ** -15, 2.0 ** -15, True),
+])
+def test_int16_piecewise_linear_functions_are_tflites_rescales(op, alpha, xs, ys, cpuref_differs):
+    x, y = (float(F32(xs)), 0), (float(F32(ys)), 0)
+    want = np.array([tfl_int16_linear(op, int(v), x[0], y[0], alpha) for v in V16.reshape(-1)])
+    attrs = {"alpha": alpha} if op == "nn.leaky_relu" else None
+    got = lowered(op, x, y, "litert", attrs, dtype="i16")
+    np.testing.assert_array_equal(got, want)
+    assert (lowered(op, x, y, "cpuref", attrs, dtype="i16") != want).any() == cpuref_differs

@@ -283,6 +283,35 @@ EXACT_I16 = {
     "nn.leaky_relu": _i16_leaky_relu,
     "nn.square": _i16_square,
 }
+def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    """TFLite's int16 requantize, abs, relu / clamp and leaky_relu: x - zp times MultiplyByQuantizedMultiplier,
+    which RESCALE with litert's DOUBLE_ROUND computes (negative halves round up, as TFLite's do: no
+    CpuRef fix-up), by TFLite's multipliers (float32 ratios of the scales; a double one to requantize)."""
+    op, f32 = ctx.op_name, np.float32
+    if op in ("nn.requantize", "nn.identity"):
+        if same_quantization(xq, yq):
+            return x
+        return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
+    ratio = float(f32(xq.scale) / f32(yq.scale))
+    v = widen(ctx, x, xq)
+    if op == "nn.abs":
+        return rescale(ctx, ctx.op("tosa.abs", [v]), ratio, yq.dtype, out_zp=yq.zero_point)
+    if op in ("nn.clamp", "nn.relu"):
+        lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if op == "nn.clamp" else (0.0, float("inf"))
+        y = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
+        return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))
+    # leaky_relu: the alpha branch multiplies by |alpha ratio| and puts the sign back before the zero point
+    alpha = float(f32(xq.scale) * f32(ctx.attrs["alpha"]) / f32(yq.scale))
+    if alpha < 0:
+        low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
+    else:
+        low = rescale(ctx, v, alpha, yq.dtype, out_zp=yq.zero_point)
+    high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
+    positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
+    return ctx.op("tosa.select", [positive, high, low])
+
+
+LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")
 TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn.relu", "nn.leaky_relu",
              "nn.square", "nn.sigmoid", "nn.tanh", "nn.exp", "nn.exp2", "nn.log", "nn.log2", "nn.log10", "nn.sqrt",
              "nn.rsqrt", "nn.reciprocal", "nn.sin", "nn.cos", "nn.tan", "nn.asin", "nn.acos", "nn.atan",
@@ -299,6 +328,8 @@ def unary(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
+    if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
+        return _litert_i16(ctx, x, xq, yq)
     if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
         return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
     return lookup(ctx, x, source_function(ctx), xq, yq)
