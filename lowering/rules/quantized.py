@@ -16,6 +16,9 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
   neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT); other functions TOSA's interpolated
   513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER.
+  Under litert semantics (lowering/semantics.py) the tables hold what TFLite's integer kernel of the
+  op computes where it has one (`kernel_results`, lowering/litert_kernels.py), and the int16
+  piecewise-linear functions rescale by TFLite's multipliers (`_litert_i16`).
 - data movement (reshape, transpose, slice, gather, ...): the float rules move the integers as
   they are; a result quantized differently from its operand is requantized afterwards. concat
   requantizes each operand to the result's quantization; constant pad fills with the encoded
