@@ -23,7 +23,7 @@ from .quant import QInfo
 
 Kernel = Callable[[np.ndarray], np.ndarray]  # carried integer inputs -> carried integer outputs
 F32 = np.float32
-I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
+I32_MAX = (1 << 31) - 1
 
 
 # ------------------------------------------------------------------------------ fixed-point primitives
@@ -34,8 +34,9 @@ def _div_toward_zero(n: np.ndarray, d: int) -> np.ndarray:
 
 
 def rounding_doubling_high_mul(a: np.ndarray, b: np.ndarray | int, bits: int = 31) -> np.ndarray:
-    """gemmlowp's SaturatingRoundingDoublingHighMul for (bits + 1)-bit integers: round(a * b / 2**bits)
-    with halves away from zero; the one overflowing product (min * min) saturates to the max."""
+    """gemmlowp's SaturatingRoundingDoublingHighMul for (bits + 1)-bit integers: a * b / 2**bits rounded
+    to nearest, halves up (below zero the nudge is 1 - 2**(bits - 1) and the division truncates, so a
+    negative half rounds toward zero); the one overflowing product (min * min) saturates to the max."""
     a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
     low = -(1 << bits)
     ab = a * b
@@ -441,7 +442,8 @@ def kernel_for(op: str, attrs: Mapping, x: QInfo, y: QInfo) -> Kernel | None:
         if op in transforms:
             return lut_int8(x, y, transforms[op])
     if x.dtype == "i16" and y.dtype == "i16" and x.zero_point == 0 and y.zero_point == 0:
-        transforms16 = {"nn.exp": np.exp, "nn.log": _log(y), "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh"),
+        transforms16 = {"nn.exp": np.exp, "nn.log": _log(y),
+                        "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh"),
                         "nn.rsqrt": lambda v: np.where(v <= 0, F32(32767) * F32(y.scale),
                                                        F32(1) / np.sqrt(np.where(v <= 0, F32(1), v)))}
         if op in transforms16:
