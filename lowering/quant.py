@@ -200,9 +200,11 @@ def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> V
 
 
 def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
-            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
+            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
+            rounding: str | None = None) -> Value:
     """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
-    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA)."""
+    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA).
+    `rounding` overrides the semantics' rounding mode (a shift whose rounding was judged as half up)."""
     t = ctx.type_of(x)
     scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
     if np.all(scales == scales[0]):
@@ -215,7 +217,7 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
     # DOUBLE_ROUND needs a 32-bit multiplier, and differs from SINGLE_ROUND only for shifts above 31
-    mode = rounding_mode(ctx) if scale32 and shifts.max() > 31 else "SINGLE_ROUND"
+    mode = (rounding or rounding_mode(ctx)) if scale32 and shifts.max() > 31 else "SINGLE_ROUND"
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
              "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
     operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
@@ -358,17 +360,22 @@ class Table16:
         return values[0] if len(values) == 1 else values[0] * 256 + values[1]
 
 
-def table_i16(fn: RealFunction, x: QInfo, y: QInfo) -> Table16:
+def table_i16(fn: RealFunction, x: QInfo, y: QInfo, want: np.ndarray | None = None) -> Table16:
     """TABLE entries for an i16 input, computed from the source semantics, and how well they do.
 
     TOSA interpolates 513 entries linearly between every 128th input. One table holds the exact
     results at those inputs, rounded (times 2**k when the outputs leave i16 headroom); when it does
-    not give encode(fn(decode(v))), the integers Arm NN computes, for every one of the 65536 inputs,
-    a high/low pair of tables (8 more fraction bits) is tried. Returned: the one with fewer misses,
-    with its worst error and miss count over all inputs."""
+    not give the target integers for every one of the 65536 inputs - `want` (the results of
+    LiteRT's kernel, lowering/litert_kernels.py), by default encode(fn(decode(v))), the integers
+    Arm NN computes - a high/low pair of tables (8 more fraction bits) is tried. Returned: the one
+    with fewer misses, with its worst error and miss count over all inputs. Given `want`, a table of
+    the target integers at the knots (which TFLite's own int16 LUTs reproduce exactly) is tried too."""
     inputs = np.arange(-32768, 32768)
+    given = want is not None
     with np.errstate(all="ignore"):
-        want = encode(np.asarray(fn(decode(inputs, x)), dtype=np.float32), y) - y.zero_point  # [65536]
+        if want is None:
+            want = encode(np.asarray(fn(decode(inputs, x)), dtype=np.float32), y)
+        want = np.asarray(want, np.int64) - y.zero_point  # [65536]
         knots = np.arange(-32768, 32768 + 1, 128)
         real_knots = np.asarray(fn(decode(knots, x)), dtype=np.float64)
     lo, hi = y.qmin - y.zero_point, y.qmax - y.zero_point
@@ -386,12 +393,27 @@ def table_i16(fn: RealFunction, x: QInfo, y: QInfo) -> Table16:
     best = judged((np.round(exact * 2 ** k).astype(np.int64),), 7 + k)
     if best.misses == 0:
         return best
+    if given:  # a kernel interpolating its own 513-entry table (TFLite's int16 LUTs) outputs its entries at the knots
+        own = judged((np.append(want[::128], _last_knot(want)),), 7)
+        if own.misses == 0:
+            return own
     bits = 8  # entries of the pair: high = scaled >> 8 (|high| <= 32767), low = scaled & 255
     while bits < 16 and reach * 2 ** (bits + 1) < 1 << 23:
         bits += 1
     scaled = np.round(exact * 2 ** bits).astype(np.int64)
     pair = judged((scaled >> 8, scaled & 0xFF), 7 + bits)
     return pair if (pair.misses, pair.worst) < (best.misses, best.worst) else best
+
+
+def _last_knot(want: np.ndarray) -> int:
+    """The end knot (input 32768, outside i16) that makes TOSA's interpolation of the last segment, rounded
+    half up, give `want` on it: a slope s with floor((s * f + 64) / 128) == want[f] - want[0] for all f."""
+    base, f = int(want[-128]), np.arange(1, 128)
+    rise = np.asarray(want[-127:], np.int64) - base
+    low = int(np.max(-((64 - 128 * rise) // f)))  # ceil((128 rise - 64) / f)
+    high = int(np.min((128 * rise + 63) // f))
+    slope = low if low <= high else int(round(float(rise[-1]) * 128 / 127))
+    return int(np.clip(base + slope, -32768, 32767))
 
 
 def source_results(fn: RealFunction, x: QInfo, y: QInfo) -> np.ndarray:

@@ -21,12 +21,39 @@ DEFAULT = "litert"
 SEMANTICS_KEY = "integer_semantics"
 SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
 
+_FLOAT = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
+
 # nn op of a quantized graph -> (what LiteRT computes, what CpuRef computes), for the ops whose
 # integers depend on the choice (the report names every layer lowered from one of them).
 DIFFERENCES: dict[str, tuple[str, str]] = {
     "requantize": ("RESCALE with DOUBLE_ROUND: gemmlowp's rounding doubling high multiply, then a rounding "
                    "right shift (EXT-DOUBLEROUND)",
                    "float32 product rounded half away from zero (RESCALE SINGLE_ROUND, halves fixed up)"),
+    # functions of one int8 tensor are one exact TABLE either way; its entries are computed by a numpy model
+    # of LiteRT's kernel (lowering/litert_kernels.py) or through CpuRef's float32 function. Of an int16 tensor:
+    # RESCALEs by TFLite's multipliers (requantize, abs, relu / clamp, leaky_relu), else a TABLE or GATHER
+    "hard_swish": ("int16 fixed point: gemmlowp rounding doubling high multiplies by 16-bit multipliers, a "
+                   "truncating one for x * relu6(x + 3) / 6", _FLOAT),
+    "leaky_relu": ("MultiplyByQuantizedMultiplier of x - zp by the identity or the alpha multiplier (double rounding; "
+                   "multipliers from float32 ratios of the scales)", _FLOAT),
+    "relu, clamp": ("MultiplyByQuantizedMultiplier to the output scale, clamped to zp + roundf(bound / scale)",
+                    _FLOAT),
+    "abs": ("|x - zp| times MultiplyByQuantizedMultiplier (none when the scales are equal)", _FLOAT),
+    "rsqrt": ("gemmlowp Newton-Raphson 1 / sqrt(x - zp) as a fixed-point multiplier, two "
+              "MultiplyByQuantizedMultiplier steps; x == zp gives the largest output", _FLOAT),
+    "sqrt": ("float32 sqrt divided by the output scale and truncated toward zero (not rounded)", _FLOAT),
+    "sigmoid, tanh, exp, log, elu, gelu (int8)": (
+        "a float32 table (LUTPopulate): the function times the float32 reciprocal of the output scale, rounded half "
+        "away; log of a value <= 0 is the lowest output", _FLOAT),
+    "requantize, abs, relu, clamp, leaky_relu (int16)": (
+        "one RESCALE DOUBLE_ROUND by TFLite's multiplier: negative halves round up",
+        "RESCALE of |x| with the sign put back where halves can occur (halves away from zero)"),
+    "exp, log, rsqrt, gelu (int16)": ("TFLite's 513-entry LUT (float32 samples less half their midpoint error), "
+                                      "interpolated: one TOSA TABLE holding it",
+                                      "the float32 function tabulated (interpolated TABLE when exact, else GATHER)"),
+    "sigmoid, tanh (int16)": ("TFLite's fixed point: the input rounded to a 1/(3 * 4096) grid, interpolated in its "
+                              "256-entry sigmoid table (an exact 65536-entry GATHER: no TOSA TABLE reproduces it)",
+                              "the float32 function tabulated (interpolated TABLE when exact, else GATHER)"),
 }
 
 

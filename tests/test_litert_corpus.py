@@ -20,15 +20,8 @@ from corpus_harness import Conversion, convert_entry, data_path, entries, entry_
 pytestmark = requires_corpus
 LITERT = entries(lambda e: bool(e.get("litert_files")))
 
-TABLE_FROM_FLOAT = ("the 256-entry TABLE is computed through the float function (CpuRef's way); TFLite computes "
-                    "it in fixed point")
 # file pattern -> (largest |difference| from LiteRT measured, why it is not exact yet)
 NOT_EXACT: dict[str, tuple[int, str]] = {
-    "*/q8_hard_swish.armnn": (1, TABLE_FROM_FLOAT),
-    "*/q8_leaky_relu.armnn": (1, TABLE_FROM_FLOAT),
-    "*/q8_sqrt.armnn": (1, TABLE_FROM_FLOAT),
-    "*/q16_logistic.armnn": (1, "TFLite's int16 logistic interpolates its own 256-entry table"),
-    "*/q16_tanh.armnn": (2, "TFLite's int16 tanh interpolates its own 256-entry table"),
     "*/q8_reduce_sum.armnn": (54, "TFLite's integer sum requantizes the int32 sum once; the lowering adds rescaled "
                                   "operands"),
     "*/q8_resize_bilinear_*.armnn": (56, "TFLite's integer bilinear resize (its own fixed-point source coordinates)"),

@@ -16,6 +16,9 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
   neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT); other functions TOSA's interpolated
   513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER.
+  Under litert semantics (lowering/semantics.py) the tables hold what TFLite's integer kernel of the
+  op computes where it has one (`kernel_results`, lowering/litert_kernels.py), and the int16
+  piecewise-linear functions rescale by TFLite's multipliers (`_litert_i16`).
 - data movement (reshape, transpose, slice, gather, ...): the float rules move the integers as
   they are; a result quantized differently from its operand is requantized afterwards. concat
   requantizes each operand to the result's quantization; constant pad fills with the encoded
@@ -34,8 +37,9 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported
+from ..litert_kernels import kernel_for
 from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, saturate_to,
-                     source_results, table_i8, table_i16, ties_possible, widen)
+                     source_results, table_i16, ties_possible, widen)
 from . import RULES, rule
 from .shape import concat, pad_constant
 
@@ -182,25 +186,40 @@ def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str)
     return ctx.reshape(gathered, t.shape)
 
 
+def kernel_results(ctx: LoweringContext, xq: QInfo, yq: QInfo) -> np.ndarray | None:
+    """Under litert semantics, what TFLite's integer kernel of the op stores for every carried input of
+    x's type, in order (lowering/litert_kernels.py); None where the op has none (then, and under cpuref,
+    the float function is tabulated as CpuRef computes it)."""
+    kernel = kernel_for(ctx.op_name, ctx.attrs, xq, yq) if ctx.semantics == "litert" else None
+    return None if kernel is None else kernel(np.arange(xq.qmin, xq.qmax + 1))
+
+
 def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInfo) -> Value:
-    """y = encode(fn(decode(x))) elementwise, exactly: for i8 inputs a TABLE (i8 result) or a
-    256-entry GATHER (wider result); for i16 inputs TOSA's interpolated TABLE (one, or a high/low
-    pair) when it reproduces the source result for all 65536 inputs (checked here), else a
-    65536-entry GATHER. Interpolation over 128-input segments is exact for slowly curving functions
-    only: at the corpus' input scales tanh and sigmoid miss by one unit on 5-20% of the inputs and
-    sqrt, log, rsqrt near 0 by far more, which is why exactness decides, not the table size."""
+    """y = the target integers of x elementwise, exactly: TFLite's kernel's (`kernel_results`) or
+    encode(fn(decode(x))). For i8 inputs a TABLE (i8 result) or a 256-entry GATHER (wider result);
+    for i16 inputs TOSA's interpolated TABLE (one, or a high/low pair) when it reproduces the target
+    for all 65536 inputs (checked here), else a 65536-entry GATHER. Interpolation over 128-input
+    segments is exact for slowly curving functions only: at the corpus' input scales tanh and
+    sigmoid miss by one unit on 5-20% of the inputs and sqrt, log, rsqrt near 0 by far more, which
+    is why exactness decides, not the table size. TFLite's int16 exp, log, rsqrt and gelu interpolate
+    513-entry tables as TOSA does (one exact TABLE); its int16 logistic and tanh round their input to
+    another grid and interpolate 512- or 256-input segments of a different table: no TOSA TABLE pair
+    reproduces them, so they GATHER."""
+    kernel = kernel_results(ctx, xq, yq)
+    want = kernel if kernel is not None else source_results(fn, xq, yq)
     if xq.dtype == "i8":
         if yq.dtype == "i8":
-            return ctx.op("tosa.table", [x, ctx.const(table_i8(fn, xq, yq), "i8")])
-        return gather_lookup(ctx, x, source_results(fn, xq, yq), yq.dtype)
+            return ctx.op("tosa.table", [x, ctx.const(want.astype(np.int8), "i8")])
+        return gather_lookup(ctx, x, want, yq.dtype)
     if xq.dtype == "i16" and yq.dtype in ("i8", "i16"):
-        table = table_i16(fn, xq, yq)
+        table = table_i16(fn, xq, yq, kernel)
         if table.misses:
-            return gather_lookup(ctx, x, source_results(fn, xq, yq), yq.dtype)
+            return gather_lookup(ctx, x, want, yq.dtype)
         raws = [ctx.op("tosa.table", [x, ctx.const(e, "i16")]) for e in table.entries]
         raw = raws[0] if len(raws) == 1 else ctx.binary(
             "tosa.add", ctx.mul(raws[0], ctx.scalar(256, "i32", ctx.type_of(x).rank)), raws[1])
-        return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point)
+        # a shift judged with half-up rounding: DOUBLE_ROUND would round some values below a half up
+        return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point, rounding="SINGLE_ROUND")
     raise LoweringUnsupported(f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data")
 
 
@@ -267,6 +286,35 @@ EXACT_I16 = {
     "nn.leaky_relu": _i16_leaky_relu,
     "nn.square": _i16_square,
 }
+def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    """TFLite's int16 requantize, abs, relu / clamp and leaky_relu: x - zp times MultiplyByQuantizedMultiplier,
+    which RESCALE with litert's DOUBLE_ROUND computes (negative halves round up, as TFLite's do: no
+    CpuRef fix-up), by TFLite's multipliers (float32 ratios of the scales; a double one to requantize)."""
+    op, f32 = ctx.op_name, np.float32
+    if op in ("nn.requantize", "nn.identity"):
+        if same_quantization(xq, yq):
+            return x
+        return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
+    ratio = float(f32(xq.scale) / f32(yq.scale))
+    v = widen(ctx, x, xq)
+    if op == "nn.abs":
+        return rescale(ctx, ctx.op("tosa.abs", [v]), ratio, yq.dtype, out_zp=yq.zero_point)
+    if op in ("nn.clamp", "nn.relu"):
+        lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if op == "nn.clamp" else (0.0, float("inf"))
+        y = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
+        return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))
+    # leaky_relu: the alpha branch multiplies by |alpha ratio| and puts the sign back before the zero point
+    alpha = float(f32(xq.scale) * f32(ctx.attrs["alpha"]) / f32(yq.scale))
+    if alpha < 0:
+        low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
+    else:
+        low = rescale(ctx, v, alpha, yq.dtype, out_zp=yq.zero_point)
+    high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
+    positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
+    return ctx.op("tosa.select", [positive, high, low])
+
+
+LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")
 TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn.relu", "nn.leaky_relu",
              "nn.square", "nn.sigmoid", "nn.tanh", "nn.exp", "nn.exp2", "nn.log", "nn.log2", "nn.log10", "nn.sqrt",
              "nn.rsqrt", "nn.reciprocal", "nn.sin", "nn.cos", "nn.tan", "nn.asin", "nn.acos", "nn.atan",
@@ -283,6 +331,8 @@ def unary(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
+    if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
+        return _litert_i16(ctx, x, xq, yq)
     if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
         return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
     return lookup(ctx, x, source_function(ctx), xq, yq)

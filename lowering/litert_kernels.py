@@ -1,0 +1,457 @@
+"""numpy models of TFLite's (LiteRT's) reference integer kernels for elementwise functions of one tensor.
+
+Each kernel maps every carried integer input of a quantized tensor (i8 values -128..127, i16 values
+-32768..32767, uint8 data carried minus 128 as lowering/quant.py describes) to the integer TFLite's
+reference kernel (the BUILTIN_REF op resolver) stores, bit for bit: the lowering turns those results
+into a TABLE (or a GATHER) instead of tabulating the float function the way Arm NN CpuRef computes it.
+
+`kernel_for` is the one place that says which nn op runs which TFLite kernel; an op without one here
+(None) is one TFLite computes in float exactly as CpuRef does (dequantize, float32 function, quantize),
+so the float tabulation already gives its integers.
+
+The arithmetic helpers reproduce gemmlowp's fixed-point primitives and TFLite's
+MultiplyByQuantizedMultiplier (the default double-rounding build) on int64 numpy arrays.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .quant import QInfo
+
+Kernel = Callable[[np.ndarray], np.ndarray]  # carried integer inputs -> carried integer outputs
+F32 = np.float32
+I32_MAX = (1 << 31) - 1
+
+
+# ------------------------------------------------------------------------------ fixed-point primitives
+def _div_toward_zero(n: np.ndarray, d: int) -> np.ndarray:
+    """C integer division (truncates toward zero)."""
+    n = np.asarray(n, np.int64)
+    return np.where(n >= 0, n // d, -((-n) // d))
+
+
+def rounding_doubling_high_mul(a: np.ndarray, b: np.ndarray | int, bits: int = 31) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingDoublingHighMul for (bits + 1)-bit integers: a * b / 2**bits rounded
+    to nearest, halves up (below zero the nudge is 1 - 2**(bits - 1) and the division truncates, so a
+    negative half rounds toward zero); the one overflowing product (min * min) saturates to the max."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    low = -(1 << bits)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << (bits - 1), 1 - (1 << (bits - 1)))
+    return np.where((a == low) & (b == low), (1 << bits) - 1, _div_toward_zero(ab + nudge, 1 << bits))
+
+
+def rounding_divide_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
+    """gemmlowp's RoundingDivideByPOT: x / 2**exponent rounded to nearest, halves away from zero."""
+    x = np.asarray(x, np.int64)
+    if exponent == 0:
+        return x
+    mask = (1 << exponent) - 1
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + ((x & mask) > threshold)
+
+
+def saturating_multiply_by_pot(x: np.ndarray, exponent: int, bits: int = 32) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingMultiplyByPOT: x * 2**exponent, saturated to the `bits`-bit range
+    when shifting left, rounded (RoundingDivideByPOT) when shifting right."""
+    if exponent <= 0:
+        return rounding_divide_by_pot(x, -exponent)
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return np.clip(np.asarray(x, np.int64) << exponent, lo, hi)
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: real ~ multiplier * 2**(shift - 31), multiplier in [2**30, 2**31)
+    rounded half away from zero (shift > 0 is a left shift); below 2**-31 the multiplier is 0."""
+    if real == 0:
+        return 0, 0
+    mantissa, shift = math.frexp(real)
+    q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
+    if abs(q) == 1 << 31:
+        q //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q, shift
+
+
+def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier (double rounding): the left part of the shift first, the
+    rounding doubling high multiply, then a rounding right shift."""
+    x = np.asarray(x, np.int64) * (1 << max(shift, 0))
+    return rounding_divide_by_pot(rounding_doubling_high_mul(x, multiplier), max(-shift, 0))
+
+
+def _clip(v: np.ndarray, q: QInfo) -> np.ndarray:
+    return np.clip(v, q.qmin, q.qmax).astype(np.int64)
+
+
+def _round_away(x: np.ndarray) -> np.ndarray:
+    """TfLiteRound / roundf: halves away from zero."""
+    x = np.asarray(x, np.float64)
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+# ------------------------------------------------------------------------------ 8-bit kernels
+def hard_swish(x: QInfo, y: QInfo) -> Kernel:
+    """reference_ops::HardSwish (quantized): 16-bit fixed point. The input, shifted left 7 bits, times
+    an int16 output multiplier (rounding doubling high multiply) is x on the pre-shift output scale; the
+    input rescaled so that 3.0 is 32768 (saturating shifts), mapped to [0, 1], is relu6(x + 3) / 6;
+    their truncating doubling high product is rounded right by the output exponent. The multipliers
+    come from float32 scale ratios (QuantizeMultiplier, then rounded to 16 bits)."""
+    hires = F32(1.0 / 128.0) * F32(x.scale)
+    out_m, out_e = _int16_multiplier(float(hires / F32(y.scale)))
+    relu_m, relu_e = _int16_multiplier(float(hires / (F32(3.0) / F32(32768.0))))
+
+    def run(v: np.ndarray) -> np.ndarray:
+        hires_v = (np.asarray(v, np.int64) - x.zero_point) * 128
+        preshift = rounding_doubling_high_mul(hires_v, out_m, 15)
+        relu = hires_v
+        if relu_e > 0:
+            relu = np.clip(relu * (1 << (relu_e - 1)), -32768, 32767)
+        relu = rounding_doubling_high_mul(relu, relu_m, 15)
+        if relu_e > 0:
+            relu = np.clip(relu * 2, -32768, 32767)
+        elif relu_e < 0:
+            relu = rounding_divide_by_pot(relu, -relu_e)
+        relu = (relu + (1 << 15)) >> 1
+        product = np.where((relu == -32768) & (preshift == -32768), 32767, _div_toward_zero(relu * preshift, 1 << 15))
+        out = rounding_divide_by_pot(product, -out_e)
+        return _clip(_wrap16(out + y.zero_point), y)
+
+    return run
+
+
+def _int16_multiplier(real: float) -> tuple[int, int]:
+    """QuantizeMultiplier, then DownScaleInt32ToInt16Multiplier: the 32-bit multiplier rounded to its
+    high 16 bits (saturating at 32767)."""
+    m, e = quantize_multiplier(real)
+    return (32767 if m >= I32_MAX - (1 << 15) else (m + (1 << 15)) >> 16), e
+
+
+def _wrap16(v: np.ndarray) -> np.ndarray:
+    """An int16 C variable's wrap-around."""
+    return ((np.asarray(v, np.int64) + 32768) & 0xFFFF) - 32768
+
+
+def leaky_relu(x: QInfo, y: QInfo, alpha: float) -> Kernel:
+    """reference_ops::QuantizeLeakyRelu: x - zp >= 0 times the identity multiplier, < 0 times the
+    alpha multiplier (MultiplyByQuantizedMultiplier of |multiplier|, the sign applied after), plus
+    the output zero point, saturated. The multipliers are float32 products and quotients of the scales."""
+    identity = quantize_multiplier(float(F32(x.scale) / F32(y.scale)))
+    alpha_m, alpha_e = quantize_multiplier(float(F32(x.scale) * F32(alpha) / F32(y.scale)))
+
+    def run(v: np.ndarray) -> np.ndarray:
+        d = np.asarray(v, np.int64) - x.zero_point
+        low = multiply_by_quantized_multiplier(d, abs(alpha_m), alpha_e) * (-1 if alpha_m < 0 else 1)
+        return _clip(np.where(d >= 0, multiply_by_quantized_multiplier(d, *identity), low) + y.zero_point, y)
+
+    return run
+
+
+def clamp(x: QInfo, y: QInfo, low: float, high: float) -> Kernel:
+    """QuantizedReluX (RELU, RELU6, RELU_N1_TO_1): MultiplyByQuantizedMultiplier by the float32 ratio of
+    the scales plus the output zero point, clamped to zp + roundf(bound / scale) (float32 quotients)."""
+    m, e = quantize_multiplier(float(F32(x.scale) / F32(y.scale)))
+
+    def bound(value: float, other: int) -> int:
+        if not math.isfinite(value):
+            return other
+        return y.zero_point + int(_round_away(F32(value) / F32(y.scale)))
+
+    lo, hi = max(y.qmin, bound(low, y.qmin)), min(y.qmax, bound(high, y.qmax))
+
+    def run(v: np.ndarray) -> np.ndarray:
+        out = multiply_by_quantized_multiplier(np.asarray(v, np.int64) - x.zero_point, m, e) + y.zero_point
+        return np.minimum(np.maximum(out, lo), hi).astype(np.int64)
+
+    return run
+
+
+def requantize(x: QInfo, y: QInfo) -> Kernel:
+    """reference_ops::Requantize (QUANTIZE of an integer tensor): MultiplyByQuantizedMultiplier by the
+    ratio of the scales in double, plus the output zero point, saturated."""
+    m, e = quantize_multiplier(float(x.scale) / float(y.scale))
+
+    def run(v: np.ndarray) -> np.ndarray:
+        return _clip(multiply_by_quantized_multiplier(np.asarray(v, np.int64) - x.zero_point, m, e) + y.zero_point, y)
+
+    return run
+
+
+def abs_(x: QInfo, y: QInfo) -> Kernel:
+    """elementwise.cc AbsEvalQuantized: |x - zp|, times MultiplyByQuantizedMultiplier by the float32
+    ratio of the scales unless the scales are equal, plus the output zero point, saturated."""
+    same = F32(x.scale) == F32(y.scale)
+    m, e = quantize_multiplier(float(F32(x.scale) / F32(y.scale)))
+
+    def run(v: np.ndarray) -> np.ndarray:
+        d = np.abs(np.asarray(v, np.int64) - x.zero_point)
+        return _clip((d if same else multiply_by_quantized_multiplier(d, m, e)) + y.zero_point, y)
+
+    return run
+
+
+def rsqrt(x: QInfo, y: QInfo) -> Kernel:
+    """elementwise.cc RsqrtEvalQuantizedInt8: 1 / sqrt(x - zp) as a fixed-point multiplier (gemmlowp
+    Newton-Raphson, GetInvSqrtQuantizedMultiplierExp), applied to 1 with 20 extra bits, then
+    MultiplyByQuantizedMultiplier by 1 / (sqrt(input scale) * output scale) and 20 bits back; x == zp
+    gives the largest output. TFLite rejects inputs below the zero point; they give it here too."""
+    m, e = quantize_multiplier(1.0 / float(F32(np.sqrt(F32(x.scale))) * F32(y.scale)))
+    shift = 20
+
+    def one(d: int) -> int:
+        if d <= 0:
+            return y.qmax
+        inv, inv_shift = inv_sqrt_multiplier_exp(d)
+        data = multiply_by_quantized_multiplier(np.int64(1), inv, inv_shift + shift)
+        return int(multiply_by_quantized_multiplier(data, m, e - shift)) + y.zero_point
+
+    def run(v: np.ndarray) -> np.ndarray:
+        d = np.asarray(v, np.int64) - x.zero_point
+        table = {int(k): one(int(k)) for k in np.unique(d)}
+        return _clip(np.vectorize(table.__getitem__, otypes=[np.int64])(d), y)
+
+    return run
+
+
+def inv_sqrt_multiplier_exp(value: int) -> tuple[int, int]:
+    """TFLite's GetInvSqrtQuantizedMultiplierExp (reverse shift -1): 1 / sqrt(value) as a Q0.31 multiplier
+    and a left shift, by five Newton-Raphson steps in gemmlowp's 3-integer-bit fixed point."""
+    if value <= 1:
+        return I32_MAX, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    pairs = ((32 - value.bit_length()) - 1) // 2 - 1  # CountLeadingZeros - 1, in bit pairs, less one
+    shift -= pairs
+    value <<= 2 * pairs
+
+    def mul(a: int, b: int) -> int:
+        return int(rounding_doubling_high_mul(np.int64(a), np.int64(b)))
+
+    half_input = int(rounding_divide_by_pot(np.int64(value >> 1), 1))
+    half_three = (1 << 28) + (1 << 27)  # 1.5 with 3 integer bits
+    x = 1 << 28  # one with 3 integer bits
+    for _ in range(5):
+        x3 = int(saturating_multiply_by_pot(np.int64(mul(mul(x, x), x)), 6))  # 9 integer bits -> 3
+        x = int(saturating_multiply_by_pot(np.int64(mul(half_three, x) - mul(half_input, x3)), 3))  # 6 -> 3
+    x = mul(x, 1518500250)  # times sqrt(2) / 2 (Q0.31)
+    if shift < 0:
+        x <<= -shift
+        shift = 0
+    return x, -shift
+
+
+def sqrt(x: QInfo, y: QInfo) -> Kernel:
+    """elementwise.cc SqrtEvalQuantized: float32 scale * (x - zp), float32 sqrt, divided by the output
+    scale in float32 and truncated toward zero (a C cast, not rounded), plus the zero point, saturated.
+    TFLite rejects negative inputs; they give sqrt(0) here."""
+
+    def run(v: np.ndarray) -> np.ndarray:
+        real = F32(x.scale) * (np.asarray(v, np.int64) - x.zero_point).astype(F32)
+        out = np.sqrt(np.maximum(real, F32(0))) / F32(y.scale)
+        return _clip(np.trunc(out).astype(np.int64) + y.zero_point, y)
+
+    return run
+
+
+def lut_int8(x: QInfo, y: QInfo, transform: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+    """LUTPopulate<int8_t> (logistic, tanh, exp, log, elu, gelu): the float32 transform of float32
+    scale * (x - zp), times the float32 reciprocal of the output scale (not divided by it), rounded
+    half away from zero, plus the zero point, saturated."""
+    inverse = F32(1) / F32(y.scale)
+
+    def run(v: np.ndarray) -> np.ndarray:
+        real = F32(x.scale) * (np.asarray(v, np.int64) - x.zero_point).astype(F32)
+        with np.errstate(all="ignore"):
+            out = np.asarray(transform(real), F32) * inverse
+        return _clip(_round_away(np.nan_to_num(out, nan=0.0, posinf=1e30, neginf=-1e30)) + y.zero_point, y)
+
+    return run
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return F32(1) / (F32(1) + np.exp(-v))
+
+
+def _log(y: QInfo) -> Callable[[np.ndarray], np.ndarray]:
+    # LogLUTPrepare: log of a value <= 0 is the output's lowest real value (no NaN, no -inf)
+    lowest = F32((y.qmin - y.zero_point) * F32(y.scale))
+    return lambda v: np.where(v <= 0, lowest, np.log(np.where(v <= 0, F32(1), v)))
+
+
+def _gelu(approximate: bool) -> Callable[[np.ndarray], np.ndarray]:
+    from math import erfc
+
+    if approximate:  # GeluTransformApproximate
+        k = F32(math.sqrt(2 / math.pi))
+        return lambda v: F32(0.5) * v * (F32(1) + np.tanh(k * (v + F32(0.044715) * v * v * v)))
+    # GeluTransform: 0.5 x erfc(-x / sqrt(2)), erfc in float32
+    erfc32 = np.vectorize(lambda t: float(F32(erfc(float(t)))), otypes=[F32])
+    return lambda v: F32(0.5) * v * erfc32(v * F32(-math.sqrt(0.5)))
+
+
+# ------------------------------------------------------------------------------ 16-bit kernels
+# TFLite's constant sigmoid_table_uint16: sigmoid(i / 24), i = 0..255, in unsigned Q0.16 (the last entry
+# held at 65535), shared by its int16 logistic and tanh. The values are data the kernels are defined by:
+# 44 of them differ by one from round(65536 * sigmoid(i / 24)), so they cannot be recomputed here.
+_SIGMOID_TABLE = np.array([
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064,
+    42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464,
+    50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503,
+    56823, 57133, 57433, 57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
+    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666,
+    62778, 62886, 62990, 63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968,
+    64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687,
+    64721, 64754, 64786, 64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
+    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234, 65246, 65258, 65269, 65280, 65291,
+    65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367, 65374, 65381, 65387, 65393, 65399, 65404,
+    65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465,
+    65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
+    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516,
+    65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525, 65525,
+    65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530, 65530,
+    65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534,
+    65535], dtype=np.int64)
+
+
+def _checked_log2(scale: float) -> tuple[int, bool]:
+    """TFLite's CheckedLog2 in float32: the rounded log2 and whether the scale is a power of two."""
+    log2 = F32(np.log(F32(scale))) * (F32(1) / F32(np.log(F32(2))))
+    rounded = F32(_round_away(log2))
+    return int(rounded), bool(abs(F32(log2 - rounded)) < F32(1e-3))
+
+
+def _input_rescale_16(scale: float, pot_shifts: tuple[int, ...]) -> tuple[int, int]:
+    """The int16 logistic / tanh input multiplier and right shift (TanhPrepare / SigmoidPrepare): for a
+    power-of-two scale 2**(shift - 12), shift in `pot_shifts`, 3 << shift without a right shift; else
+    scale * 3 * 4096 doubled until above 16383.5 (at most 31 times), truncated, and the doublings."""
+    log2, pot = _checked_log2(scale)
+    if pot and (12 + log2) in pot_shifts:
+        return 3 << (12 + log2), 0
+    multiplier, shift = float(F32(scale)) * 4096.0 * 3.0, 0
+    while multiplier <= 32767.0 / 2.0 and shift <= 30:
+        shift += 1
+        multiplier *= 2.0
+    return int(multiplier), shift
+
+
+def _scaled_input_16(v: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
+    rounding = 1 << (shift - 1) if shift > 0 else 0
+    return (np.asarray(v, np.int64) * multiplier + rounding) >> shift
+
+
+def logistic16(x: QInfo, y: QInfo) -> Kernel:
+    """reference_integer_ops::Logistic (int16, output scale 2**-15): the input rescaled so that 4096 * 3
+    is 1.0, |x| split into a table index (>> 9) and 9 interpolation bits into TFLite's 256-entry
+    sigmoid table (sigmoid(i / 24) in Q0.16), saturated at index 255, mirrored for negative inputs
+    (1 - sigmoid(|x|)) and rounded back to Q0.15."""
+    multiplier, shift = _input_rescale_16(x.scale, (0,))
+    table = _SIGMOID_TABLE
+
+    def run(v: np.ndarray) -> np.ndarray:
+        s = _scaled_input_16(v, multiplier, shift)
+        a = np.abs(s)
+        index = np.minimum(a >> 9, 254)
+        ua, ub = table[index], table[index + 1]
+        result = np.where((a >> 9) >= 255, 0x7FFF << 10, (ua << 9) + (a & 0x1FF) * (ub - ua))
+        result = np.where(s >= 0, result + (1 << 9), (1 << 25) - result + (1 << 9) - 1)
+        return _clip(result >> 10, y)
+
+    return run
+
+
+def tanh16(x: QInfo, y: QInfo) -> Kernel:
+    """reference_integer_ops::Tanh (int16, output scale 2**-15): tanh(x) = 2 sigmoid(2x) - 1 through the
+    same 256-entry sigmoid table as logistic16, with 8 interpolation bits (|x| >> 8 indexes it),
+    saturated at index 255, mirrored for negative inputs and rounded back to Q0.15."""
+    multiplier, shift = _input_rescale_16(x.scale, (0, 1))
+    table = _SIGMOID_TABLE
+
+    def run(v: np.ndarray) -> np.ndarray:
+        s = _scaled_input_16(v, multiplier, shift)
+        a = np.abs(s)
+        index = np.minimum(a >> 8, 254)
+        ua, ub = table[index], table[index + 1]
+        result = np.where((a >> 8) >= 255, 0xFFFF << 8, (ua << 8) + (a & 0xFF) * (ub - ua))
+        result = np.where(s >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
+        return _clip(result >> 8, y)
+
+    return run
+
+
+def lut_int16(x: QInfo, y: QInfo, transform: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+    """LUTPopulate<int16_t> and LUTLookup (int16 exp, log, rsqrt, gelu): 513 float32 samples of the
+    transform over the whole input range, scaled by 65536 / (the output range) and rounded, each less
+    half its midpoint error (rounded); an input interpolates between the entries of its 128-input
+    segment, the product rounded half up (>> 7). Zero points enter only through the ranges: the
+    table holds no output zero point, as TFLite's does not."""
+    xs, ys = F32(x.scale), F32(y.scale)
+    in_min, in_max = xs * F32(-32768 - x.zero_point), xs * F32(32767 - x.zero_point)
+    out_min, out_max = ys * F32(-32768 - y.zero_point), ys * F32(32767 - y.zero_point)
+    step = (in_max - in_min) / F32(512)
+    inv = F32(65536) / (out_max - out_min)
+    i = np.arange(512).astype(F32)
+    start = in_min + i * step
+    with np.errstate(all="ignore"):
+        val, mid, nxt = (np.asarray(transform(v), F32) for v in (start, start + step / F32(2), in_min + (i + 1) * step))
+        sample = F32(_round_away(val * inv))
+        err = F32(_round_away((nxt * inv + sample) / F32(2))) - F32(_round_away(mid * inv))
+        entries = np.clip(sample - F32(_round_away(err / F32(2))), -32768, 32767)
+        last = np.clip(_round_away(np.asarray(transform(np.array([in_max], F32)), F32) * inv), -32768, 32767)
+    table = np.append(entries, last).astype(np.int64)
+
+    def run(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, np.int64)
+        index = 256 + (v >> 7)
+        base = table[index]
+        return _wrap16(base + (((table[index + 1] - base) * (v & 0x7F) + 64) >> 7))
+
+    return run
+
+
+# ------------------------------------------------------------------------------ which kernel
+def kernel_for(op: str, attrs: Mapping, x: QInfo, y: QInfo) -> Kernel | None:
+    """The TFLite kernel model nn op `op` (attributes `attrs`) lowers to for input `x` and output `y`
+    quantizations, or None where TFLite computes what CpuRef computes (dequantize, float32, quantize)."""
+    if x.dtype == "i8" and y.dtype == "i8":
+        if op == "nn.hard_swish":
+            return hard_swish(x, y)
+        if op == "nn.leaky_relu":
+            return leaky_relu(x, y, float(attrs["alpha"]))
+        if op in ("nn.relu", "nn.clamp"):
+            low, high = (attrs["min"], attrs["max"]) if op == "nn.clamp" else (0.0, math.inf)
+            return clamp(x, y, float(min(low, high)), float(high))
+        if op in ("nn.requantize", "nn.identity"):
+            return requantize(x, y)
+        if op == "nn.abs":
+            return abs_(x, y)
+        if op == "nn.rsqrt":
+            return rsqrt(x, y)
+        if op == "nn.sqrt":
+            return sqrt(x, y)
+        transforms = {"nn.sigmoid": _sigmoid, "nn.tanh": np.tanh, "nn.exp": np.exp, "nn.log": _log(y),
+                      "nn.elu": lambda v: np.where(v < 0, F32(attrs.get("alpha", 1.0)) * np.expm1(v), v),
+                      "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh")}
+        if op in transforms:
+            return lut_int8(x, y, transforms[op])
+    if x.dtype == "i16" and y.dtype == "i16" and x.zero_point == 0 and y.zero_point == 0:
+        transforms16 = {"nn.exp": np.exp, "nn.log": _log(y),
+                        "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh"),
+                        "nn.rsqrt": lambda v: np.where(v <= 0, F32(32767) * F32(y.scale),
+                                                       F32(1) / np.sqrt(np.where(v <= 0, F32(1), v)))}
+        if op in transforms16:
+            return lut_int16(x, y, transforms16[op])
+        log2, pot = _checked_log2(y.scale)
+        if pot and log2 == -15:  # TFLite's only int16 output quantization of these two
+            if op == "nn.sigmoid":
+                return logistic16(x, y)
+            if op == "nn.tanh":
+                return tanh16(x, y)
+    return None
