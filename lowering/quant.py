@@ -163,6 +163,25 @@ def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     return int(multiplier), int(shift)
 
 
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: `real` as (multiplier, exponent) with real ~ multiplier * 2**(exponent - 31).
+    The mantissa rounds half away from zero (std::round, where `multiplier_shift` uses Python's
+    round); a factor below 2**-32 flushes to (0, 0). The litert lowerings take TFLite's own
+    multipliers from here so that their RESCALEs multiply by exactly the integer the kernel does."""
+    if not math.isfinite(real) or real < 0:
+        raise RescaleRangeError(f"rescale factor {real} is not a finite non-negative number")
+    if real == 0:
+        return 0, 0
+    mantissa, exponent = math.frexp(real)
+    multiplier = math.floor(mantissa * (1 << 31) + 0.5)
+    if multiplier == 1 << 31:
+        multiplier //= 2
+        exponent += 1
+    if exponent < -31:
+        return 0, 0
+    return multiplier, exponent
+
+
 def max_input_for(scale: float, scale32: bool = True) -> int:
     """The largest |input - input_zp| RESCALE accepts with this scale (apply_scale_32 REQUIREs the
     value to fit in shift - 1 bits)."""
@@ -197,9 +216,12 @@ def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> V
 
 
 def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
-            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
+            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
+            fixed: tuple[int, int] | None = None) -> Value:
     """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
-    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA)."""
+    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA).
+    `fixed` = (multiplier, shift) gives RESCALE's integers directly (per tensor, 32-bit), for a
+    kernel whose multiplier is not the rounded `scale` (TFLite's mean); `scale` is then ignored."""
     t = ctx.type_of(x)
     scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
     if np.all(scales == scales[0]):
@@ -208,7 +230,7 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     if per_channel and scales.size != t.shape[-1]:
         raise ValueError(f"{scales.size} scales for {t.shape[-1]} channels")
     scale32 = t.dtype != "i48"
-    pairs = [multiplier_shift(float(s), scale32) for s in scales]
+    pairs = [multiplier_shift(float(s), scale32) for s in scales] if fixed is None else [fixed]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
     mode = rounding_mode(ctx) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
@@ -244,6 +266,18 @@ def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QI
     negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", rank), acc)
     signed = ctx.op("tosa.select", [negative, ctx.negate(magnitude), magnitude])
     return rescale(ctx, signed, 1.0, out.dtype, out_zp=out.zero_points[0])
+
+
+def requantize_like_tflite(ctx: LoweringContext, acc: Value, multiplier: int, exponent: int, out: QInfo) -> Value:
+    """TFLite's MultiplyByQuantizedMultiplier(acc, multiplier, exponent) plus the output zero point,
+    saturated to the output's carried type: one RESCALE with DOUBLE_ROUND (gemmlowp's rounding
+    doubling high multiply, then a rounding right shift by -exponent) and shift 31 - exponent."""
+    if multiplier == 0:
+        return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0])
+    shift = 31 - exponent
+    if not 2 <= shift <= 62:
+        raise RescaleRangeError(f"TFLite multiplier exponent {exponent} is outside RESCALE's shifts")
+    return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0], fixed=(multiplier, shift))
 
 
 def ties_possible(factor: float, max_abs: int) -> bool:

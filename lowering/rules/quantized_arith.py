@@ -27,7 +27,8 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import QInfo, fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
+from ..quant import (QInfo, fraction_bits, max_input_for, narrow, quantize_multiplier, requantize_like_tflite,
+                     rescale, saturate_to, widen)
 from . import rule
 from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
@@ -207,8 +208,24 @@ def reduce_sum(ctx: LoweringContext) -> Value:
     if xq.span * count >= 1 << 30:
         ctx.unsupported("the quantized sum does not fit i32")
     total = reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+    if ctx.semantics == "litert":
+        multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count if ctx.op_name == "nn.reduce_mean"
+                                                      else 1)
+        return _keep_dims_result(ctx, requantize_like_tflite(ctx, total, multiplier, exponent, yq))
     factor = xq.scale / yq.scale / (count if ctx.op_name == "nn.reduce_mean" else 1)
     return _keep_dims_result(ctx, narrow(ctx, total, factor, yq, max_abs=xq.span * count))
+
+
+def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
+    """TFLite's multiplier for a sum (count 1) or a mean of `count` elements (QuantizedMeanOrSum):
+    QuantizeMultiplier(s_in / s_out), then for a mean the multiplier times 2**k / count truncated,
+    k = floor(log2 count) limited to 32 and to 31 + exponent, and the exponent lowered by k. That
+    truncated quotient is not the rounded s_in / (count * s_out): results differ near halves."""
+    multiplier, exponent = quantize_multiplier(ratio)
+    if count <= 1:
+        return multiplier, exponent
+    k = min(count.bit_length() - 1, 32, 31 + exponent)
+    return (multiplier << k) // count, exponent - k
 
 
 @rule("nn.reduce_max", "nn.reduce_min", quantized=True)

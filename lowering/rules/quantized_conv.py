@@ -33,9 +33,10 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import QInfo, narrow, rescale
+from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
+from .pool import window_counts
 from .resize import sampling
 from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
 from .shape import pad_constant, tosa_slice
@@ -303,6 +304,8 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     if (xq is None or yq is None or xq.per_axis or xq != yq or xq.dtype not in ACCUMULATOR
             or int(ctx.attrs["divisor"]) > 0):
         return float_fallback(ctx)
+    if ctx.semantics == "litert" and not any(count_pad):
+        return _tflite_average_pool(ctx, xq, kernel, stride, pad)
     uncounted = [p - c for p, c in zip(pad, count_pad)]
     if any(u >= kernel[i // 2] for i, u in enumerate(uncounted)):
         return float_fallback(ctx)
@@ -314,6 +317,40 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     y = ctx.op("tosa.avg_pool2d", [x, zp_in, zp_out],
                {"kernel": kernel, "stride": stride, "pad": uncounted, "acc_type": "i32"})
     return drop_extra(ctx, y, extra)
+
+
+def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], stride: list[int], pad: list[int]) -> Value:
+    """TFLite's integer AveragePool (input and output quantized alike, padding not counted): the sum
+    of the stored integers of each window divided by its count n, rounded half away from zero as
+    (sum +- n // 2) / n truncated. TOSA AVG_POOL2D rounds half up on (x - zero point), which differs
+    where the stored sum is negative and an odd multiple of n / 2. Here: exact window sums from a
+    DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half added,
+    INTDIV (truncating) by the per-position count."""
+    x = ctx.operands[0]
+    _, h, w, c = ctx.type_of(x).shape
+    _, oh, ow, _ = ctx.out_types[0].shape
+    counts = np.outer(*(window_counts(size, out, k, s, pad[2 * i], 0, 0)
+                        for i, (size, out, k, s) in enumerate(zip((h, w), (oh, ow), kernel, stride))))
+    if np.all(counts == counts.flat[0]):
+        counts = counts[:1, :1]
+    counts = counts.reshape((1, *counts.shape, 1)).astype(np.int64)
+    x, window_pad, extra = fit_windows(ctx, x, kernel, stride, pad)
+    acc_type = ACCUMULATOR[xq.dtype]
+    ones = ctx.const(np.ones((*kernel, c, 1), np.int8), "i8")
+    attrs = {"pad": window_pad, "stride": stride, "dilation": [1, 1], "acc_type": acc_type}
+    total = ctx.op("tosa.depthwise_conv2d", [x, ones, ctx.const(np.zeros(c, np.int64), acc_type),
+                                              ctx.zero_point(xq.dtype), ctx.zero_point("i8")], attrs)
+    total = drop_extra(ctx, total, extra)
+    if acc_type == "i48":  # |sum| <= 32768 * n fits i32: an exact RESCALE by 1
+        total = rescale(ctx, total, 1.0, "i32")
+    if xq.offset:  # uint8 data: TFLite sums the unsigned integers, x + 128 each
+        total = ctx.binary("tosa.add", total, ctx.const(xq.offset * counts, "i32"))
+    positive = ctx.binary("tosa.greater", total, ctx.scalar(0, "i32", 4))
+    half = ctx.op("tosa.select", ctx.same_rank(positive, ctx.const(counts // 2, "i32"), ctx.const(-(counts // 2), "i32")))
+    mean = ctx.binary("tosa.intdiv", ctx.binary("tosa.add", total, half), ctx.const(counts, "i32"))
+    if xq.offset:
+        mean = ctx.binary("tosa.sub", mean, ctx.scalar(xq.offset, "i32", 4))
+    return saturate_to(ctx, mean, xq.dtype)
 
 
 @rule("nn.avg_pool3d", quantized=True)
