@@ -64,6 +64,8 @@ def additive(ctx: LoweringContext) -> Value:
     if yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, yq)
+    if ctx.semantics == "litert" and ctx.op_name in ("nn.add", "nn.sub"):
+        return _tflite_add(ctx, xs, qs, yq)
     p = common_unit_bits(qs, yq.scale, headroom=2)
     unit = yq.scale * 2.0 ** -p
     a, b = on_unit(ctx, xs, qs, unit)
@@ -73,6 +75,30 @@ def additive(ctx: LoweringContext) -> Value:
     exact = all(abs(r - round(r)) < 1e-9 for r in steps)
     bound = sum(int(q.span * r) + 1 for q, r in zip(qs, steps)) if exact else None
     return narrow(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 2.0 ** -p, yq, max_abs=bound)
+
+
+def _tflite_add(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value:
+    """TFLite's integer ADD/SUB (general scales): each x - zp shifted left by 20 bits (8-bit data) or
+    15 (16-bit), times its multiplier s / (2 * max s) with MultiplyByQuantizedMultiplier, the two
+    added (subtracted), and the result times 2 * max s / (2**shift * s_out), each a RESCALE with
+    DOUBLE_ROUND and TFLite's multipliers (computed in double from the float32 scales)."""
+    left_shift = 20 if all(q.dtype == "i8" for q in (*qs, yq)) else 15
+    twice_max = 2.0 * max(q.scale for q in qs)
+    rank = max(ctx.type_of(x).rank for x in xs)
+    terms = []
+    for x, q in zip(xs, qs):
+        factor = float(1 << left_shift)
+        if q.span <= max_input_for(factor):  # the shift is exact in one RESCALE
+            shifted = widen(ctx, x, q, factor)
+        else:
+            shifted = ctx.mul(widen(ctx, x, q), ctx.scalar(1 << left_shift, "i32", rank))
+        terms.append(requantize_like_tflite(ctx, shifted, *quantize_multiplier(q.scale / twice_max), I32))
+    total = ctx.binary(ADDITIVE[ctx.op_name], *terms)
+    return requantize_like_tflite(ctx, total, *quantize_multiplier(twice_max / ((1 << left_shift) * yq.scale)), yq)
+
+
+# An i32 result of a TFLite-style requantization (zero point 0).
+I32 = QInfo("i32", (1.0,), (0,), None)
 
 
 @rule("nn.mul", quantized=True)
@@ -85,6 +111,10 @@ def mul(ctx: LoweringContext) -> Value:
     a, b = (widen(ctx, x, q) for x, q in zip(xs, qs))
     if qs[0].span * qs[1].span >= 1 << 31:
         ctx.unsupported("quantized product does not fit i32")
+    if ctx.semantics == "litert":
+        # TFLite computes s_a * s_b / s_out in float32 before QuantizeMultiplier
+        ratio = float(np.float32(qs[0].scale) * np.float32(qs[1].scale) / np.float32(yq.scale))
+        return requantize_like_tflite(ctx, ctx.mul(a, b), *quantize_multiplier(ratio), yq)
     return narrow(ctx, ctx.mul(a, b), qs[0].scale * qs[1].scale / yq.scale, yq, max_abs=qs[0].span * qs[1].span)
 
 
