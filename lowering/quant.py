@@ -217,11 +217,12 @@ def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> V
 
 def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
             in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
-            fixed: tuple[int, int] | None = None) -> Value:
+            fixed: tuple[int, int] | None = None, rounding: str | None = None) -> Value:
     """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
     several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA).
     `fixed` = (multiplier, shift) gives RESCALE's integers directly (per tensor, 32-bit), for a
-    kernel whose multiplier is not the rounded `scale` (TFLite's mean); `scale` is then ignored."""
+    kernel whose multiplier is not the rounded `scale` (TFLite's mean); `scale` is then ignored.
+    `rounding` overrides the semantics' rounding mode (rounding_mode) of a 32-bit multiplier."""
     t = ctx.type_of(x)
     scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
     if np.all(scales == scales[0]):
@@ -233,7 +234,7 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     pairs = [multiplier_shift(float(s), scale32) for s in scales] if fixed is None else [fixed]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
-    mode = rounding_mode(ctx) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
+    mode = (rounding or rounding_mode(ctx)) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
              "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
     operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
@@ -251,16 +252,18 @@ def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray =
     return rescale(ctx, x, factor, "i32", in_zp=q.zero_points[0])
 
 
-def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo, max_abs: int | None = None) -> Value:
+def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo, max_abs: int | None = None,
+           rounding: str | None = None) -> Value:
     """An i32 (or i48) accumulator times `factor`, rounded, plus the output zero point, saturated to
     the output's carried type. Given the accumulator's bound `max_abs`, halves round away from zero
     as Arm NN's Quantize does wherever an exact half can occur (ties_possible): RESCALE of |acc|
     (half up is half away for non-negative values), the sign put back, then a RESCALE by 1 adding the
-    zero point; elsewhere one RESCALE."""
+    zero point; elsewhere one RESCALE. Under LiteRT semantics always one RESCALE: TFLite's kernels
+    round halves by their own rule (`rounding`, default the semantics' mode), not CpuRef's."""
     factors = np.atleast_1d(np.asarray(factor, dtype=np.float64))
-    if (max_abs is None or ctx.type_of(acc).dtype != "i32"
+    if (ctx.semantics == "litert" or max_abs is None or ctx.type_of(acc).dtype != "i32"
             or not any(ties_possible(float(f), max_abs) for f in factors)):
-        return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0])
+        return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0], rounding=rounding)
     rank = ctx.type_of(acc).rank
     magnitude = rescale(ctx, ctx.op("tosa.abs", [acc]), factor, "i32")
     negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", rank), acc)

@@ -102,9 +102,9 @@ def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------ the convolution
 def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
                           bias: np.ndarray, out_scales: np.ndarray, yq: QInfo, channel_axis_sum: tuple[int, ...],
-                          attrs: dict, window: Sequence[int] | None = None) -> Value:
+                          attrs: dict, window: Sequence[int] | None = None, rounding: str | None = None) -> Value:
     """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
-    in accumulator units, then RESCALE by out_scales (per output channel) to yq.
+    in accumulator units, then RESCALE by out_scales (per output channel) to yq (`rounding`: see narrow).
     `channel_axis_sum`: the weight axes summed per output channel (for the accumulator bound)."""
     if xq.dtype not in ACCUMULATOR:
         ctx.unsupported(f"quantized convolution of {xq.dtype} activations")
@@ -129,10 +129,10 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     if wq.dtype == "i8":
         acc = conv(w, wzp, bias)
         if acc_type == "i32":
-            return narrow(ctx, acc, out_scales, yq, max_abs=bound)
+            return narrow(ctx, acc, out_scales, yq, max_abs=bound, rounding=rounding)
         k = _accumulator_bits(abs_sum, xq.span, bias)
         acc = rescale(ctx, acc, 2.0 ** -k, "i32")
-        return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound)
+        return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound, rounding=rounding)
     if wq.dtype != "i16" or wzp != 0 or xq.dtype != "i16":
         ctx.unsupported(f"quantized convolution of {xq.dtype} data with {wq.dtype} weights")
     hi, lo = _split_i16_weights(w)
@@ -142,7 +142,8 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
         ctx.unsupported("the int16 accumulator does not fit i32 after dropping 8 bits")
     high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
     low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
-    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound)
+    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
+                  rounding=rounding)
 
 
 def _conv_quants(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
@@ -249,8 +250,11 @@ def fully_connected(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     rows = ctx.type_of(x).num_elements // k
     attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
+    # LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once, in double (not
+    # MultiplyByQuantizedMultiplier as its convolutions do): one rounding, SINGLE_ROUND
+    rounding = "SINGLE_ROUND" if ctx.semantics == "litert" else None
     y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
-                              bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs)
+                              bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs, rounding=rounding)
     return ctx.reshape(y, ctx.out_types[0].shape)
 
 
