@@ -16,6 +16,10 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
   256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division;
 - batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias.
+
+Under LiteRT semantics (lowering/semantics.py) add, sub, mul, sum and mean follow TFLite's integer
+kernels instead: their multipliers (QuantizeMultiplier) and MultiplyByQuantizedMultiplier's two
+roundings (RESCALE DOUBLE_ROUND); see `_tflite_add`, `tflite_mean_multiplier`.
 """
 from __future__ import annotations
 

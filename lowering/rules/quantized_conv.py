@@ -21,7 +21,8 @@ where its float sum lands within rounding error of a half.
   is padded with the zero point explicitly); avg_pool3d: window sums from a CONV3D with a diagonal
   of ones, one rounding; bilinear resize: TOSA RESIZE's exact integer interpolation, one rounding.
   Other cases (a rescaling average, a window count that varies, samplings RESIZE cannot take)
-  compute in f32 as CpuRef does (quantized.float_fallback).
+  compute in f32 as CpuRef does (quantized.float_fallback). Under LiteRT semantics avg_pool2d is
+  TFLite's integer AveragePool (`_tflite_average_pool`) and fully_connected rounds once.
 """
 from __future__ import annotations
 
