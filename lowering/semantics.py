@@ -32,6 +32,9 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "nn.reduce_mean": ("the same sum; the multiplier of s_in / s_out times 2**k / n truncated (k = floor(log2 n)), the "
                        "exponent lowered by k (QuantizedMeanOrSum)",
                        "the exact sum times s_in / (n * s_out) rounded half away from zero"),
+    "nn.reduce_prod": ("int8/int16: a chain in element order, each step the int64 product times the 16-bit "
+                       "multiplier of s_in / s_out**(1/n) rounded (QuantizedReduceProd; TOSA MUL with a shift)",
+                       "in f32: dequantized, multiplied, quantized"),
     "nn.avg_pool2d": ("sum of the stored integers (x, not x - zp) of the window's input elements, (sum +- n // 2) / n "
                       "truncated: halves away from zero of the stored values (DEPTHWISE_CONV2D of ones, INTDIV)",
                       "TOSA AVG_POOL2D with zero points (its rounding of (sum of x - zp) / n)"),

@@ -108,6 +108,23 @@ def tfl_fully_connected(x: np.ndarray, w: np.ndarray, qx: tuple[float, int], sw:
     return np.clip(np.sign(scaled) * np.floor(np.abs(scaled) + 0.5) + qy[1], lo, hi)
 
 
+def tfl_reduce_prod(x: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int, lo: int, hi: int) -> np.ndarray:
+    """reference_ops::QuantizedReduceProd over the last axis: p = x0 - zp, then for each next element
+    p = MultiplyByQuantizedMultiplier(int64 p * (x - zp)), finally that of p alone + zp_out; the
+    multiplier is QuantizeMultiplier(s_in / s_out**(1/n)) and the int64 form uses its top 16 bits."""
+    n = x.shape[-1]
+    q, e = tfl_quantize_multiplier(s_in / math.pow(s_out, 1.0 / n))
+    q16 = (q + (1 << 15)) >> 16 if q < 0x7FFF0000 else 0x7FFF
+
+    def scale(v: np.ndarray) -> np.ndarray:
+        return (v * q16 + (1 << (14 - e))) >> (15 - e)
+
+    p = x[..., 0].astype(np.int64) - zp_in
+    for i in range(1, n):
+        p = scale(p * (x[..., i].astype(np.int64) - zp_in))
+    return np.clip(scale(p) + zp_out, lo, hi)
+
+
 def f32(x: float) -> float:
     """A scale as TFLite stores it (float32)."""
     return float(np.float32(x))
@@ -268,4 +285,23 @@ def test_fully_connected_rounds_once():
     g.add_output(b.op("nn.fully_connected", [xin, wv], {}, types=[qtype((512, 16), "i8", *qy)]), "y")
     (got,), _ = run(g, [x], semantics="litert")
     want = tfl_fully_connected(x, w, qx, sw, qy, -128, 127)
+    np.testing.assert_array_equal(got.reshape(want.shape).astype(np.int64), want)
+
+
+# ------------------------------------------------------------------------------ product
+@pytest.mark.parametrize("dtype,s_in,zp_in,s_out,zp_out,n", [
+    ("i8", 0.0078425, -1, 0.001, -1, 4),
+    ("i8", 0.0078425, 3, 0.01, 5, 7),
+    ("i16", 1 / 32768, 0, 1 / 16384, 0, 3),
+])
+def test_reduce_prod_is_tflites(dtype, s_in, zp_in, s_out, zp_out, n):
+    s_in, s_out = f32(s_in), f32(s_out)
+    info = np.iinfo({"i8": np.int8, "i16": np.int16}[dtype])
+    rng = np.random.default_rng(n)
+    x = np.concatenate([rng.integers(info.min, int(info.max) + 1, (512, n)),
+                        rng.integers(-40, 41, (512, n))]).astype(info.dtype)
+    g = one_op("nn.reduce_prod", {"x": qtype((2, 512, n), dtype, s_in, zp_in)}, qtype((2, 512), dtype, s_out, zp_out),
+               {"axes": [2], "keep_dims": False})
+    (got,), _ = run(g, [x.reshape(2, 512, n)], semantics="litert")
+    want = tfl_reduce_prod(x, s_in, zp_in, s_out, zp_out, int(info.min), int(info.max))
     np.testing.assert_array_equal(got.reshape(want.shape).astype(np.int64), want)

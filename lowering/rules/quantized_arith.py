@@ -37,6 +37,7 @@ from . import rule
 from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
 from .reduce import reduce_axes
+from .shape import slice_axis
 
 
 # ------------------------------------------------------------------------------ common-unit operands
@@ -271,6 +272,43 @@ def reduce_extremum(ctx: LoweringContext) -> Value:
     op = "tosa.reduce_max" if ctx.op_name == "nn.reduce_max" else "tosa.reduce_min"
     y = reduce_axes(ctx, ctx.operands[0], op, ctx.attrs["axes"])
     return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
+
+
+@rule("nn.reduce_prod", quantized=True)
+def reduce_prod(ctx: LoweringContext) -> Value:
+    """cpuref: in f32 as CpuRef computes it. litert: TFLite's QuantizedReduceProd, a chain in the
+    input's element order: p = x0 - zp, then p = round(p * (xi - zp) * r / 2**t) for each next
+    element, and round(p * r / 2**t) + zp_out at the end, with (r, t) the 16-bit reduced form
+    MultiplyByQuantizedMultiplier takes for an int64 value of the multiplier of
+    s_in / s_out**(1 / n). Each step is a TOSA MUL with shift t (its 64-bit product, half up)."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if ctx.semantics != "litert" or xq is None or yq is None or xq.offset or xq.dtype not in ("i8", "i16"):
+        return float_fallback(ctx)  # TFLite's integer product takes int8 and int16 data only
+    require_per_tensor(ctx, xq, yq)
+    x = ctx.operands[0]
+    shape = ctx.type_of(x).shape
+    axes = sorted(set(int(a) % len(shape) for a in ctx.attrs["axes"]))
+    kept = [d for d in range(len(shape)) if d not in axes]
+    n = math.prod(shape[a] for a in axes)
+    # the reduced elements of each output, last axis, in TFLite's (row-major) order
+    x = ctx.reshape(ctx.transpose(x, kept + axes), [*(shape[d] for d in kept), n])
+    multiplier, exponent = quantize_multiplier(xq.scale / math.pow(yq.scale, 1.0 / n))
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+    shift = 15 - exponent
+    if not 1 <= shift <= 63:
+        ctx.unsupported(f"the quantized product's scaling exponent {exponent} is out of TOSA MUL's shifts")
+    rank = len(kept) + 1
+    shift_operand = ctx.const(np.array([shift], np.int8), "i8")
+    r = ctx.scalar(reduced, "i32", rank)
+
+    def scaled_mul(a: Value, b: Value) -> Value:
+        return ctx.op("tosa.mul", [*ctx.same_rank(a, b), shift_operand])
+
+    product = widen(ctx, slice_axis(ctx, x, rank - 1, 0, 1), xq)
+    for i in range(1, n):
+        product = scaled_mul(product, ctx.mul(widen(ctx, slice_axis(ctx, x, rank - 1, i, 1), xq), r))
+    y = ctx.binary("tosa.add", scaled_mul(product, r), ctx.scalar(yq.zero_point, "i32", rank))
+    return _keep_dims_result(ctx, saturate_to(ctx, y, yq.dtype))
 
 
 # ------------------------------------------------------------------------------ softmax
