@@ -26,8 +26,8 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
                    "right shift (EXT-DOUBLEROUND)",
                    "float32 product rounded half away from zero (RESCALE SINGLE_ROUND, halves fixed up)"),
     "nn.reduce_sum": ("int32 sum of x - zp, one MultiplyByQuantizedMultiplier by QuantizeMultiplier(s_in / s_out) "
-                      "(RESCALE DOUBLE_ROUND with TFLite's multiplier); LiteRT's reference kernel itself reads int8 and int16 "
-                      "data as uint8, which is not followed",
+                      "(RESCALE DOUBLE_ROUND with TFLite's multiplier); LiteRT's reference kernel itself reads int8 "
+                      "and int16 data as uint8, which is not followed",
                       "the exact sum times s_in / s_out rounded half away from zero"),
     "nn.reduce_mean": ("the same sum; the multiplier of s_in / s_out times 2**k / n truncated (k = floor(log2 n)), the "
                        "exponent lowered by k (QuantizedMeanOrSum)",

@@ -324,7 +324,8 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     return drop_extra(ctx, y, extra)
 
 
-def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], stride: list[int], pad: list[int]) -> Value:
+def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], stride: list[int],
+                         pad: list[int]) -> Value:
     """TFLite's integer AveragePool (input and output quantized alike, padding not counted): the sum
     of the stored integers of each window divided by its count n, rounded half away from zero as
     (sum +- n // 2) / n truncated. TOSA AVG_POOL2D rounds half up on (x - zero point), which differs
@@ -351,7 +352,8 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
     if xq.offset:  # uint8 data: TFLite sums the unsigned integers, x + 128 each
         total = ctx.binary("tosa.add", total, ctx.const(xq.offset * counts, "i32"))
     positive = ctx.binary("tosa.greater", total, ctx.scalar(0, "i32", 4))
-    half = ctx.op("tosa.select", ctx.same_rank(positive, ctx.const(counts // 2, "i32"), ctx.const(-(counts // 2), "i32")))
+    halves = (ctx.const(counts // 2, "i32"), ctx.const(-(counts // 2), "i32"))
+    half = ctx.op("tosa.select", ctx.same_rank(positive, *halves))
     mean = ctx.binary("tosa.intdiv", ctx.binary("tosa.add", total, half), ctx.const(counts, "i32"))
     if xq.offset:
         mean = ctx.binary("tosa.sub", mean, ctx.scalar(xq.offset, "i32", 4))
