@@ -166,6 +166,25 @@ def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     return int(multiplier), int(shift)
 
 
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: `real` as (multiplier, exponent) with real ~ multiplier * 2**(exponent - 31).
+    The mantissa rounds half away from zero (std::round, where `multiplier_shift` uses Python's
+    round); a factor below 2**-32 flushes to (0, 0). The litert lowerings take TFLite's own
+    multipliers from here so that their RESCALEs multiply by exactly the integer the kernel does."""
+    if not math.isfinite(real) or real < 0:
+        raise RescaleRangeError(f"rescale factor {real} is not a finite non-negative number")
+    if real == 0:
+        return 0, 0
+    mantissa, exponent = math.frexp(real)
+    multiplier = math.floor(mantissa * (1 << 31) + 0.5)
+    if multiplier == 1 << 31:
+        multiplier //= 2
+        exponent += 1
+    if exponent < -31:
+        return 0, 0
+    return multiplier, exponent
+
+
 def max_input_for(scale: float, scale32: bool = True) -> int:
     """The largest |input - input_zp| RESCALE accepts with this scale (apply_scale_32 REQUIREs the
     value to fit in shift - 1 bits)."""
@@ -201,10 +220,12 @@ def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> V
 
 def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
             in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
-            rounding: str | None = None) -> Value:
+            fixed: tuple[int, int] | None = None, rounding: str | None = None) -> Value:
     """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
     several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA).
-    `rounding` overrides the semantics' rounding mode (a shift whose rounding was judged as half up)."""
+    `fixed` = (multiplier, shift) gives RESCALE's integers directly (per tensor, 32-bit), for a
+    kernel whose multiplier is not the rounded `scale` (TFLite's mean); `scale` is then ignored.
+    `rounding` overrides the semantics' rounding mode (rounding_mode) of a 32-bit multiplier."""
     t = ctx.type_of(x)
     scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
     if np.all(scales == scales[0]):
@@ -213,7 +234,7 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     if per_channel and scales.size != t.shape[-1]:
         raise ValueError(f"{scales.size} scales for {t.shape[-1]} channels")
     scale32 = t.dtype != "i48"
-    pairs = [multiplier_shift(float(s), scale32) for s in scales]
+    pairs = [multiplier_shift(float(s), scale32) for s in scales] if fixed is None else [fixed]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
     # DOUBLE_ROUND needs a 32-bit multiplier, and differs from SINGLE_ROUND only for shifts above 31
@@ -235,21 +256,35 @@ def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray =
     return rescale(ctx, x, factor, "i32", in_zp=q.zero_points[0])
 
 
-def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo, max_abs: int | None = None) -> Value:
+def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo, max_abs: int | None = None,
+           rounding: str | None = None) -> Value:
     """An i32 (or i48) accumulator times `factor`, rounded, plus the output zero point, saturated to
     the output's carried type. Given the accumulator's bound `max_abs`, halves round away from zero
     as Arm NN's Quantize does wherever an exact half can occur (ties_possible): RESCALE of |acc|
     (half up is half away for non-negative values), the sign put back, then a RESCALE by 1 adding the
-    zero point; elsewhere one RESCALE."""
+    zero point; elsewhere one RESCALE. Under LiteRT semantics always one RESCALE: TFLite's kernels
+    round halves by their own rule (`rounding`, default the semantics' mode), not CpuRef's."""
     factors = np.atleast_1d(np.asarray(factor, dtype=np.float64))
-    if (max_abs is None or ctx.type_of(acc).dtype != "i32"
+    if (ctx.semantics == "litert" or max_abs is None or ctx.type_of(acc).dtype != "i32"
             or not any(ties_possible(float(f), max_abs) for f in factors)):
-        return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0])
+        return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0], rounding=rounding)
     rank = ctx.type_of(acc).rank
     magnitude = rescale(ctx, ctx.op("tosa.abs", [acc]), factor, "i32")
     negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", rank), acc)
     signed = ctx.op("tosa.select", [negative, ctx.negate(magnitude), magnitude])
     return rescale(ctx, signed, 1.0, out.dtype, out_zp=out.zero_points[0])
+
+
+def requantize_like_tflite(ctx: LoweringContext, acc: Value, multiplier: int, exponent: int, out: QInfo) -> Value:
+    """TFLite's MultiplyByQuantizedMultiplier(acc, multiplier, exponent) plus the output zero point,
+    saturated to the output's carried type: one RESCALE with DOUBLE_ROUND (gemmlowp's rounding
+    doubling high multiply, then a rounding right shift by -exponent) and shift 31 - exponent."""
+    if multiplier == 0:
+        return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0])
+    shift = 31 - exponent
+    if not 2 <= shift <= 62:
+        raise RescaleRangeError(f"TFLite multiplier exponent {exponent} is outside RESCALE's shifts")
+    return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0], fixed=(multiplier, shift))
 
 
 def ties_possible(factor: float, max_abs: int) -> bool:

@@ -54,6 +54,30 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "sigmoid, tanh (int16)": ("TFLite's fixed point: the input rounded to a 1/(3 * 4096) grid, interpolated in its "
                               "256-entry sigmoid table (an exact 65536-entry GATHER: no TOSA TABLE reproduces it)",
                               "the float32 function tabulated (interpolated TABLE when exact, else GATHER)"),
+    "reduce_sum": ("int32 sum of x - zp, one MultiplyByQuantizedMultiplier by QuantizeMultiplier(s_in / s_out) "
+                      "(RESCALE DOUBLE_ROUND with TFLite's multiplier); LiteRT's reference kernel itself reads int8 "
+                      "and int16 data as uint8, which is not followed",
+                      "the exact sum times s_in / s_out rounded half away from zero"),
+    "reduce_mean": ("the same sum; the multiplier of s_in / s_out times 2**k / n truncated (k = floor(log2 n)), the "
+                       "exponent lowered by k (QuantizedMeanOrSum)",
+                       "the exact sum times s_in / (n * s_out) rounded half away from zero"),
+    "reduce_prod": ("int8/int16: a chain in element order, each step the int64 product times the 16-bit "
+                       "multiplier of s_in / s_out**(1/n) rounded (QuantizedReduceProd; TOSA MUL with a shift)",
+                       "in f32: dequantized, multiplied, quantized"),
+    "avg_pool2d": ("sum of the stored integers (x, not x - zp) of the window's input elements, (sum +- n // 2) / n "
+                      "truncated: halves away from zero of the stored values (DEPTHWISE_CONV2D of ones, INTDIV)",
+                      "TOSA AVG_POOL2D with zero points (its rounding of (sum of x - zp) / n)"),
+    "pad": ("a quantized constant Pad of an Arm NN 20.08 or older file (padValue never written by that TfLite "
+               "parser, 0) fills with the zero point, as TFLite's PAD", "the stored integer padValue, 0 there"),
+    "add": ("x - zp shifted left 20 bits (8-bit) or 15 (16-bit), each times s / (2 max s), summed, times "
+               "2 max s / (2**shift s_out): three MultiplyByQuantizedMultiplier (ADD; SUB alike)",
+               "operands on a common fixed-point unit, one rounding half away from zero"),
+    "sub": ("as nn.add, the second term subtracted", "as nn.add"),
+    "mul": ("(a - zpa) * (b - zpb) times QuantizeMultiplier(s_a * s_b / s_y computed in float32), DOUBLE_ROUND",
+               "the same product times the double ratio, halves away from zero"),
+    "fully_connected": ("LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once in double "
+                           "(RESCALE SINGLE_ROUND), not with MultiplyByQuantizedMultiplier as its convolutions",
+                           "the same, halves away from zero"),
 }
 
 

@@ -291,3 +291,28 @@ def test_layer_whose_shapes_contradict_each_other_is_invalid_input(tmp_path) -> 
     lines = result.stderr.decode().strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1
     assert "layer 2 'conv'" in lines[0] and "Convolution2d" in lines[0] and "do not fit 3 input channels" in lines[0]
+
+
+# ------------------------------------------------------------------------------ quantized Pad value
+@pytest.mark.parametrize("generation, semantics, pad_value, want", [
+    ("20.08", "litert", 0.0, 0.0),  # that TfLite parser never wrote padValue: TFLite's PAD fills the zero point
+    ("pre-20.08", "litert", 0.0, 0.0),
+    ("20.08", "cpuref", 0.0, 0.5 * (0 - -3)),  # CpuRef fills the stored integer 0
+    ("23.08", "litert", 0.0, 0.5 * (0 - -3)),  # later parsers write the zero point itself (-3) when they mean it
+    ("23.08", "litert", -3.0, 0.0),
+    ("20.08", "litert", 4.0, 0.5 * (4 - -3)),  # a value someone did write is kept
+])
+def test_quantized_pad_value_by_generation_and_semantics(generation, semantics, pad_value, want) -> None:
+    from nn2tosa.ir import Quant
+    from nn2tosa.lowering.semantics import set_semantics
+
+    t = TensorType((1, 2), "i8", Quant((0.5,), (-3,)))
+    g = ArmnnGraph()
+    g.graph.meta["generation"] = generation
+    set_semantics(g.graph, semantics)
+    x = g.input("x", t)
+    g.output(g.layer("Pad", [x], [TensorType((1, 4), "i8", Quant((0.5,), (-3,)))], padList=[0, 0, 1, 1],
+                     padValue=pad_value, paddingMode="Constant"))
+    graph = g.legalized()
+    (pad,) = [n for n in graph.nodes() if graph.op(n) == "nn.pad"]
+    assert graph.attrs(pad)["value"] == want

@@ -102,7 +102,7 @@ def _dilated_max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], str
     return ctx.reshape(every_stride, (n, oh, ow, c))
 
 
-def _window_counts(size: int, out: int, kernel: int, stride: int, pad_before: int, counted_before: int,
+def window_counts(size: int, out: int, kernel: int, stride: int, pad_before: int, counted_before: int,
                    counted_after: int) -> np.ndarray:
     """Per output position along one axis: how many of its window's elements lie in the input or
     in the counted padding."""
@@ -125,7 +125,7 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
         else:
             out = [(size + pad[2 * i] + pad[2 * i + 1] - k) // s + 1
                    for i, (size, k, s) in enumerate(zip(t.shape[1:3], kernel, stride))]
-            cy, cx = (_window_counts(size, o, k, s, pad[2 * i], count_pad[2 * i], count_pad[2 * i + 1])
+            cy, cx = (window_counts(size, o, k, s, pad[2 * i], count_pad[2 * i], count_pad[2 * i + 1])
                       for i, (size, o, k, s) in enumerate(zip(t.shape[1:3], out, kernel, stride)))
             counts = np.outer(cy, cx).astype(np.float64)
         with np.errstate(divide="ignore"):
@@ -195,7 +195,7 @@ def average_pool3d(ctx: LoweringContext, x: Value, count_pad: Sequence[int], div
         counts = np.ones((1, 1, 1))
         kernel, stride, pad = ctx.attrs["kernel"], ctx.attrs["stride"], ctx.attrs["pad"]
         for i, (size, out) in enumerate(zip(ctx.type_of(x).shape[1:4], ctx.out_types[0].shape[1:4])):
-            axis = _window_counts(size, out, kernel[i], stride[i], pad[2 * i], count_pad[2 * i], count_pad[2 * i + 1])
+            axis = window_counts(size, out, kernel[i], stride[i], pad[2 * i], count_pad[2 * i], count_pad[2 * i + 1])
             counts = counts * axis.reshape([-1 if j == i else 1 for j in range(3)])
     with np.errstate(divide="ignore"):
         scale = 1 / counts

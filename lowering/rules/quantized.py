@@ -440,8 +440,7 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
 
 
 FLOAT_FALLBACK = ("nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_normalize", "nn.l2_pool2d",
-                  "nn.l2_pool3d", "nn.layer_norm", "nn.instance_norm", "nn.local_response_norm", "nn.log_softmax",
-                  "nn.reduce_prod")
+                  "nn.l2_pool3d", "nn.layer_norm", "nn.instance_norm", "nn.local_response_norm", "nn.log_softmax")
 
 
 @rule(*FLOAT_FALLBACK, quantized=True)

@@ -16,6 +16,10 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
   256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division;
 - batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias.
+
+Under LiteRT semantics (lowering/semantics.py) add, sub, mul, sum and mean follow TFLite's integer
+kernels instead: their multipliers (QuantizeMultiplier) and MultiplyByQuantizedMultiplier's two
+roundings (RESCALE DOUBLE_ROUND); see `_tflite_add`, `tflite_mean_multiplier`.
 """
 from __future__ import annotations
 
@@ -27,11 +31,13 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import QInfo, fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
+from ..quant import (QInfo, fraction_bits, max_input_for, narrow, quantize_multiplier, requantize_like_tflite,
+                     rescale, saturate_to, widen)
 from . import rule
 from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
 from .reduce import reduce_axes
+from .shape import slice_axis
 
 
 # ------------------------------------------------------------------------------ common-unit operands
@@ -63,6 +69,8 @@ def additive(ctx: LoweringContext) -> Value:
     if yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, yq)
+    if ctx.semantics == "litert" and ctx.op_name in ("nn.add", "nn.sub"):
+        return _tflite_add(ctx, xs, qs, yq)
     p = common_unit_bits(qs, yq.scale, headroom=2)
     unit = yq.scale * 2.0 ** -p
     a, b = on_unit(ctx, xs, qs, unit)
@@ -72,6 +80,30 @@ def additive(ctx: LoweringContext) -> Value:
     exact = all(abs(r - round(r)) < 1e-9 for r in steps)
     bound = sum(int(q.span * r) + 1 for q, r in zip(qs, steps)) if exact else None
     return narrow(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 2.0 ** -p, yq, max_abs=bound)
+
+
+def _tflite_add(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value:
+    """TFLite's integer ADD/SUB (general scales): each x - zp shifted left by 20 bits (8-bit data) or
+    15 (16-bit), times its multiplier s / (2 * max s) with MultiplyByQuantizedMultiplier, the two
+    added (subtracted), and the result times 2 * max s / (2**shift * s_out), each a RESCALE with
+    DOUBLE_ROUND and TFLite's multipliers (computed in double from the float32 scales)."""
+    left_shift = 20 if all(q.dtype == "i8" for q in (*qs, yq)) else 15
+    twice_max = 2.0 * max(q.scale for q in qs)
+    rank = max(ctx.type_of(x).rank for x in xs)
+    terms = []
+    for x, q in zip(xs, qs):
+        factor = float(1 << left_shift)
+        if q.span <= max_input_for(factor):  # the shift is exact in one RESCALE
+            shifted = widen(ctx, x, q, factor)
+        else:
+            shifted = ctx.mul(widen(ctx, x, q), ctx.scalar(1 << left_shift, "i32", rank))
+        terms.append(requantize_like_tflite(ctx, shifted, *quantize_multiplier(q.scale / twice_max), I32))
+    total = ctx.binary(ADDITIVE[ctx.op_name], *terms)
+    return requantize_like_tflite(ctx, total, *quantize_multiplier(twice_max / ((1 << left_shift) * yq.scale)), yq)
+
+
+# An i32 result of a TFLite-style requantization (zero point 0).
+I32 = QInfo("i32", (1.0,), (0,), None)
 
 
 @rule("nn.mul", quantized=True)
@@ -84,6 +116,10 @@ def mul(ctx: LoweringContext) -> Value:
     a, b = (widen(ctx, x, q) for x, q in zip(xs, qs))
     if qs[0].span * qs[1].span >= 1 << 31:
         ctx.unsupported("quantized product does not fit i32")
+    if ctx.semantics == "litert":
+        # TFLite computes s_a * s_b / s_out in float32 before QuantizeMultiplier
+        ratio = float(np.float32(qs[0].scale) * np.float32(qs[1].scale) / np.float32(yq.scale))
+        return requantize_like_tflite(ctx, ctx.mul(a, b), *quantize_multiplier(ratio), yq)
     return narrow(ctx, ctx.mul(a, b), qs[0].scale * qs[1].scale / yq.scale, yq, max_abs=qs[0].span * qs[1].span)
 
 
@@ -207,8 +243,24 @@ def reduce_sum(ctx: LoweringContext) -> Value:
     if xq.span * count >= 1 << 30:
         ctx.unsupported("the quantized sum does not fit i32")
     total = reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+    if ctx.semantics == "litert":
+        multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count if ctx.op_name == "nn.reduce_mean"
+                                                      else 1)
+        return _keep_dims_result(ctx, requantize_like_tflite(ctx, total, multiplier, exponent, yq))
     factor = xq.scale / yq.scale / (count if ctx.op_name == "nn.reduce_mean" else 1)
     return _keep_dims_result(ctx, narrow(ctx, total, factor, yq, max_abs=xq.span * count))
+
+
+def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
+    """TFLite's multiplier for a sum (count 1) or a mean of `count` elements (QuantizedMeanOrSum):
+    QuantizeMultiplier(s_in / s_out), then for a mean the multiplier times 2**k / count truncated,
+    k = floor(log2 count) limited to 32 and to 31 + exponent, and the exponent lowered by k. That
+    truncated quotient is not the rounded s_in / (count * s_out): results differ near halves."""
+    multiplier, exponent = quantize_multiplier(ratio)
+    if count <= 1:
+        return multiplier, exponent
+    k = min(count.bit_length() - 1, 32, 31 + exponent)
+    return (multiplier << k) // count, exponent - k
 
 
 @rule("nn.reduce_max", "nn.reduce_min", quantized=True)
@@ -220,6 +272,43 @@ def reduce_extremum(ctx: LoweringContext) -> Value:
     op = "tosa.reduce_max" if ctx.op_name == "nn.reduce_max" else "tosa.reduce_min"
     y = reduce_axes(ctx, ctx.operands[0], op, ctx.attrs["axes"])
     return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
+
+
+@rule("nn.reduce_prod", quantized=True)
+def reduce_prod(ctx: LoweringContext) -> Value:
+    """cpuref: in f32 as CpuRef computes it. litert: TFLite's QuantizedReduceProd, a chain in the
+    input's element order: p = x0 - zp, then p = round(p * (xi - zp) * r / 2**t) for each next
+    element, and round(p * r / 2**t) + zp_out at the end, with (r, t) the 16-bit reduced form
+    MultiplyByQuantizedMultiplier takes for an int64 value of the multiplier of
+    s_in / s_out**(1 / n). Each step is a TOSA MUL with shift t (its 64-bit product, half up)."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if ctx.semantics != "litert" or xq is None or yq is None or xq.offset or xq.dtype not in ("i8", "i16"):
+        return float_fallback(ctx)  # TFLite's integer product takes int8 and int16 data only
+    require_per_tensor(ctx, xq, yq)
+    x = ctx.operands[0]
+    shape = ctx.type_of(x).shape
+    axes = sorted(set(int(a) % len(shape) for a in ctx.attrs["axes"]))
+    kept = [d for d in range(len(shape)) if d not in axes]
+    n = math.prod(shape[a] for a in axes)
+    # the reduced elements of each output, last axis, in TFLite's (row-major) order
+    x = ctx.reshape(ctx.transpose(x, kept + axes), [*(shape[d] for d in kept), n])
+    multiplier, exponent = quantize_multiplier(xq.scale / math.pow(yq.scale, 1.0 / n))
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+    shift = 15 - exponent
+    if not 1 <= shift <= 63:
+        ctx.unsupported(f"the quantized product's scaling exponent {exponent} is out of TOSA MUL's shifts")
+    rank = len(kept) + 1
+    shift_operand = ctx.const(np.array([shift], np.int8), "i8")
+    r = ctx.scalar(reduced, "i32", rank)
+
+    def scaled_mul(a: Value, b: Value) -> Value:
+        return ctx.op("tosa.mul", [*ctx.same_rank(a, b), shift_operand])
+
+    product = widen(ctx, slice_axis(ctx, x, rank - 1, 0, 1), xq)
+    for i in range(1, n):
+        product = scaled_mul(product, ctx.mul(widen(ctx, slice_axis(ctx, x, rank - 1, i, 1), xq), r))
+    y = ctx.binary("tosa.add", scaled_mul(product, r), ctx.scalar(yq.zero_point, "i32", rank))
+    return _keep_dims_result(ctx, saturate_to(ctx, y, yq.dtype))
 
 
 # ------------------------------------------------------------------------------ softmax

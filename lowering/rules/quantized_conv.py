@@ -21,7 +21,8 @@ where its float sum lands within rounding error of a half.
   is padded with the zero point explicitly); avg_pool3d: window sums from a CONV3D with a diagonal
   of ones, one rounding; bilinear resize: TOSA RESIZE's exact integer interpolation, one rounding.
   Other cases (a rescaling average, a window count that varies, samplings RESIZE cannot take)
-  compute in f32 as CpuRef does (quantized.float_fallback).
+  compute in f32 as CpuRef does (quantized.float_fallback). Under LiteRT semantics avg_pool2d is
+  TFLite's integer AveragePool (`_tflite_average_pool`) and fully_connected rounds once.
 """
 from __future__ import annotations
 
@@ -33,9 +34,10 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import QInfo, narrow, rescale
+from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
+from .pool import window_counts
 from .resize import sampling
 from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
 from .shape import pad_constant, tosa_slice
@@ -101,9 +103,9 @@ def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------ the convolution
 def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
                           bias: np.ndarray, out_scales: np.ndarray, yq: QInfo, channel_axis_sum: tuple[int, ...],
-                          attrs: dict, window: Sequence[int] | None = None) -> Value:
+                          attrs: dict, window: Sequence[int] | None = None, rounding: str | None = None) -> Value:
     """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
-    in accumulator units, then RESCALE by out_scales (per output channel) to yq.
+    in accumulator units, then RESCALE by out_scales (per output channel) to yq (`rounding`: see narrow).
     `channel_axis_sum`: the weight axes summed per output channel (for the accumulator bound)."""
     if xq.dtype not in ACCUMULATOR:
         ctx.unsupported(f"quantized convolution of {xq.dtype} activations")
@@ -128,10 +130,10 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     if wq.dtype == "i8":
         acc = conv(w, wzp, bias)
         if acc_type == "i32":
-            return narrow(ctx, acc, out_scales, yq, max_abs=bound)
+            return narrow(ctx, acc, out_scales, yq, max_abs=bound, rounding=rounding)
         k = _accumulator_bits(abs_sum, xq.span, bias)
         acc = rescale(ctx, acc, 2.0 ** -k, "i32")
-        return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound)
+        return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound, rounding=rounding)
     if wq.dtype != "i16" or wzp != 0 or xq.dtype != "i16":
         ctx.unsupported(f"quantized convolution of {xq.dtype} data with {wq.dtype} weights")
     hi, lo = _split_i16_weights(w)
@@ -141,7 +143,8 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
         ctx.unsupported("the int16 accumulator does not fit i32 after dropping 8 bits")
     high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
     low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
-    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound)
+    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
+                  rounding=rounding)
 
 
 def _conv_quants(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
@@ -248,8 +251,11 @@ def fully_connected(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     rows = ctx.type_of(x).num_elements // k
     attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
+    # LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once, in double (not
+    # MultiplyByQuantizedMultiplier as its convolutions do): one rounding, SINGLE_ROUND
+    rounding = "SINGLE_ROUND" if ctx.semantics == "litert" else None
     y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
-                              bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs)
+                              bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs, rounding=rounding)
     return ctx.reshape(y, ctx.out_types[0].shape)
 
 
@@ -303,6 +309,8 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     if (xq is None or yq is None or xq.per_axis or xq != yq or xq.dtype not in ACCUMULATOR
             or int(ctx.attrs["divisor"]) > 0):
         return float_fallback(ctx)
+    if ctx.semantics == "litert" and not any(count_pad):
+        return _tflite_average_pool(ctx, xq, kernel, stride, pad)
     uncounted = [p - c for p, c in zip(pad, count_pad)]
     if any(u >= kernel[i // 2] for i, u in enumerate(uncounted)):
         return float_fallback(ctx)
@@ -314,6 +322,42 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     y = ctx.op("tosa.avg_pool2d", [x, zp_in, zp_out],
                {"kernel": kernel, "stride": stride, "pad": uncounted, "acc_type": "i32"})
     return drop_extra(ctx, y, extra)
+
+
+def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], stride: list[int],
+                         pad: list[int]) -> Value:
+    """TFLite's integer AveragePool (input and output quantized alike, padding not counted): the sum
+    of the stored integers of each window divided by its count n, rounded half away from zero as
+    (sum +- n // 2) / n truncated. TOSA AVG_POOL2D rounds half up on (x - zero point), which differs
+    where the stored sum is negative and an odd multiple of n / 2. Here: exact window sums from a
+    DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half added,
+    INTDIV (truncating) by the per-position count."""
+    x = ctx.operands[0]
+    _, h, w, c = ctx.type_of(x).shape
+    _, oh, ow, _ = ctx.out_types[0].shape
+    counts = np.outer(*(window_counts(size, out, k, s, pad[2 * i], 0, 0)
+                        for i, (size, out, k, s) in enumerate(zip((h, w), (oh, ow), kernel, stride))))
+    if np.all(counts == counts.flat[0]):
+        counts = counts[:1, :1]
+    counts = counts.reshape((1, *counts.shape, 1)).astype(np.int64)
+    x, window_pad, extra = fit_windows(ctx, x, kernel, stride, pad)
+    acc_type = ACCUMULATOR[xq.dtype]
+    ones = ctx.const(np.ones((*kernel, c, 1), np.int8), "i8")
+    attrs = {"pad": window_pad, "stride": stride, "dilation": [1, 1], "acc_type": acc_type}
+    total = ctx.op("tosa.depthwise_conv2d", [x, ones, ctx.const(np.zeros(c, np.int64), acc_type),
+                                              ctx.zero_point(xq.dtype), ctx.zero_point("i8")], attrs)
+    total = drop_extra(ctx, total, extra)
+    if acc_type == "i48":  # |sum| <= 32768 * n fits i32: an exact RESCALE by 1
+        total = rescale(ctx, total, 1.0, "i32")
+    if xq.offset:  # uint8 data: TFLite sums the unsigned integers, x + 128 each
+        total = ctx.binary("tosa.add", total, ctx.const(xq.offset * counts, "i32"))
+    positive = ctx.binary("tosa.greater", total, ctx.scalar(0, "i32", 4))
+    halves = (ctx.const(counts // 2, "i32"), ctx.const(-(counts // 2), "i32"))
+    half = ctx.op("tosa.select", ctx.same_rank(positive, *halves))
+    mean = ctx.binary("tosa.intdiv", ctx.binary("tosa.add", total, half), ctx.const(counts, "i32"))
+    if xq.offset:
+        mean = ctx.binary("tosa.sub", mean, ctx.scalar(xq.offset, "i32", 4))
+    return saturate_to(ctx, mean, xq.dtype)
 
 
 @rule("nn.avg_pool3d", quantized=True)

@@ -167,12 +167,24 @@ def _pad(layer: Layer) -> list[Value]:
     integer stands for, scale * (stored - zero_point), which quantizes back to exactly it."""
     x, out = layer.operands[0], layer.out_type
     value = float(layer.attrs["padValue"])
-    if out.quant is not None:
+    if out.quant is not None and value == 0 and _pad_value_unwritten(layer):
+        value = 0.0  # the real zero, i.e. the zero point: what TFLite's PAD of a quantized tensor fills
+    elif out.quant is not None:
         info = np.iinfo(out.numpy_dtype)
         stored = min(max(math.copysign(math.floor(abs(value) + 0.5), value), info.min), info.max)
         value = out.quant.scale * (stored - out.quant.zero_point)
     attrs = {"pads": list(layer.attrs["padList"]), "mode": _PAD_MODES[layer.attrs["paddingMode"]], "value": value}
     return [layer.op("nn.pad", [x], attrs, type=out)]
+
+
+def _pad_value_unwritten(layer: Layer) -> bool:
+    """Whether a quantized Pad's padValue 0 stands for TFLite's fill rather than the stored integer 0:
+    under LiteRT semantics (the file is a TFLite model parsed by Arm NN), files from Arm NN 20.08 and
+    before, whose TfLite parser never wrote the pad value; TFLite's PAD fills with the zero point.
+    (Later parsers write the zero point itself; CpuRef pads such old files with the integer 0.)"""
+    from nn2tosa.lowering.semantics import semantics_of
+
+    return semantics_of(layer.graph) == "litert" and layer.graph.meta.get("generation") in ("20.08", "pre-20.08")
 
 
 @rule("Tile")
