@@ -197,9 +197,12 @@ def _zp_const(ctx: LoweringContext, dtype: str, value: int, unsigned: bool) -> V
 
 
 def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.ndarray, out_dtype: str, *,
-            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False) -> Value:
+            in_zp: int = 0, out_zp: int = 0, input_unsigned: bool = False, output_unsigned: bool = False,
+            rounding: str | None = None, pair: tuple[int, int] | None = None) -> Value:
     """RESCALE x: ((x - in_zp) * scale rounded) + out_zp, saturated to `out_dtype`. A scale with
-    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA)."""
+    several entries is per channel (the last axis). i48 inputs take 16-bit multipliers (TOSA).
+    `rounding` overrides the semantics' mode (exact powers of two want SINGLE_ROUND: DOUBLE_ROUND
+    would add its second nudge); `pair` gives the (multiplier, shift) itself, as a kernel computed it."""
     t = ctx.type_of(x)
     scales = np.atleast_1d(np.asarray(scale, dtype=np.float64))
     if np.all(scales == scales[0]):
@@ -208,10 +211,10 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     if per_channel and scales.size != t.shape[-1]:
         raise ValueError(f"{scales.size} scales for {t.shape[-1]} channels")
     scale32 = t.dtype != "i48"
-    pairs = [multiplier_shift(float(s), scale32) for s in scales]
+    pairs = [pair] if pair is not None else [multiplier_shift(float(s), scale32) for s in scales]
     multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
     shifts = np.array([s for _, s in pairs], dtype=np.int8)
-    mode = rounding_mode(ctx) if scale32 else "SINGLE_ROUND"  # DOUBLE_ROUND needs a 32-bit multiplier
+    mode = rounding or (rounding_mode(ctx) if scale32 else "SINGLE_ROUND")  # DOUBLE_ROUND needs a 32-bit multiplier
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
              "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
     operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),

@@ -28,7 +28,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..quant import QInfo, fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
-from . import rule
+from . import quantized_litert, rule
 from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
 from .reduce import reduce_axes
@@ -231,12 +231,19 @@ def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
 @rule("nn.softmax", quantized=True)
 def softmax(ctx: LoweringContext) -> Value:
     xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None or xq.dtype != "i8" or yq.dtype != "i8":
+    if xq is None or yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, xq, yq)
     x = ctx.operands[0]
     t = ctx.type_of(x)
-    axis, beta = int(ctx.attrs["axis"]), float(ctx.attrs["beta"])
+    axis, beta = int(ctx.attrs["axis"]) % t.rank, float(ctx.attrs["beta"])
+    if ctx.semantics == "litert":  # TFLite's integer kernel where TFLite accepts the quantization
+        kernel = quantized_litert.softmax_int16 if xq.dtype == "i16" else quantized_litert.softmax_int8
+        y = kernel(ctx, x, xq, yq, axis, beta)
+        if y is not None:
+            return y
+    if xq.dtype != "i8" or yq.dtype != "i8":
+        return float_fallback(ctx)
     count = t.shape[axis]
     k = _softmax_exp_bits(count, 1.0 / yq.scale)
     k = min(k, int(math.floor(math.log2(max_input_for(2.0 / yq.scale) + 1))) - 1)  # RESCALE's input limit

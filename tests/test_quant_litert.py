@@ -1,0 +1,94 @@
+"""Quantized ops lowered with LiteRT's integers (semantics "litert") where CpuRef computes in float:
+one op lowered, run on the TOSA reference model and compared element by element with an independent
+model of TFLite's reference kernel (tests/tflite_kernels.py, itself checked against LiteRT 2.3's
+BUILTIN_REF kernels on generated one-op models while it was written). The target must be integer
+only: pro_int (+ int16 for 16-bit data), no pro_fp.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nn2tosa.dialects.tosa import with_distinct_outputs
+from nn2tosa.lowering.target import required_target
+
+import tflite_kernels as tfl
+from test_quant import one_op, qtype, run
+
+pytest.importorskip("tosa_reference_model", reason="the TOSA reference model comes with tosa-tools")
+
+
+def integer_target(low) -> set[str]:
+    target = required_target(with_distinct_outputs(low))
+    assert "pro_fp" not in target.profiles, target.reasons
+    return set(target.profiles) | set(target.extensions)
+
+
+def op_counts(low) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for n in low.nodes():
+        counts[low.op(n)] = counts.get(low.op(n), 0) + 1
+    return counts
+
+
+def softmax_inputs(rng: np.random.Generator, shape: tuple[int, ...], dtype, spreads: tuple[int, ...]) -> np.ndarray:
+    """Rows of several spreads: near-equal rows (large sums), wide rows (one dominant element), and
+    rows at the type's extremes."""
+    info = np.iinfo(dtype)
+    rows = []
+    for k in range(int(np.prod(shape[:-1]))):
+        spread = spreads[k % len(spreads)]
+        centre = int(rng.integers(info.min + spread, info.max - spread + 1)) if spread < (info.max - info.min) // 2 else 0
+        rows.append(np.clip(rng.integers(centre - spread, centre + spread + 1, shape[-1]), info.min, info.max))
+    x = np.array(rows).reshape(shape).astype(dtype)
+    x.reshape(-1)[:2] = info.min, info.max
+    return x
+
+
+@pytest.mark.parametrize("scale,beta,depth", [(0.0235, 1.0, 10), (0.1, 1.0, 33), (0.004, 2.0, 200),
+                                              (0.7, 0.37, 7), (0.00390625, 1.0, 511)])
+def test_int8_softmax_is_tflites(scale, beta, depth):
+    rng = np.random.default_rng(depth)
+    x = softmax_inputs(rng, (24, depth), np.int8, (0, 2, 10, 60, 127, 255))
+    g = one_op("nn.softmax", {"x": qtype(x.shape, "i8", scale, 5)}, qtype(x.shape, "i8", 1 / 256, -128),
+               {"axis": 1, "beta": beta})
+    (got,), low = run(g, [x], semantics="litert")
+    want = tfl.softmax_int8(x, scale, beta)
+    assert np.array_equal(got.reshape(want.shape), want)
+    assert integer_target(low) <= {"pro_int"}
+    counts = op_counts(low)
+    assert counts["tosa.table"] == 4 and "tosa.gather" not in counts and "tosa.intdiv" not in counts
+
+
+def test_uint8_softmax_is_tflites():
+    """uint8 is carried as int8 - 128; TFLite's uint8 kernel writes exp / sum * 256 + 0, the same bits."""
+    rng = np.random.default_rng(3)
+    x = softmax_inputs(rng, (2, 3, 16), np.uint8, (0, 5, 40, 255))
+    g = one_op("nn.softmax", {"x": qtype(x.shape, "ui8", 0.05, 128)}, qtype(x.shape, "ui8", 1 / 256, 0),
+               {"axis": 2, "beta": 1.0})
+    (got,), _ = run(g, [x.view(np.int8)], semantics="litert")
+    want = tfl.softmax_int8((x.astype(np.int64) - 128).astype(np.int8), 0.05, 1.0) + 128
+    assert np.array_equal(got.view(np.uint8).reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("scale,beta,depth", [(1 / 4096, 1.0, 10), (0.0003, 1.0, 64), (3e-5, 2.0, 300),
+                                              (0.002, 0.6, 5), (1e-4, 1.0, 1)])
+def test_int16_softmax_is_tflites(scale, beta, depth):
+    rng = np.random.default_rng(depth)
+    x = softmax_inputs(rng, (24, depth), np.int16, (0, 3, 100, 3000, 20000, 32767))
+    g = one_op("nn.softmax", {"x": qtype(x.shape, "i16", scale)}, qtype(x.shape, "i16", 1 / 32768),
+               {"axis": 1, "beta": beta})
+    (got,), low = run(g, [x], semantics="litert")
+    want = tfl.softmax_int16(x, scale, beta)
+    assert np.array_equal(got.reshape(want.shape), want)
+    assert integer_target(low) <= {"pro_int", "int16", "doubleround"}
+    counts = op_counts(low)
+    assert counts["tosa.table"] == 2 and "tosa.gather" not in counts
+
+
+def test_softmax_outside_tflites_quantization_keeps_the_cpuref_lowering():
+    """An int16 output scale TFLite's kernel refuses (it requires 1/32768): computed as CpuRef does."""
+    g = one_op("nn.softmax", {"x": qtype((2, 8), "i16", 1e-3)}, qtype((2, 8), "i16", 1e-4), {"axis": 1, "beta": 1.0})
+    x = np.arange(-8, 8, dtype=np.int16).reshape(2, 8) * 1000
+    (_,), low = run(g, [x], semantics="litert")
+    assert "pro_fp" in required_target(with_distinct_outputs(low)).profiles
