@@ -92,3 +92,39 @@ def test_softmax_outside_tflites_quantization_keeps_the_cpuref_lowering():
     x = np.arange(-8, 8, dtype=np.int16).reshape(2, 8) * 1000
     (_,), low = run(g, [x], semantics="litert")
     assert "pro_fp" in required_target(with_distinct_outputs(low)).profiles
+
+
+@pytest.mark.parametrize("dtype,zero_point,depth", [("i8", 0, 16), ("i8", -7, 3), ("i8", 100, 64), ("ui8", 128, 16),
+                                                    ("ui8", 3, 40), ("ui8", 250, 1)])
+def test_l2_normalization_is_tflites(dtype, zero_point, depth):
+    """TFLite's kernels at their output scale 1/128 (int8 zero point 0, uint8 128): exact, including
+    rows of one repeated value (the sum of squares 0 or 1 takes the kernel's special case) and rows
+    whose sum of squares exceeds 2**29."""
+    rng = np.random.default_rng(depth)
+    np_type = np.int8 if dtype == "i8" else np.uint8
+    info = np.iinfo(np_type)
+    rows = [np.clip(zero_point + rng.integers(-s, s + 1, depth), info.min, info.max)
+            for s in (0, 1, 2, 5, 30, 127, 255) for _ in range(4)]
+    rows.append(np.full(depth, info.max if zero_point < 0 or dtype == "ui8" and zero_point < 128 else info.min))
+    x = np.array(rows).astype(np_type)
+    out = qtype(x.shape, dtype, 1 / 128, 0 if dtype == "i8" else 128)
+    g = one_op("nn.l2_normalize", {"x": qtype(x.shape, dtype, 0.02, zero_point)}, out, {"axes": [1], "epsilon": 1e-12})
+    (got,), low = run(g, [x.view(np.int8)], semantics="litert")
+    want = tfl.l2_normalization(x, zero_point, dtype == "ui8")
+    assert np.array_equal(got.view(np_type).reshape(want.shape).astype(np.int64), want)
+    # uint8 graph inputs and outputs: their boundary RESCALEs take the semantics' DOUBLE_ROUND
+    assert integer_target(low) <= ({"pro_int"} if dtype == "i8" else {"pro_int", "doubleround"})
+    assert "tosa.gather" not in op_counts(low) and "tosa.intdiv" not in op_counts(low)
+
+
+def test_large_l2_sums_normalize_like_tflite():
+    """Sums of squares from 2 to past 2**29 (4096 channels of +-127 give 2**26; 40000 give 6.4e8)."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-128, 128, (3, 40000)).astype(np.int8)
+    x[1] = 1
+    x[2, :] = 0
+    x[2, :3] = (1, -1, 1)
+    g = one_op("nn.l2_normalize", {"x": qtype(x.shape, "i8", 0.1)}, qtype(x.shape, "i8", 1 / 128), {"axes": [1],
+                                                                                                     "epsilon": 1e-12})
+    (got,), _ = run(g, [x], semantics="litert")
+    assert np.array_equal(got.reshape(x.shape), tfl.l2_normalization(x, 0, False))

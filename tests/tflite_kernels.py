@@ -165,3 +165,43 @@ def softmax_int16(x: np.ndarray, input_scale: float, beta: float) -> np.ndarray:
         for c, e in enumerate(exps):
             out[i, c] = max(0, min(32767, (e * recip + (1 << (right - 1))) >> right))
     return out.reshape(x.shape)
+
+
+# ------------------------------------------------------------------------------ L2 normalization
+def inv_sqrt_multiplier(acc: int) -> tuple[int, int]:
+    """GetInvSqrtQuantizedMultiplierExp(acc, reverse_shift=-1): (multiplier, left shift)."""
+    if acc <= 1:
+        return I32_MAX, 0
+    shift = 11
+    while acc >= 1 << 29:
+        acc //= 4
+        shift += 1
+    pairs = (clz32(acc) - 1) // 2 - 1
+    shift -= pairs
+    acc <<= 2 * pairs
+    half_input = rdbpot(acc >> 1, 1)
+    x = 1 << 28
+    for _ in range(5):
+        x3 = _sat_shift_left(srdhm(srdhm(x, x), x), 6)
+        x = _sat_shift_left(srdhm((1 << 28) + (1 << 27), x) - srdhm(half_input, x3), 3)
+    x = srdhm(x, 1518500250)
+    if shift < 0:
+        x <<= -shift
+        shift = 0
+    return x, -shift
+
+
+def l2_normalization(x: np.ndarray, zero_point: int, unsigned: bool) -> np.ndarray:
+    """reference_integer_ops::L2Normalization (int8: output scale 1/128, zero point 0) or
+    reference_ops::L2Normalization (uint8: scale 1/128, zero point 128), last axis; stored values."""
+    rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    out = np.empty_like(rows)
+    for i, row in enumerate(rows):
+        diffs = [int(v) - zero_point for v in row]
+        multiplier, shift = inv_sqrt_multiplier(sum(d * d for d in diffs))
+        for c, d in enumerate(diffs):
+            if unsigned:
+                out[i, c] = max(0, min(255, 128 + rdbpot(srdhm(128 * d, multiplier), -shift)))
+            else:
+                out[i, c] = max(-128, min(127, mbqm(d, multiplier, shift + 7)))
+    return out.reshape(x.shape)

@@ -269,6 +269,18 @@ def softmax(ctx: LoweringContext) -> Value:
     return saturate_to(ctx, quotient, yq.dtype)
 
 
+@rule("nn.l2_normalize", quantized=True)
+def l2_normalize(ctx: LoweringContext) -> Value:
+    """TFLite's integer kernel under semantics "litert" (int8 / uint8 data); CpuRef's float32 otherwise."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if ctx.semantics == "litert" and xq is not None and yq is not None and not (xq.per_axis or yq.per_axis):
+        rank = ctx.type_of(ctx.operands[0]).rank
+        y = quantized_litert.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
+        if y is not None:
+            return y
+    return float_fallback(ctx)
+
+
 # ------------------------------------------------------------------------------ batch normalization
 @rule("nn.batch_norm", quantized=True)
 def batch_norm(ctx: LoweringContext) -> Value:

@@ -10,7 +10,8 @@ refuse the tensor's quantization (or the shape exceeds what the kernel handles),
 then lowers as CpuRef computes.
 
 - softmax_int8 (reference_ops::Softmax, int8/uint8 in, int8/uint8 out at scale 1/256);
-- softmax_int16 (reference_ops::SoftmaxInt16, scale 1/32768 out).
+- softmax_int16 (reference_ops::SoftmaxInt16, scale 1/32768 out);
+- l2_normalize (int8 reference_integer_ops::L2Normalization, uint8 reference_ops::L2Normalization).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..quant import QInfo, rescale
-from ..tflite_fixed import (exp_on_negative_values, lut_int16, multiply_by_quantized_multiplier, quantize_multiplier,
+from ..tflite_fixed import (INT32_MAX, exp_on_negative_values, lut_int16, multiply_by_quantized_multiplier, quantize_multiplier,
                             srdhm)
 
 # gemmlowp's one_over_one_plus_x_for_x_in_0_1: Newton-Raphson from 48/17 - 32/17 * d in Q2.29
@@ -150,3 +151,98 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
     shift = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
     y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), shift, {"round": True})
     return _pot(ctx, y, 0, "i16")  # saturates at 32767
+
+
+# ------------------------------------------------------------------------------ L2 normalization
+def _srdhm(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
+    """SaturatingRoundingDoublingHighMul of tensors or Python constants (constants fold here)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return srdhm(a, b)
+    like = a if isinstance(a, Value) else b
+    a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
+    return _mul(ctx, a, b, 31)
+
+
+def _sub(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b
+    like = a if isinstance(a, Value) else b
+    a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
+    return ctx.binary("tosa.sub", a, b)
+
+
+def _shl(ctx: LoweringContext, a: Value | int, bits: int) -> Value | int:
+    """a * 2**bits for values that cannot overflow (checked for the inverse square root's range)."""
+    return a << bits if isinstance(a, int) else _mul(ctx, a, _scalar(ctx, 1 << bits, a))
+
+
+def _inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
+    """TFLite's GetInvSqrtQuantizedMultiplierExp of a row's sum of squares: (Q0.31 multiplier, p) with
+    the sum normalized by 4**p into [2**27, 2**29) (p = -1: the sum was divided by 4). The kernel's
+    exponent is then 11 - p. Its Newton-Raphson steps on Q3.28 stay inside int32 for every normalized
+    sum (the largest cube is 0.3 % below the saturation bound), so its saturating shifts are plain
+    multiplications here."""
+    headroom = ctx.op("tosa.clz", [acc])
+    p = ctx.binary("tosa.sub", ctx.binary("tosa.arithmetic_right_shift", _sub(ctx, headroom, 1), _scalar(ctx, 1, acc),
+                                          {"round": False}), _scalar(ctx, 1, acc))
+    two_p = _shl(ctx, p, 1)
+    up = ctx.binary("tosa.maximum", two_p, _scalar(ctx, 0, acc))
+    down = ctx.binary("tosa.maximum", _sub(ctx, 0, two_p), _scalar(ctx, 0, acc))
+    normalized = ctx.binary("tosa.arithmetic_right_shift", ctx.binary("tosa.logical_left_shift", acc, up), down,
+                            {"round": False})
+    half = ctx.binary("tosa.arithmetic_right_shift",
+                      ctx.binary("tosa.arithmetic_right_shift", normalized, _scalar(ctx, 1, acc), {"round": False}),
+                      _scalar(ctx, 1, acc), {"round": True})  # Q3.28 input / 2
+    x: Value | int = 1 << 28
+    for _ in range(5):
+        cube = _shl(ctx, _srdhm(ctx, _srdhm(ctx, x, x), x), 6)
+        x = _shl(ctx, _sub(ctx, _srdhm(ctx, (1 << 28) + (1 << 27), x), _srdhm(ctx, half, cube)), 3)
+    return _srdhm(ctx, x, 1518500250), p  # times sqrt(2) / 2
+
+
+def _rounding_divide(ctx: LoweringContext, x: Value, shift: Value) -> Value:
+    """gemmlowp RoundingDivideByPOT by a per-row shift: halves away from zero, so the magnitude is
+    shifted with TOSA's half-up rounding and the sign put back (a multiplication by +-1)."""
+    magnitude = ctx.binary("tosa.arithmetic_right_shift", ctx.op("tosa.abs", [x]), shift, {"round": True})
+    sign = ctx.binary("tosa.add", _shl(ctx, ctx.binary("tosa.arithmetic_right_shift", x, _scalar(ctx, 31, x),
+                                                       {"round": False}), 1), _scalar(ctx, 1, x))
+    return _mul(ctx, magnitude, sign)
+
+
+def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: list[int]) -> Value | None:
+    """TFLite's int8 (reference_integer_ops) and uint8 (reference_ops) L2Normalization: the sum of
+    squares of x - zp, its inverse square root as a multiplier and exponent, and each output
+    x - zp times it in 1/128 units. TFLite accepts only that output scale (zero point 0, uint8 128);
+    for another scale the ratio 1 / (128 * scale) joins the row's multiplier (one SRDHM more), so
+    the rest of the arithmetic stays TFLite's."""
+    if xq.dtype != "i8" or yq.dtype != "i8" or yq.zero_point != 0 or xq.offset != yq.offset:
+        return None
+    unsigned = xq.offset == 128
+    ratio_multiplier, ratio_exponent = quantize_multiplier(1.0 / (128.0 * yq.scale))
+    exact = ratio_multiplier == 1 << 30 and ratio_exponent == 1  # the ratio is 1: TFLite's own scale
+    if not exact and not -7 <= ratio_exponent <= 7:
+        return None
+    v = rescale(ctx, x, 1.0, "i32", in_zp=xq.zero_point, rounding="SINGLE_ROUND")
+    acc = _mul(ctx, v, v)
+    for axis in sorted(axes):
+        acc = ctx.op("tosa.reduce_sum", [acc], {"axis": axis})
+    # a sum of 0 or 1 takes the kernel's special case, multiplier 2**31 - 1 and exponent 0 (0 only
+    # comes with x - zp = 0 everywhere): as the sum 1 (p = 14) with the multiplier saturated below
+    inverse, p = _inverse_sqrt(ctx, ctx.binary("tosa.maximum", acc, _scalar(ctx, 1, acc)))
+    # exponent 11 - p; a negative one moves into the multiplier, saturating (p = 14 only for the
+    # special case: its multiplier becomes 2**31 - 8, which rounds |x - zp| <= 1 as 2**31 - 1 does)
+    into_multiplier = ctx.binary("tosa.maximum", _sub(ctx, p, 11), _scalar(ctx, 0, p))
+    limit = ctx.binary("tosa.arithmetic_right_shift", _scalar(ctx, INT32_MAX, p), into_multiplier, {"round": False})
+    inverse = ctx.binary("tosa.logical_left_shift", ctx.binary("tosa.minimum", inverse, limit), into_multiplier)
+    right = ctx.binary("tosa.maximum", _sub(ctx, 11, p), _scalar(ctx, 0, p))  # the kernel's right shift, 0..12
+    left_bits = 0 if exact else ratio_exponent  # SRDHM by the ratio's multiplier leaves 2**-exponent
+    if not exact:
+        inverse = _srdhm(ctx, inverse, ratio_multiplier)
+    if unsigned:  # RoundingDivideByPOT(SRDHM(128 * (x - zp), multiplier), right)
+        y = _rounding_divide(ctx, _srdhm(ctx, _shl(ctx, v, 7 + left_bits), inverse), right)
+    else:  # MultiplyByQuantizedMultiplier(x - zp, multiplier, 7 - right)
+        exponent = _sub(ctx, 7 + left_bits, right)
+        shifted = ctx.binary("tosa.logical_left_shift", v, ctx.binary("tosa.maximum", exponent, _scalar(ctx, 0, p)))
+        y = _rounding_divide(ctx, _srdhm(ctx, shifted, inverse),
+                             ctx.binary("tosa.maximum", _sub(ctx, 0, exponent), _scalar(ctx, 0, p)))
+    return _pot(ctx, y, 0, "i8")
