@@ -117,6 +117,23 @@ def test_l2_normalization_is_tflites(dtype, zero_point, depth):
     assert "tosa.gather" not in op_counts(low) and "tosa.intdiv" not in op_counts(low)
 
 
+@pytest.mark.parametrize("dtype,output_scale", [("i8", 1 / 127.5), ("ui8", 1 / 127.5), ("i8", 1 / 100), ("i8", 0.02)])
+def test_l2_normalization_at_other_output_scales(dtype, output_scale):
+    """Output scales TFLite refuses (Arm NN files use 1/127.5): TFLite's arithmetic with the ratio in
+    the row multiplier, as tests/tflite_kernels.py's extension of the kernel models it."""
+    rng = np.random.default_rng(11)
+    np_type = np.int8 if dtype == "i8" else np.uint8
+    zero_point = 3 if dtype == "i8" else 130
+    info = np.iinfo(np_type)
+    x = np.clip(zero_point + rng.integers(-60, 61, (40, 12)), info.min, info.max).astype(np_type)
+    out = qtype(x.shape, dtype, output_scale, 0 if dtype == "i8" else 128)
+    g = one_op("nn.l2_normalize", {"x": qtype(x.shape, dtype, 0.02, zero_point)}, out, {"axes": [1], "epsilon": 1e-12})
+    (got,), low = run(g, [x.view(np.int8)], semantics="litert")
+    want = tfl.l2_normalization(x, zero_point, dtype == "ui8", output_scale)
+    assert np.array_equal(got.view(np_type).reshape(want.shape).astype(np.int64), want)
+    assert "pro_fp" not in required_target(with_distinct_outputs(low)).profiles
+
+
 def test_large_l2_sums_normalize_like_tflite():
     """Sums of squares from 2 to past 2**29 (4096 channels of +-127 give 2**26; 40000 give 6.4e8)."""
     rng = np.random.default_rng(5)
@@ -128,3 +145,58 @@ def test_large_l2_sums_normalize_like_tflite():
                                                                                                      "epsilon": 1e-12})
     (got,), _ = run(g, [x], semantics="litert")
     assert np.array_equal(got.reshape(x.shape), tfl.l2_normalization(x, 0, False))
+
+
+# ------------------------------------------------------------------------------ corpus files
+def _nn_op(path):
+    from nn2tosa.api import load
+
+    g = load(path)
+    node = next(n for n in g.nodes() if g.op(n) != "graph.input")
+    return g.attrs(node), g.type_of(g.operands(node)[0]), g.types(node)[0]
+
+
+# file pattern -> the largest |litert - CpuRef| (LSB) measured: CpuRef computes in float32
+CORPUS_VS_CPUREF = {"*/softmax_*_qs16.armnn": 2, "*/l2norm_*_qs8.armnn": 1, "*/l2norm_*_qu8.armnn": 1}
+
+
+def _corpus_entries() -> list:
+    from fnmatch import fnmatch
+
+    from conftest import CORPUS
+
+    if not CORPUS.exists():
+        return []
+    from corpus_harness import entries
+
+    return entries(lambda e: any(fnmatch(e["file"], p) for p in CORPUS_VS_CPUREF))
+
+
+@pytest.mark.parametrize("e", _corpus_entries(), ids=lambda e: e["file"])
+def test_corpus_file_is_integer_and_tflites(e):
+    """The corpus' int16 softmax and int8/uint8 L2 normalization files under litert: integer only,
+    equal to the model of TFLite's kernel on the file's input, within the measured bound of CpuRef's
+    float32 outputs."""
+    from fnmatch import fnmatch
+
+    from corpus_harness import convert_entry, load_expected, load_inputs, model_path, run_reference
+
+    conv = convert_entry(e, semantics="litert")
+    assert "pro_fp" not in conv.result.target.profiles, conv.result.target.reasons
+    (got,), status = run_reference(conv.tosa, load_inputs(e))
+    assert status == "TOSA_VALID"
+    (cpuref,) = load_expected(e)
+    got = np.asarray(got).reshape(cpuref.shape)
+    got = got.view(cpuref.dtype) if got.dtype != cpuref.dtype else got
+    attrs, xt, yt = _nn_op(model_path(e))
+    x = np.load(model_path(e).parent / e["input_files"][0])
+    if "softmax" in e["file"]:
+        axis = int(attrs["axis"]) % x.ndim
+        want = np.moveaxis(tfl.softmax_int16(np.moveaxis(x, axis, -1), xt.quant.scales[0], attrs["beta"]), -1, axis)
+    else:
+        axis = 3 if attrs["dataLayout"] == "NHWC" else 1
+        want = np.moveaxis(tfl.l2_normalization(np.moveaxis(x, axis, -1), int(xt.quant.zero_points[0]),
+                                                x.dtype == np.uint8, yt.quant.scales[0]), -1, axis)
+    assert np.array_equal(got.astype(np.int64), want)
+    bound = next(b for p, b in CORPUS_VS_CPUREF.items() if fnmatch(e["file"], p))
+    assert np.abs(got.astype(np.int64) - cpuref.astype(np.int64)).max() <= bound

@@ -191,17 +191,24 @@ def inv_sqrt_multiplier(acc: int) -> tuple[int, int]:
     return x, -shift
 
 
-def l2_normalization(x: np.ndarray, zero_point: int, unsigned: bool) -> np.ndarray:
+def l2_normalization(x: np.ndarray, zero_point: int, unsigned: bool, output_scale: float = 1 / 128) -> np.ndarray:
     """reference_integer_ops::L2Normalization (int8: output scale 1/128, zero point 0) or
-    reference_ops::L2Normalization (uint8: scale 1/128, zero point 128), last axis; stored values."""
+    reference_ops::L2Normalization (uint8: scale 1/128, zero point 128), last axis; stored values.
+    Another output scale (which TFLite refuses) is nn2tosa's extension: the row multiplier times the
+    ratio 1 / (128 * scale) by one more SRDHM, the ratio's exponent added to the left shift."""
+    ratio, ratio_exponent = quantize_multiplier(1.0 / (128.0 * output_scale))
+    folded = output_scale != 1 / 128
     rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
     out = np.empty_like(rows)
     for i, row in enumerate(rows):
         diffs = [int(v) - zero_point for v in row]
         multiplier, shift = inv_sqrt_multiplier(sum(d * d for d in diffs))
+        extra = 0
+        if folded:
+            multiplier, extra = srdhm(multiplier, ratio), ratio_exponent
         for c, d in enumerate(diffs):
             if unsigned:
-                out[i, c] = max(0, min(255, 128 + rdbpot(srdhm(128 * d, multiplier), -shift)))
+                out[i, c] = max(0, min(255, 128 + rdbpot(srdhm(128 * 2 ** extra * d, multiplier), -shift)))
             else:
-                out[i, c] = max(-128, min(127, mbqm(d, multiplier, shift + 7)))
+                out[i, c] = max(-128, min(127, mbqm(d, multiplier, shift + 7 + extra)))
     return out.reshape(x.shape)
