@@ -200,3 +200,29 @@ def test_corpus_file_is_integer_and_tflites(e):
     assert np.array_equal(got.astype(np.int64), want)
     bound = next(b for p, b in CORPUS_VS_CPUREF.items() if fnmatch(e["file"], p))
     assert np.abs(got.astype(np.int64) - cpuref.astype(np.int64)).max() <= bound
+
+
+@pytest.mark.parametrize("dtype,qa,qb,qy", [
+    ("i8", (0.05, -3), (0.04, 7), (0.1, 2)),
+    ("i8", (0.047, -116), (0.93, -58), (0.098, -110)),  # small dividends: TFLite's far-off results
+    ("ui8", (0.1, 128), (0.05, 120), (0.2, 128)),
+    ("ui8", (0.0109, 250), (0.315, 200), (0.19, 113)),
+    ("i16", (1e-3, 0), (5e-4, 0), (2e-3, 0)),
+    ("i16", (3e-5, 0), (1e-3, 0), (1e-4, 0)),
+])
+def test_division_is_tflites(dtype, qa, qb, qy):
+    """Every dividend against divisors spread over the type (one broadcast row), zero divisors left out."""
+    np_type = {"i8": np.int8, "ui8": np.uint8, "i16": np.int16}[dtype]
+    info = np.iinfo(np_type)
+    a = np.linspace(info.min, info.max, 256).round().astype(np_type)[:, None]
+    b = np.linspace(info.min, info.max, 33).round().astype(np.int64)
+    b = np.where(b == qb[1], b + 1, b).astype(np_type)[None, :]
+    out = (a.shape[0], b.shape[1])
+    g = one_op("nn.div", {"a": qtype(a.shape, dtype, *qa), "b": qtype(b.shape, dtype, *qb)}, qtype(out, dtype, *qy))
+    (got,), low = run(g, [a.view(np.int8) if dtype == "ui8" else a, b.view(np.int8) if dtype == "ui8" else b],
+                      semantics="litert")
+    want = tfl.div(a, b, qa, qb, qy, info.min, info.max)
+    assert np.array_equal(got.view(np_type).reshape(out).astype(np.int64), want)
+    allowed = {"pro_int", "int16"} | ({"doubleround"} if dtype == "ui8" else set())
+    assert integer_target(low) <= allowed
+    assert "tosa.intdiv" not in op_counts(low) and "tosa.select" not in op_counts(low)

@@ -212,3 +212,41 @@ def l2_normalization(x: np.ndarray, zero_point: int, unsigned: bool, output_scal
             else:
                 out[i, c] = max(-128, min(127, mbqm(d, multiplier, shift + 7 + extra)))
     return out.reshape(x.shape)
+
+
+# ------------------------------------------------------------------------------ division
+def rdbpot_x86(x: int, e: int) -> int:
+    """RoundingDivideByPOT as compiled for x86-64 when the exponent exceeds 31 (which gemmlowp only
+    asserts against): the mask (2**e - 1) truncated to int32 is all ones, and the int32 shift takes
+    the exponent modulo 32."""
+    if e <= 31:
+        return rdbpot(x, e)
+    threshold = -1 + (1 if x < 0 else 0)
+    return (x >> (e & 31)) + (1 if x > threshold else 0)
+
+
+def _leading_sign_bits(x: int) -> int:
+    return clz32(x) - 1 if x >= 0 else clz32(~x) - 1
+
+
+def div(a: np.ndarray, b: np.ndarray, qa: tuple[float, int], qb: tuple[float, int], qy: tuple[float, int],
+        lo: int, hi: int) -> np.ndarray:
+    """reference_ops::DivElementwise (uint8, int8, int16) on broadcast operands; q* = (scale, zero
+    point) of the stored values. A zero divisor (TFLite: a debug check, undefined) is divided as 1."""
+    real = float(np.float32(qa[0]) / (np.float32(qb[0]) * np.float32(qy[0])))
+    multiplier, shift = quantize_multiplier(real)
+    a, b = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
+    out = np.empty(a.shape, np.int64)
+    for i in np.ndindex(a.shape):
+        x, y = int(a[i]) - qa[1], int(b[i]) - qb[1]
+        if y < 0:
+            x, y = -x, -y
+        y = max(y, 1)
+        headroom_plus_one = clz32(y)
+        reciprocal = one_over_one_plus_x(wrap32(((y << headroom_plus_one) & 0xFFFFFFFF) - 2 ** 31))
+        reciprocal_shift = 31 - headroom_plus_one
+        headroom = _leading_sign_bits(x)
+        unscaled = srdhm(wrap32(x * 2 ** headroom), reciprocal)
+        total_shift = shift - reciprocal_shift - headroom
+        out[i] = max(lo, min(hi, qy[1] + rdbpot_x86(srdhm(unscaled, multiplier), -total_shift)))
+    return out

@@ -115,12 +115,17 @@ def div(ctx: LoweringContext) -> Value:
     2**-p. Division by zero gives what CpuRef's float division encodes: the saturated extreme of the
     numerator's sign (0 / 0, a NaN CpuRef refuses to encode, gives the zero point). When the
     numerator leaves fewer than DIVISION_FRACTION_BITS for the quotient (int16 data), it computes in
-    f32 as CpuRef does."""
+    f32 as CpuRef does. That is CpuRef's division; semantics "litert" takes TFLite's integer kernel
+    (quantized_litert.div) wherever TFLite accepts the operands."""
     (a, b), (aq, bq) = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, yq)
+    if ctx.semantics == "litert":  # TFLite's integer kernel
+        y = quantized_litert.div(ctx, a, b, aq, bq, yq)
+        if y is not None:
+            return y
     ratio = aq.scale / (bq.scale * yq.scale)
     p = fraction_bits(aq.span, ratio, headroom=1, input_span=aq.span)
     if p < DIVISION_FRACTION_BITS:  # wide numerators (int16) leave too few bits for the quotient

@@ -11,7 +11,8 @@ then lowers as CpuRef computes.
 
 - softmax_int8 (reference_ops::Softmax, int8/uint8 in, int8/uint8 out at scale 1/256);
 - softmax_int16 (reference_ops::SoftmaxInt16, scale 1/32768 out);
-- l2_normalize (int8 reference_integer_ops::L2Normalization, uint8 reference_ops::L2Normalization).
+- l2_normalize (int8 reference_integer_ops::L2Normalization, uint8 reference_ops::L2Normalization);
+- div (reference_ops::DivElementwise: uint8, int8, int16).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..quant import QInfo, rescale
+from ..quant import QInfo, clamp_int, rescale
 from ..tflite_fixed import (INT32_MAX, exp_on_negative_values, lut_int16, multiply_by_quantized_multiplier, quantize_multiplier,
                             srdhm)
 
@@ -246,3 +247,46 @@ def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: lis
         y = _rounding_divide(ctx, _srdhm(ctx, shifted, inverse),
                              ctx.binary("tosa.maximum", _sub(ctx, 0, exponent), _scalar(ctx, 0, p)))
     return _pot(ctx, y, 0, "i8")
+
+
+# ------------------------------------------------------------------------------ division
+def div(ctx: LoweringContext, a: Value, b: Value, aq: QInfo, bq: QInfo, yq: QInfo) -> Value | None:
+    """reference_ops::DivElementwise (uint8, int8, int16): the divisor's sign moved to the dividend,
+    the divisor's reciprocal by GetReciprocal (CLZ and the Newton-Raphson of softmax), the dividend
+    shifted up by its redundant sign bits, both multiplied (SRDHM), then by the output multiplier,
+    and rounding-divided by 2**e, e = the reciprocal's exponent + the dividend's headroom - the
+    output exponent. For small dividends e exceeds 31, where gemmlowp's RoundingDivideByPOT only
+    asserts: compiled (x86-64 and AArch64 alike) its mask is all ones and its shift takes e modulo 32,
+    giving (q >> (e - 32)) + (q >= 0), far from the quotient; LiteRT computes that, and so does this.
+    A zero divisor (a TFLite debug check, undefined otherwise) divides by 1."""
+    if not (aq.dtype == bq.dtype == yq.dtype and aq.dtype in ("i8", "i16")) or len({aq.offset, bq.offset, yq.offset}) > 1:
+        return None
+    if aq.dtype == "i16" and (aq.zero_point or bq.zero_point or yq.zero_point):
+        return None
+    real = float(np.float32(aq.scale) / (np.float32(bq.scale) * np.float32(yq.scale)))  # float, as the kernel
+    multiplier, exponent = quantize_multiplier(real)
+    if exponent > (23 if aq.dtype == "i8" else 15):  # e >= 0 needs the smallest headroom (|x| <= 255 or 65535)
+        return None
+    x = rescale(ctx, a, 1.0, "i32", in_zp=aq.zero_point, rounding="SINGLE_ROUND")
+    d = rescale(ctx, b, 1.0, "i32", in_zp=bq.zero_point, rounding="SINGLE_ROUND")
+    x, d = ctx.same_rank(x, d)
+
+    def sign_bit(v: Value) -> Value:  # -1 for negative values, else 0
+        return ctx.binary("tosa.arithmetic_right_shift", v, _scalar(ctx, 31, v), {"round": False})
+
+    sign = ctx.binary("tosa.add", _shl(ctx, sign_bit(d), 1), _scalar(ctx, 1, d))
+    x, d = _mul(ctx, x, sign), _mul(ctx, d, sign)
+    reciprocal, headroom_plus_one = _reciprocal(ctx, ctx.binary("tosa.maximum", d, _scalar(ctx, 1, d)))
+    # CountLeadingSignBits(x) = CLZ(x ^ (x >> 31)) - 1
+    headroom = _sub(ctx, ctx.op("tosa.clz", [ctx.binary("tosa.bitwise_xor", x, sign_bit(x))]), 1)
+    quotient = _srdhm(ctx, _srdhm(ctx, ctx.binary("tosa.logical_left_shift", x, headroom), reciprocal), multiplier)
+    e = ctx.binary("tosa.add", _sub(ctx, 31 - exponent, headroom_plus_one), headroom)
+    near = _rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
+    far = ctx.binary("tosa.add", ctx.binary("tosa.arithmetic_right_shift", quotient,
+                                            ctx.binary("tosa.bitwise_and", e, _scalar(ctx, 31, e)), {"round": False}),
+                     ctx.binary("tosa.add", sign_bit(quotient), _scalar(ctx, 1, quotient)))
+    beyond = ctx.binary("tosa.minimum", ctx.binary("tosa.arithmetic_right_shift", e, _scalar(ctx, 5, e),
+                                                   {"round": False}), _scalar(ctx, 1, e))  # e > 31: 1, else 0
+    y = ctx.binary("tosa.add", near, _mul(ctx, beyond, ctx.binary("tosa.sub", far, near)))
+    y = clamp_int(ctx, y, -(1 << 20), 1 << 20)  # RESCALE by 1 takes |y| < 2**29 only; the output saturates anyway
+    return _pot(ctx, y, 0, yq.dtype, out_zp=yq.zero_point if yq.dtype == "i8" else 0)
