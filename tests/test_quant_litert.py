@@ -153,11 +153,12 @@ def _nn_op(path):
 
     g = load(path)
     node = next(n for n in g.nodes() if g.op(n) != "graph.input")
-    return g.attrs(node), g.type_of(g.operands(node)[0]), g.types(node)[0]
+    return g.attrs(node), [g.type_of(v) for v in g.operands(node)], g.types(node)[0]
 
 
 # file pattern -> the largest |litert - CpuRef| (LSB) measured: CpuRef computes in float32
-CORPUS_VS_CPUREF = {"*/softmax_*_qs16.armnn": 2, "*/l2norm_*_qs8.armnn": 1, "*/l2norm_*_qu8.armnn": 1}
+CORPUS_VS_CPUREF = {"*/softmax_*_qs16.armnn": 2, "*/l2norm_*_qs8.armnn": 1, "*/l2norm_*_qu8.armnn": 1,
+                    "*/division_*_q*.armnn": 0, "*/elementwisebinary_div_*_q*.armnn": 0}
 
 
 def _corpus_entries() -> list:
@@ -174,7 +175,7 @@ def _corpus_entries() -> list:
 
 @pytest.mark.parametrize("e", _corpus_entries(), ids=lambda e: e["file"])
 def test_corpus_file_is_integer_and_tflites(e):
-    """The corpus' int16 softmax and int8/uint8 L2 normalization files under litert: integer only,
+    """The corpus' int16 softmax, int8/uint8 L2 normalization and division files under litert: integer only,
     equal to the model of TFLite's kernel on the file's input, within the measured bound of CpuRef's
     float32 outputs."""
     from fnmatch import fnmatch
@@ -188,9 +189,14 @@ def test_corpus_file_is_integer_and_tflites(e):
     (cpuref,) = load_expected(e)
     got = np.asarray(got).reshape(cpuref.shape)
     got = got.view(cpuref.dtype) if got.dtype != cpuref.dtype else got
-    attrs, xt, yt = _nn_op(model_path(e))
-    x = np.load(model_path(e).parent / e["input_files"][0])
-    if "softmax" in e["file"]:
+    attrs, in_types, yt = _nn_op(model_path(e))
+    xt = in_types[0]
+    x, *rest = (np.load(model_path(e).parent / f) for f in e["input_files"])
+    if "div" in e["file"]:
+        info = np.iinfo(x.dtype)
+        qa, qb, qy = ((t.quant.scales[0], int(t.quant.zero_points[0])) for t in (*in_types, yt))
+        want = tfl.div(x, rest[0], qa, qb, qy, info.min, info.max)
+    elif "softmax" in e["file"]:
         axis = int(attrs["axis"]) % x.ndim
         want = np.moveaxis(tfl.softmax_int16(np.moveaxis(x, axis, -1), xt.quant.scales[0], attrs["beta"]), -1, axis)
     else:

@@ -14,7 +14,9 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - reductions: sum and mean add (x - zp) exactly in i32 and RESCALE once (the mean divides by the
   count there); max and min select stored integers (the encoding is monotonic);
 - softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
-  256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division;
+  256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
+  (CpuRef's; semantics "litert" lowers softmax, L2 normalization and division as TFLite's integer
+  kernels compute them: quantized_litert.py);
 - batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias.
 """
 from __future__ import annotations
