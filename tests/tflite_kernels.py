@@ -208,7 +208,7 @@ def l2_normalization(x: np.ndarray, zero_point: int, unsigned: bool, output_scal
             multiplier, extra = srdhm(multiplier, ratio), ratio_exponent
         for c, d in enumerate(diffs):
             if unsigned:
-                out[i, c] = max(0, min(255, 128 + rdbpot(srdhm(128 * 2 ** extra * d, multiplier), -shift)))
+                out[i, c] = max(0, min(255, 128 + rdbpot(srdhm(d * 2 ** (7 + extra), multiplier), -shift)))
             else:
                 out[i, c] = max(-128, min(127, mbqm(d, multiplier, shift + 7 + extra)))
     return out.reshape(x.shape)
