@@ -38,7 +38,8 @@ def softmax_inputs(rng: np.random.Generator, shape: tuple[int, ...], dtype, spre
     rows = []
     for k in range(int(np.prod(shape[:-1]))):
         spread = spreads[k % len(spreads)]
-        centre = int(rng.integers(info.min + spread, info.max - spread + 1)) if spread < (info.max - info.min) // 2 else 0
+        wide = spread >= (info.max - info.min) // 2
+        centre = 0 if wide else int(rng.integers(info.min + spread, info.max - spread + 1))
         rows.append(np.clip(rng.integers(centre - spread, centre + spread + 1, shape[-1]), info.min, info.max))
     x = np.array(rows).reshape(shape).astype(dtype)
     x.reshape(-1)[:2] = info.min, info.max

@@ -2,12 +2,13 @@
 
 Each function reproduces one TFLite reference kernel bit for bit in TOSA integer ops, preferring the
 ops Ethos-U's Vela maps (TABLE, RESCALE, MUL, ADD, REDUCE_MAX): no GATHER, INTDIV or SELECT. Functions
-of a difference of int8 values become int8 TABLEs (one per byte of the result), TFLite's own
-interpolated int16 tables become int16 TABLEs fed as TFLite feeds them. The per-row parts (the reciprocal of a sum) are gemmlowp's fixed-point steps: MUL with shift 31
-is its SaturatingRoundingDoublingHighMul, CLZ and shifts normalize, ARITHMETIC_RIGHT_SHIFT with
-`round` is its RoundingDivideByPOT of a non-negative value. They return None where TFLite would
-refuse the tensor's quantization (or the shape exceeds what the kernel handles), and the caller
-then lowers as CpuRef computes.
+of a difference of int8 values become int8 TABLEs (one per byte of the result); TFLite's own
+interpolated int16 tables become int16 TABLEs fed as TFLite feeds them. The per-row parts (the
+reciprocal of a sum, an inverse square root) are gemmlowp's fixed-point steps: MUL with shift 31 is
+its SaturatingRoundingDoublingHighMul, CLZ and shifts normalize, ARITHMETIC_RIGHT_SHIFT with `round`
+is its RoundingDivideByPOT of a non-negative value (CLZ and the shifts are pro_int ops Vela may not
+map). They return None where TFLite would refuse the tensor's quantization (or the shape exceeds what
+the kernel handles), and the caller then lowers as CpuRef computes.
 
 - softmax_int8 (reference_ops::Softmax, int8/uint8 in, int8/uint8 out at scale 1/256);
 - softmax_int16 (reference_ops::SoftmaxInt16, scale 1/32768 out);
@@ -24,8 +25,7 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..quant import QInfo, clamp_int, rescale
-from ..tflite_fixed import (INT32_MAX, exp_on_negative_values, lut_int16, multiply_by_quantized_multiplier, quantize_multiplier,
-                            srdhm)
+from ..tflite_fixed import INT32_MAX, exp_on_negative_values, lut_int16, quantize_multiplier, srdhm
 
 # gemmlowp's one_over_one_plus_x_for_x_in_0_1: Newton-Raphson from 48/17 - 32/17 * d in Q2.29
 _NR_START, _NR_SLOPE, _NR_STEPS = 1515870810, -1010580540, 3
@@ -65,7 +65,7 @@ def _reciprocal(ctx: LoweringContext, total: Value) -> tuple[Value, Value]:
     headroom = ctx.op("tosa.clz", [total])
     half = ctx.binary("tosa.logical_left_shift", total, ctx.binary("tosa.sub", headroom, _scalar(ctx, 1, headroom)))
     x = ctx.binary("tosa.add", _scalar(ctx, _NR_START, half), _mul(ctx, half, _scalar(ctx, _NR_SLOPE, half), 31))
-    for _ in range(_NR_STEPS):
+    for _ in range(_NR_STEPS):  # the correction x * (1 - d x) is small: its saturating Q4 -> Q2 is a plain * 4
         error = ctx.binary("tosa.sub", _scalar(ctx, 1 << 29, half), _mul(ctx, half, x, 31))
         x = ctx.binary("tosa.add", x, _mul(ctx, _mul(ctx, x, error, 31), _scalar(ctx, 4, x)))
     # Q2.29 -> Q0.31 is a saturating doubling: min(x, 2**30) + min(x, 2**30 - 1) saturates at 2**31 - 1
@@ -76,8 +76,9 @@ def _reciprocal(ctx: LoweringContext, total: Value) -> tuple[Value, Value]:
 
 def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int, beta: float) -> Value | None:
     """reference_ops::Softmax: exp of (x - max) * beta * s in Q5.26 by gemmlowp's exp (a function of
-    the difference, 0..255: four int8 TABLEs hold its bytes), sum of the exps in
-    Q12.19, their reciprocal, and each output round(exp * reciprocal / 2**k) - 128."""
+    the difference, 0..255: four int8 TABLEs hold its bytes), sum of the exps in Q12.19, their
+    reciprocal, and each output round(exp * reciprocal / 2**k) - 128. TFLite checks the int8 output
+    quantization (1/256, -128) and ignores uint8's; here both must be it."""
     if yq.dtype != "i8" or xq.dtype != "i8" or yq.zero_point != -128 or not _near(yq.scale, 1 / 256):
         return None
     depth = ctx.type_of(x).shape[axis]
@@ -99,7 +100,8 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
              _scalar(ctx, 1 << 24, d))
     for shift in (16, 8, 0):
         byte = ((exps >> shift) & 0xFF) - 128
-        e = ctx.binary("tosa.add", e, _pot(ctx, ctx.op("tosa.table", [k, ctx.const(byte.astype(np.int8), "i8")]), shift))
+        part = ctx.op("tosa.table", [k, ctx.const(byte.astype(np.int8), "i8")])
+        e = ctx.binary("tosa.add", e, _pot(ctx, part, shift))
     e = ctx.binary("tosa.add", e, _scalar(ctx, 128 * ((1 << 16) + (1 << 8) + 1), e))  # Q0.31
     total = ctx.op("tosa.reduce_sum", [_pot(ctx, e, -12)], {"axis": axis})  # Q12.19
     scale, headroom = _reciprocal(ctx, total)
@@ -136,7 +138,6 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
     pair, rounding = _shift_pair(multiplier, exponent)
     if not 18 <= pair[1] <= 62:  # RESCALE takes |x - max| <= 65535 only with shift >= 18
         return None
-    assert multiply_by_quantized_multiplier(-65535, multiplier, exponent) <= 0
     top = ctx.op("tosa.reduce_max", [x], {"axis": axis})
     d = ctx.binary("tosa.sub", _pot(ctx, x, 0), _pot(ctx, top, 0))
     scaled = rescale(ctx, d, 1.0, "i32", pair=pair, rounding=rounding)
@@ -259,7 +260,8 @@ def div(ctx: LoweringContext, a: Value, b: Value, aq: QInfo, bq: QInfo, yq: QInf
     asserts: compiled (x86-64 and AArch64 alike) its mask is all ones and its shift takes e modulo 32,
     giving (q >> (e - 32)) + (q >= 0), far from the quotient; LiteRT computes that, and so does this.
     A zero divisor (a TFLite debug check, undefined otherwise) divides by 1."""
-    if not (aq.dtype == bq.dtype == yq.dtype and aq.dtype in ("i8", "i16")) or len({aq.offset, bq.offset, yq.offset}) > 1:
+    same_type = aq.dtype == bq.dtype == yq.dtype and len({aq.offset, bq.offset, yq.offset}) == 1
+    if not same_type or aq.dtype not in ("i8", "i16"):
         return None
     if aq.dtype == "i16" and (aq.zero_point or bq.zero_point or yq.zero_point):
         return None
