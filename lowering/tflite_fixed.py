@@ -6,8 +6,8 @@ The arithmetic is gemmlowp's as TFLite's reference kernels use it:
   shift 31 computes the same (floor((a * b + 2**30) / 2**31)) except for the saturating case
   a = b = -2**31, which the kernels never reach;
 - `rounding_divide_by_pot`: x / 2**e rounded half away from zero;
-- `quantize_multiplier`: a real multiplier as TFLite's (int32 q, exponent), q in [2**30, 2**31);
-  `multiply_by_quantized_multiplier` applies it (TOSA RESCALE with DOUBLE_ROUND gives the same);
+- `quantize_multiplier`: a real multiplier as TFLite's (int32 q, exponent), q in [2**30, 2**31)
+  (TOSA RESCALE with DOUBLE_ROUND applies it as MultiplyByQuantizedMultiplier does);
 - `exp_on_negative_values`: gemmlowp's Q0.31 exp of a negative Qm.(31-m) value;
 - `lut_int16`: the 513-entry int16 tables TFLite's int16 kernels interpolate (LUTPopulate).
 """
@@ -54,11 +54,6 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     if exponent < -31:
         return 0, 0
     return int(q), int(exponent)
-
-
-def multiply_by_quantized_multiplier(x: int, q: int, exponent: int) -> int:
-    left, right = max(exponent, 0), max(-exponent, 0)
-    return rounding_divide_by_pot(srdhm(x * (1 << left), q), right)
 
 
 def _exp_quarter_interval(a: int) -> int:
