@@ -78,6 +78,20 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "fully_connected": ("LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once in double "
                            "(RESCALE SINGLE_ROUND), not with MultiplyByQuantizedMultiplier as its convolutions",
                            "the same, halves away from zero"),
+    "softmax": ("TFLite's reference kernels (lowering/rules/quantized_litert.py), where TFLite accepts the output "
+                "quantization (int8 1/256 zero point -128, uint8 1/256 zero point 0, int16 1/32768): int8/uint8 "
+                "gemmlowp's fixed-point exp (four int8 TABLEs of its bytes) and Newton-Raphson reciprocal; int16 "
+                "TFLite's interpolated exp and 1/(1+x) LUTs as int16 TABLEs. No GATHER, INTDIV or float",
+                "float32 exp, sum and division rounded half away from zero: int8 an exact 256-entry GATHER of "
+                "exp and one rounding INTDIV; int16 computed in f32 (pro_fp)"),
+    "l2_normalize": ("TFLite's int8/uint8 kernels: sum of squares, GetInvSqrtQuantizedMultiplierExp's fixed-point "
+                     "Newton-Raphson, MultiplyByQuantizedMultiplier per row; an output scale other than TFLite's "
+                     "1/128 joins the row multiplier (one more SRDHM). int16: TFLite has no kernel, f32 as CpuRef",
+                     "computed in f32 (pro_fp)"),
+    "div": ("TFLite's DivElementwise (uint8, int8, int16): Newton-Raphson reciprocal of the divisor, the dividend "
+            "shifted by its sign bits, two SRDHMs and a rounding shift, including what that shift gives past 31 "
+            "bits for small dividends (far from the quotient, as LiteRT computes); a zero divisor divides by 1",
+            "one rounding INTDIV of the rescaled dividend (int8), f32 (int16); a zero divisor saturates"),
 }
 
 

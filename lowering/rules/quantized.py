@@ -23,8 +23,8 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   they are; a result quantized differently from its operand is requantized afterwards. concat
   requantizes each operand to the result's quantization; constant pad fills with the encoded
   pad value.
-- `float_fallback`: ops with no integer lowering yet (power, L2 normalization and pooling, ...)
-  compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,
+- `float_fallback`: ops with no integer lowering yet (power, L2 pooling, ...; L2 normalization
+  and int16 softmax under semantics "cpuref" only) compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,
   quantize the result (the TOSA graph then needs pro_fp as well as pro_int).
 """
 from __future__ import annotations
@@ -439,7 +439,7 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     return out[0] if single else out
 
 
-FLOAT_FALLBACK = ("nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_normalize", "nn.l2_pool2d",
+FLOAT_FALLBACK = ("nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_pool2d",
                   "nn.l2_pool3d", "nn.layer_norm", "nn.instance_norm", "nn.local_response_norm", "nn.log_softmax")
 
 

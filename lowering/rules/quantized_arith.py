@@ -14,7 +14,9 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - reductions: sum and mean add (x - zp) exactly in i32 and RESCALE once (the mean divides by the
   count there); max and min select stored integers (the encoding is monotonic);
 - softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
-  256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division;
+  256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
+  (CpuRef's; semantics "litert" lowers softmax, L2 normalization and division as TFLite's integer
+  kernels compute them: quantized_litert.py);
 - batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias.
 
 Under LiteRT semantics (lowering/semantics.py) add, sub, mul, sum and mean follow TFLite's integer
@@ -33,7 +35,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..quant import (QInfo, fraction_bits, max_input_for, narrow, quantize_multiplier, requantize_like_tflite,
                      rescale, saturate_to, widen)
-from . import rule
+from . import quantized_litert, rule
 from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
 from .reduce import reduce_axes
@@ -151,12 +153,17 @@ def div(ctx: LoweringContext) -> Value:
     2**-p. Division by zero gives what CpuRef's float division encodes: the saturated extreme of the
     numerator's sign (0 / 0, a NaN CpuRef refuses to encode, gives the zero point). When the
     numerator leaves fewer than DIVISION_FRACTION_BITS for the quotient (int16 data), it computes in
-    f32 as CpuRef does."""
+    f32 as CpuRef does. That is CpuRef's division; semantics "litert" takes TFLite's integer kernel
+    (quantized_litert.div) wherever TFLite accepts the operands."""
     (a, b), (aq, bq) = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, yq)
+    if ctx.semantics == "litert":  # TFLite's integer kernel
+        y = quantized_litert.div(ctx, a, b, aq, bq, yq)
+        if y is not None:
+            return y
     ratio = aq.scale / (bq.scale * yq.scale)
     p = fraction_bits(aq.span, ratio, headroom=1, input_span=aq.span)
     if p < DIVISION_FRACTION_BITS:  # wide numerators (int16) leave too few bits for the quotient
@@ -320,12 +327,19 @@ def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
 @rule("nn.softmax", quantized=True)
 def softmax(ctx: LoweringContext) -> Value:
     xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None or xq.dtype != "i8" or yq.dtype != "i8":
+    if xq is None or yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, xq, yq)
     x = ctx.operands[0]
     t = ctx.type_of(x)
-    axis, beta = int(ctx.attrs["axis"]), float(ctx.attrs["beta"])
+    axis, beta = int(ctx.attrs["axis"]) % t.rank, float(ctx.attrs["beta"])
+    if ctx.semantics == "litert":  # TFLite's integer kernel where TFLite accepts the quantization
+        kernel = quantized_litert.softmax_int16 if xq.dtype == "i16" else quantized_litert.softmax_int8
+        y = kernel(ctx, x, xq, yq, axis, beta)
+        if y is not None:
+            return y
+    if xq.dtype != "i8" or yq.dtype != "i8":
+        return float_fallback(ctx)
     count = t.shape[axis]
     k = _softmax_exp_bits(count, 1.0 / yq.scale)
     k = min(k, int(math.floor(math.log2(max_input_for(2.0 / yq.scale) + 1))) - 1)  # RESCALE's input limit
@@ -349,6 +363,18 @@ def softmax(ctx: LoweringContext) -> Value:
     if yq.zero_point:
         quotient = ctx.binary("tosa.add", quotient, ctx.scalar(yq.zero_point, "i32", t.rank))
     return saturate_to(ctx, quotient, yq.dtype)
+
+
+@rule("nn.l2_normalize", quantized=True)
+def l2_normalize(ctx: LoweringContext) -> Value:
+    """TFLite's integer kernel under semantics "litert" (int8 / uint8 data); CpuRef's float32 otherwise."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if ctx.semantics == "litert" and xq is not None and yq is not None and not (xq.per_axis or yq.per_axis):
+        rank = ctx.type_of(ctx.operands[0]).rank
+        y = quantized_litert.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
+        if y is not None:
+            return y
+    return float_fallback(ctx)
 
 
 # ------------------------------------------------------------------------------ batch normalization

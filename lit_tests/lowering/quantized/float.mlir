@@ -32,28 +32,31 @@ func.func @dequantize(%x: tensor<4x!quant.uniform<u8:f32, 0.5:100>>) -> tensor<4
   return %y : tensor<4xf32>
 }
 
-// division: round(A * K / B), K = sa / (sb * sy): numerator A * K * 2**p (one RESCALE), INTDIV by
-// B (zero replaced by 1, and the result then by the saturated extreme of A's sign), RESCALE by 2**-p
+// division under the default (LiteRT) semantics: TFLite's DivElementwise in integers. The divisor's
+// sign moves to the dividend, its reciprocal is CLZ-normalized Newton-Raphson (MUL with shift 31),
+// the dividend is shifted by its redundant sign bits (CLZ of x ^ (x >> 31)), and the product is
+// rounding-shifted per element; no INTDIV, SELECT or float
 // CHECK-LABEL: sym_name = "division"
-// CHECK: %[[N:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<4xi32>
-// CHECK: %[[D:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<4xi32>
-// CHECK: %[[ZERO:.*]] = "tosa.equal"(%[[D]], %{{.*}})
-// CHECK: %[[SAFE:.*]] = "tosa.select"(%[[ZERO]], %{{.*}}, %[[D]])
-// CHECK: %[[Q:.*]] = "tosa.intdiv"(%[[N]], %[[SAFE]])
-// CHECK: %[[Y:.*]] = "tosa.rescale"(%[[Q]], {{.*}}) -> tensor<4xi8>
-// CHECK: "tosa.select"(%[[ZERO]], %{{.*}}, %[[Y]])
+// CHECK-NOT: "tosa.intdiv"
+// CHECK-NOT: "tosa.select"
+// CHECK: "tosa.clz"
+// CHECK: "tosa.bitwise_xor"
+// CHECK: "tosa.clz"
+// CHECK: "tosa.mul"({{.*}}) : (tensor<4xi32>, tensor<4xi32>, tensor<1xi8>) -> tensor<4xi32>
+// CHECK: "tosa.arithmetic_right_shift"({{.*}}) <{round = true}>
+// CHECK: "tosa.rescale"({{.*}}) -> tensor<4xi8>
 func.func @division(%a: tensor<4x!quant.uniform<i8:f32, 0.5>>, %b: tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.125>> {
   %y = "nn.div"(%a, %b) : (tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<4x!quant.uniform<i8:f32, 0.25>>) -> tensor<4x!quant.uniform<i8:f32, 0.125>>
   return %y : tensor<4x!quant.uniform<i8:f32, 0.125>>
 }
 
-// int16 numerators leave too few bits for an exact quotient: the operands are dequantized, divided
-// by the float rule and quantized (the target then needs pro_fp)
-// CHECK-LABEL: sym_name = "division_in_float"
-// CHECK: "tosa.reciprocal"
-// CHECK: "tosa.floor"
-// CHECK: "tosa.cast"({{.*}}) : (tensor<4xi32>) -> tensor<4xi16>
-func.func @division_in_float(%a: tensor<4x!quant.uniform<i16:f32, 6.1E-5>>, %b: tensor<4x!quant.uniform<i16:f32, 6.1E-5>>) -> tensor<4x!quant.uniform<i16:f32, 6.2E-5>> {
+// int16 division is TFLite's integer kernel too (CpuRef's semantics compute it in f32)
+// CHECK-LABEL: sym_name = "division_int16"
+// CHECK-NOT: "tosa.reciprocal"
+// CHECK-NOT: "tosa.floor"
+// CHECK: "tosa.clz"
+// CHECK: "tosa.rescale"({{.*}}) -> tensor<4xi16>
+func.func @division_int16(%a: tensor<4x!quant.uniform<i16:f32, 6.1E-5>>, %b: tensor<4x!quant.uniform<i16:f32, 6.1E-5>>) -> tensor<4x!quant.uniform<i16:f32, 6.2E-5>> {
   %y = "nn.div"(%a, %b) : (tensor<4x!quant.uniform<i16:f32, 6.1E-5>>, tensor<4x!quant.uniform<i16:f32, 6.1E-5>>) -> tensor<4x!quant.uniform<i16:f32, 6.2E-5>>
   return %y : tensor<4x!quant.uniform<i16:f32, 6.2E-5>>
 }

@@ -15,8 +15,9 @@ func.func @mean(%x: tensor<1x4x4x2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<1x1
   return %y : tensor<1x1x1x2x!quant.uniform<i8:f32, 0.25:-1>>
 }
 
-// softmax of i8 data: d = max - x in 0..255, exp(-beta * s * d) * 2**k from a 256-entry i32 GATHER
-// table, and round(e / sum / s_y) = (2 e / s_y + sum) / (2 sum), one integer division
+// softmax of i8 data to an output quantization TFLite's kernel refuses (it requires 1/256, -128):
+// CpuRef's integer lowering. d = max - x in 0..255, exp(-beta * s * d) * 2**k from a 256-entry i32
+// GATHER table, and round(e / sum / s_y) = (2 e / s_y + sum) / (2 sum), one integer division
 // CHECK-LABEL: sym_name = "softmax"
 // CHECK: %[[X:.*]] = "tosa.cast"(%arg{{[0-9]+}}) : (tensor<2x8xi8>) -> tensor<2x8xi32>
 // CHECK: %[[M:.*]] = "tosa.reduce_max"(%[[X]]) <{axis = 1 : i32
@@ -29,7 +30,25 @@ func.func @mean(%x: tensor<1x4x4x2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<1x1
 // CHECK: %[[NUM:.*]] = "tosa.add"(%[[N]], %[[SUM]])
 // CHECK: %[[DEN:.*]] = "tosa.add"(%[[SUM]], %[[SUM]])
 // CHECK: "tosa.intdiv"(%[[NUM]], %[[DEN]])
-func.func @softmax(%x: tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>> {
+func.func @softmax(%x: tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.0039215686:-128>> {
+  %y = "nn.softmax"(%x) {axis = 1 : i64, beta = 1.0 : f64} : (tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.0039215686:-128>>
+  return %y : tensor<2x8x!quant.uniform<i8:f32, 0.0039215686:-128>>
+}
+
+// softmax to TFLite's output quantization (1/256, -128), default (LiteRT) semantics: TFLite's
+// reference kernel. The max is taken on the i8 data; x - max + 127 indexes four int8 TABLEs holding
+// the bytes of gemmlowp's Q0.31 exp; the Q12.19 sum's reciprocal is CLZ-normalized Newton-Raphson;
+// each output is a rounding shift by a per-row amount
+// CHECK-LABEL: sym_name = "softmax_litert"
+// CHECK: "tosa.reduce_max"(%arg{{[0-9]+}}) <{axis = 1 : i32
+// CHECK-COUNT-4: "tosa.table"({{.*}}) : (tensor<2x8xi8>, tensor<256xi8>) -> tensor<2x8xi8>
+// CHECK: "tosa.reduce_sum"({{.*}}) <{axis = 1 : i32}> : (tensor<2x8xi32>) -> tensor<2x1xi32>
+// CHECK: "tosa.clz"({{.*}}) : (tensor<2x1xi32>) -> tensor<2x1xi32>
+// CHECK: "tosa.arithmetic_right_shift"({{.*}}) <{round = true}> : (tensor<2x8xi32>, tensor<2x1xi32>) -> tensor<2x8xi32>
+// CHECK-NOT: "tosa.gather"
+// CHECK-NOT: "tosa.intdiv"
+// CHECK: "tosa.rescale"({{.*}}) -> tensor<2x8xi8>
+func.func @softmax_litert(%x: tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>> {
   %y = "nn.softmax"(%x) {axis = 1 : i64, beta = 1.0 : f64} : (tensor<2x8x!quant.uniform<i8:f32, 0.1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
   return %y : tensor<2x8x!quant.uniform<i8:f32, 0.00390625:-128>>
 }
