@@ -36,7 +36,8 @@ from ..context import LoweringContext
 from ..quant import QInfo, narrow, rescale
 from . import rule
 from .conv import drop_extra, fit_windows
-from .resize import sampling
+from .resize import (Sampling, exact_nearest_indices, gather_resize, sampling, tflite_bilinear_sampling,
+                     tflite_nearest_indices)
 from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
 from .shape import pad_constant, tosa_slice
 
@@ -342,27 +343,79 @@ def avg_pool3d(ctx: LoweringContext) -> Value:
 def resize(ctx: LoweringContext) -> Value:
     """nearest: the integers move. bilinear: TOSA RESIZE of the carried integers gives
     sum(w * x) with integer weights summing to n_y * n_x (exact); minus the zero point times that,
-    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32."""
-    if ctx.attrs["mode"] == "nearest":
-        return movement(ctx)
+    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32.
+    Under LiteRT semantics an integer resize keeping its quantization computes TFLite's integers."""
     xq, yq = q_in(ctx), q_out(ctx)
+    litert = (ctx.semantics == "litert" and xq is not None and xq == yq and not xq.per_axis
+              and xq.dtype in ACCUMULATOR and not xq.offset)  # TFLite's uint8 kernels differ (float)
+    if ctx.attrs["mode"] == "nearest":
+        return _tflite_nearest(ctx) if litert else movement(ctx)
     x = ctx.operands[0]
     n, h, w, c = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
+    if litert:
+        sy, sx = tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
+        if sy.fits_resize() and sx.fits_resize():
+            return _tflite_bilinear(ctx, x, sy, sx)
     sy, sx = sampling(h, out_h, ctx.attrs), sampling(w, out_w, ctx.attrs)
     if (xq is None or yq is None or xq.per_axis or yq.per_axis or xq.dtype not in ACCUMULATOR
             or not (sy.fits_resize() and sx.fits_resize())):
         return float_fallback(ctx)
     unit = sy.n * sx.n
-    acc_type = ACCUMULATOR[xq.dtype]
-    operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
-                ctx.shape([sy.border, sx.border])]
-    acc = ctx.op("tosa.resize", operands, {"mode": "BILINEAR"}, types=[TensorType((n, out_h, out_w, c), acc_type)])
+    acc = _bilinear_sum(ctx, x, sy, sx, ACCUMULATOR[xq.dtype])
     shift = max(0, math.ceil(math.log2(max(xq.span * unit, 1))) - 30)
-    if acc_type == "i48":
+    if ctx.type_of(acc).dtype == "i48":
         acc = rescale(ctx, acc, 2.0 ** -shift, "i32")
     if xq.zero_point:
         acc = ctx.binary("tosa.sub", acc, ctx.scalar(xq.zero_point * unit, "i32", 4))
     # exact halves are common here (weights in quarters for a 2x upscale): round them as Arm NN does
     return narrow(ctx, acc, xq.scale / (unit * yq.scale) * 2.0 ** shift, yq, max_abs=xq.span * unit >> shift)
 
+
+def _bilinear_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, acc_type: str) -> Value:
+    """TOSA RESIZE BILINEAR of integers: sum(w * x), integer weights summing to sy.n * sx.n."""
+    n, _, _, c = ctx.type_of(x).shape
+    operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
+                ctx.shape([sy.border, sx.border])]
+    return ctx.op("tosa.resize", operands, {"mode": "BILINEAR"}, types=[TensorType((n, sy.out, sx.out, c), acc_type)])
+
+
+def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling) -> Value:
+    """TFLite's ResizeBilinearInteger: the stored integers (zero point included: the quantization
+    is the same in and out) weighed with its 10-bit weights, RESIZE's exact sum over sy.n * sx.n
+    (a power of two: tflite_bilinear_sampling), rounded half away from zero. TOSA rounds half up:
+    half away is half up of acc - 1 for a negative acc."""
+    dtype = ctx.type_of(x).dtype
+    bits = (sy.n * sx.n).bit_length() - 1
+    if dtype == "i8":  # the i32 sum takes arithmetic: acc + (acc >> 31), then a rounding shift
+        acc = _bilinear_sum(ctx, x, sy, sx, "i32")
+        acc = ctx.binary("tosa.add", acc, ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(31, "i32", 4),
+                                                     {"round": False}))
+        y = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
+        return ctx.cast(y, dtype)  # a weighted mean of i8 values: in range
+    # i16: only RESCALE (half up) reads the i48 sum. The sum of ~x = -x - 1 is -acc - unit, so
+    # up = half_up(acc / unit) and low = ~half_up((-acc - unit) / unit) = half_down(acc / unit)
+    # differ only at exact halves, where the sign of low (that of acc) picks: up for acc >= 0.
+    up = rescale(ctx, _bilinear_sum(ctx, x, sy, sx, "i48"), 2.0 ** -bits, "i32")
+    mirrored = rescale(ctx, _bilinear_sum(ctx, ctx.op("tosa.bitwise_not", [x]), sy, sx, "i48"), 2.0 ** -bits, "i32")
+    low = ctx.op("tosa.bitwise_not", [mirrored])
+    negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", 4), low)
+    return ctx.cast(ctx.op("tosa.select", [negative, low, up]), dtype)
+
+
+def _tflite_nearest(ctx: LoweringContext) -> Value | list[Value]:
+    """TFLite's nearest resize reads the rows its float32 coordinates give (tflite_nearest_indices):
+    RESIZE where they are nn's exact ones, GATHER of those rows otherwise. An nn nearest rounding
+    other than TFLite's (floor, half up with align_corners or half-pixel centres) did not come from
+    TFLite: it keeps nn's meaning."""
+    x = ctx.operands[0]
+    _, h, w, _ = ctx.type_of(x).shape
+    out_h, out_w = ctx.attrs["size"]
+    centred = ctx.attrs["align_corners"] or ctx.attrs["half_pixel_centers"]
+    if ctx.attrs.get("nearest_rounding", "half_up") != ("half_up" if centred else "floor"):
+        return movement(ctx)
+    rows, columns = tflite_nearest_indices(h, out_h, ctx.attrs), tflite_nearest_indices(w, out_w, ctx.attrs)
+    if (np.array_equal(rows, exact_nearest_indices(sampling(h, out_h, ctx.attrs)))
+            and np.array_equal(columns, exact_nearest_indices(sampling(w, out_w, ctx.attrs)))):
+        return movement(ctx)
+    return gather_resize(ctx, x, rows, columns)
