@@ -25,6 +25,12 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "requantize": ("RESCALE with DOUBLE_ROUND: gemmlowp's rounding doubling high multiply, then a rounding "
                    "right shift (EXT-DOUBLEROUND)",
                    "float32 product rounded half away from zero (RESCALE SINGLE_ROUND, halves fixed up)"),
+    "resize": ("int8/int16 bilinear: TFLite's ResizeBilinearInteger, the stored integers weighed in 10-bit fixed "
+               "point (ratio rounded to 1/1024: RESIZE scale [1024, r], offset r/2 - 512 for half-pixel), rounded "
+               "half away from zero; nearest: the rows its float32 coordinates give (GATHER where they are not the "
+               "exact ones)",
+               "the exact rational coordinate, the zero point taken off and one RESCALE to the output quantization; "
+               "nearest: the exact coordinate"),
 }
 
 

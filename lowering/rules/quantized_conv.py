@@ -389,6 +389,8 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     bits = (sy.n * sx.n).bit_length() - 1
     if dtype == "i8":  # the i32 sum takes arithmetic: acc + (acc >> 31), then a rounding shift
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
+        if not bits:  # one pixel onto one: nothing to round
+            return ctx.cast(acc, dtype)
         acc = ctx.binary("tosa.add", acc, ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(31, "i32", 4),
                                                      {"round": False}))
         y = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
