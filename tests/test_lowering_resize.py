@@ -235,3 +235,13 @@ def test_litert_nearest_reads_tflites_float32_rows(shape, size, align, half):
     columns = tflite_nearest_axis(shape[2], size[1], align, half)
     assert np.array_equal(got, x[:, rows][:, :, columns])
     assert "tosa.gather" in {low.op(n) for n in low.nodes()}  # the exact rows differ: no RESIZE
+
+
+@pytest.mark.parametrize("dtype", ["i8", "i16"])
+@pytest.mark.parametrize("align, half", [(False, False), (True, False), (False, True)])
+def test_litert_bilinear_beyond_resize_gathers_tflites_sum(align, half, dtype):
+    """A 20x downscale (beyond RESIZE's 16x): the same integer sum from GATHERed neighbours."""
+    x, got, low = _litert_resize((2, 40, 30, 2), (2, 3), "bilinear", align, half, dtype, seed=5)
+    assert np.array_equal(got, tflite_resize_bilinear(x, (2, 3), align, half))
+    ops = {low.op(n) for n in low.nodes()}
+    assert "tosa.resize" not in ops and "tosa.gather" in ops

@@ -19,7 +19,9 @@ where its float sum lands within rounding error of a half.
   TOSA MATMUL with both zero points (i16 x i16 -> i48 with the int16 extension).
 - avg_pool2d with one quantization in and out: TOSA AVG_POOL2D with zero points (counted padding
   is padded with the zero point explicitly); avg_pool3d: window sums from a CONV3D with a diagonal
-  of ones, one rounding; bilinear resize: TOSA RESIZE's exact integer interpolation, one rounding.
+  of ones, one rounding; bilinear resize: TOSA RESIZE's exact integer interpolation, one rounding
+  (under LiteRT semantics TFLite's integer kernel: its 10-bit source coordinates as RESIZE's scale
+  and offset, its rounding; nearest reads the rows TFLite's float32 coordinates give).
   Other cases (a rescaling average, a window count that varies, samplings RESIZE cannot take)
   compute in f32 as CpuRef does (quantized.float_fallback).
 """
@@ -36,8 +38,8 @@ from ..context import LoweringContext
 from ..quant import QInfo, narrow, rescale
 from . import rule
 from .conv import drop_extra, fit_windows
-from .resize import (Sampling, exact_nearest_indices, gather_resize, sampling, tflite_bilinear_sampling,
-                     tflite_nearest_indices)
+from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
+                     tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
 from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
 from .shape import pad_constant, tosa_slice
 
@@ -355,8 +357,9 @@ def resize(ctx: LoweringContext) -> Value:
     out_h, out_w = ctx.attrs["size"]
     if litert:
         sy, sx = tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
-        if sy.fits_resize() and sx.fits_resize():
-            return _tflite_bilinear(ctx, x, sy, sx)
+        y = _tflite_bilinear(ctx, x, sy, sx)
+        if y is not None:
+            return y
     sy, sx = sampling(h, out_h, ctx.attrs), sampling(w, out_w, ctx.attrs)
     if (xq is None or yq is None or xq.per_axis or yq.per_axis or xq.dtype not in ACCUMULATOR
             or not (sy.fits_resize() and sx.fits_resize())):
@@ -380,29 +383,41 @@ def _bilinear_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, ac
     return ctx.op("tosa.resize", operands, {"mode": "BILINEAR"}, types=[TensorType((n, sy.out, sx.out, c), acc_type)])
 
 
-def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling) -> Value:
+def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling) -> Value | None:
     """TFLite's ResizeBilinearInteger: the stored integers (zero point included: the quantization
-    is the same in and out) weighed with its 10-bit weights, RESIZE's exact sum over sy.n * sx.n
-    (a power of two: tflite_bilinear_sampling), rounded half away from zero. TOSA rounds half up:
-    half away is half up of acc - 1 for a negative acc."""
+    is the same in and out) weighed with its 10-bit weights, an exact sum over unit = sy.n * sx.n
+    (a power of two: tflite_bilinear_sampling), rounded half away from zero. The sum comes from
+    RESIZE, or beyond RESIZE's limits from GATHERed neighbours and constant weights while it fits
+    i32 (always for i8). None: neither can compute it exactly."""
     dtype = ctx.type_of(x).dtype
     bits = (sy.n * sx.n).bit_length() - 1
-    if dtype == "i8":  # the i32 sum takes arithmetic: acc + (acc >> 31), then a rounding shift
+    if sy.fits_resize() and sx.fits_resize():
+        if dtype == "i16":
+            return _rounded_i48_sum(ctx, x, sy, sx, bits)
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
-        if not bits:  # one pixel onto one: nothing to round
-            return ctx.cast(acc, dtype)
+    elif q_in(ctx).span << bits < 1 << 31:
+        def along(s: Sampling) -> AxisMap | None:  # an axis sampled in place has weights (1, 0): nothing to do
+            return None if (s.n, s.d, s.offset, s.size) == (1, 1, 0, s.out) else lambda t: weigh_integers(ctx, t, s)
+        acc = separable(ctx, ctx.cast(x, "i32"), (sy.out, sx.out), along(sy), along(sx))
+    else:
+        return None
+    if bits:  # TOSA rounds half up: half away from zero is half up of acc - 1 where acc < 0 (acc >> 31 = -1)
         acc = ctx.binary("tosa.add", acc, ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(31, "i32", 4),
                                                      {"round": False}))
-        y = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
-        return ctx.cast(y, dtype)  # a weighted mean of i8 values: in range
-    # i16: only RESCALE (half up) reads the i48 sum. The sum of ~x = -x - 1 is -acc - unit, so
-    # up = half_up(acc / unit) and low = ~half_up((-acc - unit) / unit) = half_down(acc / unit)
-    # differ only at exact halves, where the sign of low (that of acc) picks: up for acc >= 0.
+        acc = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
+    return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
+
+
+def _rounded_i48_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, bits: int) -> Value:
+    """i16: RESIZE's i48 sum acc, over 2**bits rounded half away from zero. Only RESCALE (half up)
+    reads i48. The sum of ~x = -x - 1 is -acc - 2**bits, so up = half_up(acc / 2**bits) and
+    low = ~half_up((-acc - 2**bits) / 2**bits) = half_down(acc / 2**bits) differ only at exact
+    halves, where the sign of low (that of acc) picks: up for acc >= 0."""
     up = rescale(ctx, _bilinear_sum(ctx, x, sy, sx, "i48"), 2.0 ** -bits, "i32")
     mirrored = rescale(ctx, _bilinear_sum(ctx, ctx.op("tosa.bitwise_not", [x]), sy, sx, "i48"), 2.0 ** -bits, "i32")
     low = ctx.op("tosa.bitwise_not", [mirrored])
     negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", 4), low)
-    return ctx.cast(ctx.op("tosa.select", [negative, low, up]), dtype)
+    return ctx.cast(ctx.op("tosa.select", [negative, low, up]), "i16")
 
 
 def _tflite_nearest(ctx: LoweringContext) -> Value | list[Value]:

@@ -29,6 +29,7 @@ bilinear weighs the two gathered neighbours with constant weights.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -157,18 +158,41 @@ def exact_nearest_indices(s: Sampling) -> np.ndarray:
     return np.clip(base + (2 * fraction >= s.n), 0, s.size - 1)
 
 
-def gather_resize(ctx: LoweringContext, x: Value, rows: np.ndarray, columns: np.ndarray) -> Value:
-    """x [N, H, W, C] -> [N, len(rows), len(columns), C] reading x[:, rows[i], columns[j]]: GATHER
-    along the width, then along the height (an axis read in order is left alone)."""
+AxisMap = Callable[[Value], Value]  # [N, K, R] -> [N, K', R] along axis 1
+
+
+def separable(ctx: LoweringContext, x: Value, out: tuple[int, int],
+              along_height: AxisMap | None, along_width: AxisMap | None) -> Value:
+    """x [N, H, W, C] -> [N, out_h, out_w, C], along the width first (on [N, W, H*C]), then the
+    height (on [N, H, W'*C]), as nn interpolates; None: the axis is left as it is."""
     n, h, w, c = ctx.type_of(x).shape
-    if not np.array_equal(columns, np.arange(w)):  # width: on [N, W, H*C]
-        t = ctx.reshape(ctx.transpose(x, (0, 2, 1, 3)), (n, w, h * c))
-        t = _gather_rows(ctx, t, columns)
-        x = ctx.transpose(ctx.reshape(t, (n, len(columns), h, c)), (0, 2, 1, 3))
-    if not np.array_equal(rows, np.arange(h)):  # height: on [N, H, W'*C]
-        t = _gather_rows(ctx, ctx.reshape(x, (n, h, len(columns) * c)), rows)
-        x = ctx.reshape(t, (n, len(rows), len(columns), c))
+    out_h, out_w = out
+    if along_width is not None:
+        t = along_width(ctx.reshape(ctx.transpose(x, (0, 2, 1, 3)), (n, w, h * c)))
+        x = ctx.transpose(ctx.reshape(t, (n, out_w, h, c)), (0, 2, 1, 3))
+    if along_height is not None:
+        t = along_height(ctx.reshape(x, (n, h, out_w * c)))
+        x = ctx.reshape(t, (n, out_h, out_w, c))
     return x
+
+
+def gather_resize(ctx: LoweringContext, x: Value, rows: np.ndarray, columns: np.ndarray) -> Value:
+    """x [N, H, W, C] -> [N, len(rows), len(columns), C] reading x[:, rows[i], columns[j]]."""
+    _, h, w, _ = ctx.type_of(x).shape
+
+    def along(index: np.ndarray, size: int) -> AxisMap | None:
+        return None if np.array_equal(index, np.arange(size)) else lambda t: _gather_rows(ctx, t, index)
+    return separable(ctx, x, (len(rows), len(columns)), along(rows, h), along(columns, w))
+
+
+def weigh_integers(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
+    """Along axis 1 of i32 x [N, size, R]: (n - f) * x[i] + f * x[i + 1] with src = i + f / n and the
+    neighbours clamped, RESIZE BILINEAR's integer weights along one axis (exact while it fits i32)."""
+    base, fraction = s.floor_and_fraction()
+    low = _gather_rows(ctx, x, np.clip(base, 0, s.size - 1))
+    high = _gather_rows(ctx, x, np.clip(base + 1, 0, s.size - 1))
+    return ctx.op("tosa.add", [ctx.mul(low, ctx.const((s.n - fraction).reshape(1, -1, 1), "i32")),
+                               ctx.mul(high, ctx.const(fraction.reshape(1, -1, 1), "i32"))])
 
 
 def _resize_type(ctx: LoweringContext) -> str:
@@ -216,17 +240,12 @@ def _interpolate_axis(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
 
 
 def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]) -> Value:
-    sy, sx = axes
-    n, h, w, c = ctx.type_of(x).shape
     mode = ctx.attrs["mode"]
-    if not sx.is_identity(mode):  # width: on [N, W, H*C]
-        t = ctx.reshape(ctx.transpose(x, (0, 2, 1, 3)), (n, w, h * c))
-        t = _interpolate_axis(ctx, t, sx)
-        x = ctx.transpose(ctx.reshape(t, (n, sx.out, h, c)), (0, 2, 1, 3))
-    if not sy.is_identity(mode):  # height: on [N, H, W'*C]
-        t = _interpolate_axis(ctx, ctx.reshape(x, (n, h, sx.out * c)), sy)
-        x = ctx.reshape(t, (n, sy.out, sx.out, c))
-    return x
+
+    def along(s: Sampling) -> AxisMap | None:
+        return None if s.is_identity(mode) else lambda t: _interpolate_axis(ctx, t, s)
+    sy, sx = axes
+    return separable(ctx, x, (sy.out, sx.out), along(sy), along(sx))
 
 
 @rule("nn.resize")
