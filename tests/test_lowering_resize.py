@@ -245,3 +245,16 @@ def test_litert_bilinear_beyond_resize_gathers_tflites_sum(align, half, dtype):
     assert np.array_equal(got, tflite_resize_bilinear(x, (2, 3), align, half))
     ops = {low.op(n) for n in low.nodes()}
     assert "tosa.resize" not in ops and "tosa.gather" in ops
+
+
+def test_cpuref_semantics_keeps_the_exact_coordinates():
+    """Under cpuref the same op samples nn's exact coordinate (CpuRef's): 8 -> 13 half-pixel is
+    (o + 1/2) * 8/13 - 1/2 = (16 o - 5) / 26, not TFLite's (630 o - 197) / 1024."""
+    from test_quant import one_op, qtype, run
+
+    t = qtype((1, 8, 8, 1), "i8", 0.0078, -1)
+    g = one_op("nn.resize", {"x": t}, qtype((1, 13, 11, 1), "i8", 0.0078, -1), _attrs((13, 11), half_pixel=True))
+    _, low = run(g, [np.zeros((1, 8, 8, 1), np.int8)], semantics="cpuref")
+    resize = next(n for n in low.nodes() if low.op(n) == "tosa.resize")
+    scale = low.attrs(low.operands(resize)[1].node)["values"]
+    assert list(scale) == [26, 16, 22, 16]

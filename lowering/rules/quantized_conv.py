@@ -353,7 +353,7 @@ def resize(ctx: LoweringContext) -> Value:
     if ctx.attrs["mode"] == "nearest":
         return _tflite_nearest(ctx) if litert else movement(ctx)
     x = ctx.operands[0]
-    n, h, w, c = ctx.type_of(x).shape
+    _, h, w, _ = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
     if litert:
         sy, sx = tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
