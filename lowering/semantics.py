@@ -92,6 +92,12 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
             "shifted by its sign bits, two SRDHMs and a rounding shift, including what that shift gives past 31 "
             "bits for small dividends (far from the quotient, as LiteRT computes); a zero divisor divides by 1",
             "one rounding INTDIV of the rescaled dividend (int8), f32 (int16); a zero divisor saturates"),
+    "resize": ("int8/int16 bilinear: TFLite's ResizeBilinearInteger, the stored integers weighed in 10-bit fixed "
+               "point (ratio rounded to 1/1024: RESIZE scale [1024, r], offset r/2 - 512 for half-pixel), rounded "
+               "half away from zero; nearest: the rows its float32 coordinates give (GATHER where they are not the "
+               "exact ones)",
+               "the exact rational coordinate, the zero point taken off and one RESCALE to the output quantization; "
+               "nearest: the exact coordinate"),
 }
 
 

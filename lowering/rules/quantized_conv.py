@@ -19,7 +19,9 @@ where its float sum lands within rounding error of a half.
   TOSA MATMUL with both zero points (i16 x i16 -> i48 with the int16 extension).
 - avg_pool2d with one quantization in and out: TOSA AVG_POOL2D with zero points (counted padding
   is padded with the zero point explicitly); avg_pool3d: window sums from a CONV3D with a diagonal
-  of ones, one rounding; bilinear resize: TOSA RESIZE's exact integer interpolation, one rounding.
+  of ones, one rounding; bilinear resize: TOSA RESIZE's exact integer interpolation, one rounding
+  (under LiteRT semantics TFLite's integer kernel: its 10-bit source coordinates as RESIZE's scale
+  and offset, its rounding; nearest reads the rows TFLite's float32 coordinates give).
   Other cases (a rescaling average, a window count that varies, samplings RESIZE cannot take)
   compute in f32 as CpuRef does (quantized.float_fallback). Under LiteRT semantics avg_pool2d is
   TFLite's integer AveragePool (`_tflite_average_pool`) and fully_connected rounds once.
@@ -38,7 +40,8 @@ from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
 from .pool import window_counts
-from .resize import sampling
+from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
+                     tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
 from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
 from .shape import pad_constant, tosa_slice
 
@@ -386,27 +389,94 @@ def avg_pool3d(ctx: LoweringContext) -> Value:
 def resize(ctx: LoweringContext) -> Value:
     """nearest: the integers move. bilinear: TOSA RESIZE of the carried integers gives
     sum(w * x) with integer weights summing to n_y * n_x (exact); minus the zero point times that,
-    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32."""
-    if ctx.attrs["mode"] == "nearest":
-        return movement(ctx)
+    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32.
+    Under LiteRT semantics an integer resize keeping its quantization computes TFLite's integers."""
     xq, yq = q_in(ctx), q_out(ctx)
+    litert = (ctx.semantics == "litert" and xq is not None and xq == yq and not xq.per_axis
+              and xq.dtype in ACCUMULATOR and not xq.offset)  # TFLite's uint8 kernels differ (float)
+    if ctx.attrs["mode"] == "nearest":
+        return _tflite_nearest(ctx) if litert else movement(ctx)
     x = ctx.operands[0]
-    n, h, w, c = ctx.type_of(x).shape
+    _, h, w, _ = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
+    if litert:
+        sy, sx = tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
+        y = _tflite_bilinear(ctx, x, sy, sx)
+        if y is not None:
+            return y
     sy, sx = sampling(h, out_h, ctx.attrs), sampling(w, out_w, ctx.attrs)
     if (xq is None or yq is None or xq.per_axis or yq.per_axis or xq.dtype not in ACCUMULATOR
             or not (sy.fits_resize() and sx.fits_resize())):
         return float_fallback(ctx)
     unit = sy.n * sx.n
-    acc_type = ACCUMULATOR[xq.dtype]
-    operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
-                ctx.shape([sy.border, sx.border])]
-    acc = ctx.op("tosa.resize", operands, {"mode": "BILINEAR"}, types=[TensorType((n, out_h, out_w, c), acc_type)])
+    acc = _bilinear_sum(ctx, x, sy, sx, ACCUMULATOR[xq.dtype])
     shift = max(0, math.ceil(math.log2(max(xq.span * unit, 1))) - 30)
-    if acc_type == "i48":
+    if ctx.type_of(acc).dtype == "i48":
         acc = rescale(ctx, acc, 2.0 ** -shift, "i32")
     if xq.zero_point:
         acc = ctx.binary("tosa.sub", acc, ctx.scalar(xq.zero_point * unit, "i32", 4))
     # exact halves are common here (weights in quarters for a 2x upscale): round them as Arm NN does
     return narrow(ctx, acc, xq.scale / (unit * yq.scale) * 2.0 ** shift, yq, max_abs=xq.span * unit >> shift)
 
+
+def _bilinear_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, acc_type: str) -> Value:
+    """TOSA RESIZE BILINEAR of integers: sum(w * x), integer weights summing to sy.n * sx.n."""
+    n, _, _, c = ctx.type_of(x).shape
+    operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
+                ctx.shape([sy.border, sx.border])]
+    return ctx.op("tosa.resize", operands, {"mode": "BILINEAR"}, types=[TensorType((n, sy.out, sx.out, c), acc_type)])
+
+
+def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling) -> Value | None:
+    """TFLite's ResizeBilinearInteger: the stored integers (zero point included: the quantization
+    is the same in and out) weighed with its 10-bit weights, an exact sum over unit = sy.n * sx.n
+    (a power of two: tflite_bilinear_sampling), rounded half away from zero. The sum comes from
+    RESIZE, or beyond RESIZE's limits from GATHERed neighbours and constant weights while it fits
+    i32 (always for i8). None: neither can compute it exactly."""
+    dtype = ctx.type_of(x).dtype
+    bits = (sy.n * sx.n).bit_length() - 1
+    if sy.fits_resize() and sx.fits_resize():
+        if dtype == "i16":
+            return _rounded_i48_sum(ctx, x, sy, sx, bits)
+        acc = _bilinear_sum(ctx, x, sy, sx, "i32")
+    elif q_in(ctx).span << bits < 1 << 31:
+        def along(s: Sampling) -> AxisMap | None:  # an axis sampled in place has weights (1, 0): nothing to do
+            return None if (s.n, s.d, s.offset, s.size) == (1, 1, 0, s.out) else lambda t: weigh_integers(ctx, t, s)
+        acc = separable(ctx, ctx.cast(x, "i32"), (sy.out, sx.out), along(sy), along(sx))
+    else:
+        return None
+    if bits:  # TOSA rounds half up: half away from zero is half up of acc - 1 where acc < 0 (acc >> 31 = -1)
+        acc = ctx.binary("tosa.add", acc, ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(31, "i32", 4),
+                                                     {"round": False}))
+        acc = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
+    return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
+
+
+def _rounded_i48_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, bits: int) -> Value:
+    """i16: RESIZE's i48 sum acc, over 2**bits rounded half away from zero. Only RESCALE (half up)
+    reads i48. The sum of ~x = -x - 1 is -acc - 2**bits, so up = half_up(acc / 2**bits) and
+    low = ~half_up((-acc - 2**bits) / 2**bits) = half_down(acc / 2**bits) differ only at exact
+    halves, where the sign of low (that of acc) picks: up for acc >= 0."""
+    up = rescale(ctx, _bilinear_sum(ctx, x, sy, sx, "i48"), 2.0 ** -bits, "i32")
+    mirrored = rescale(ctx, _bilinear_sum(ctx, ctx.op("tosa.bitwise_not", [x]), sy, sx, "i48"), 2.0 ** -bits, "i32")
+    low = ctx.op("tosa.bitwise_not", [mirrored])
+    negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", 4), low)
+    return ctx.cast(ctx.op("tosa.select", [negative, low, up]), "i16")
+
+
+def _tflite_nearest(ctx: LoweringContext) -> Value | list[Value]:
+    """TFLite's nearest resize reads the rows its float32 coordinates give (tflite_nearest_indices):
+    RESIZE where they are nn's exact ones, GATHER of those rows otherwise. An nn nearest rounding
+    other than TFLite's (floor, half up with align_corners or half-pixel centres) did not come from
+    TFLite: it keeps nn's meaning."""
+    x = ctx.operands[0]
+    _, h, w, _ = ctx.type_of(x).shape
+    out_h, out_w = ctx.attrs["size"]
+    centred = ctx.attrs["align_corners"] or ctx.attrs["half_pixel_centers"]
+    if ctx.attrs.get("nearest_rounding", "half_up") != ("half_up" if centred else "floor"):
+        return movement(ctx)
+    rows, columns = tflite_nearest_indices(h, out_h, ctx.attrs), tflite_nearest_indices(w, out_w, ctx.attrs)
+    if (np.array_equal(rows, exact_nearest_indices(sampling(h, out_h, ctx.attrs)))
+            and np.array_equal(columns, exact_nearest_indices(sampling(w, out_w, ctx.attrs)))):
+        return movement(ctx)
+    return gather_resize(ctx, x, rows, columns)

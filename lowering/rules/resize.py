@@ -29,6 +29,7 @@ bilinear weighs the two gathered neighbours with constant weights.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,6 +113,88 @@ def sampling(size: int, out: int, attrs: dict) -> Sampling:
     return Sampling(n // g, d // g, offset // g, size, out)
 
 
+# TFLite's integer bilinear resize keeps its source coordinates in fixed point with 10 fraction bits
+TFLITE_COORDINATE_ONE = 1 << 10
+
+
+def tflite_bilinear_sampling(size: int, out: int, attrs: dict) -> Sampling:
+    """TFLite's integer bilinear coordinate along one axis (ResizeBilinearInteger, what LiteRT runs for
+    int8 and int16) as a RESIZE sampling whose integer weights are TFLite's.
+
+    TFLite rounds the ratio to 10 fraction bits, r = round(1024 * in / out) (with align_corners
+    round(1024 * (in - 1) / (out - 1))), and samples s(o) = o * r, plus r // 2 - 512 with half-pixel
+    centres: neighbours s // 1024 and the next, weights 1024 - s % 1024 and s % 1024. That is RESIZE
+    with n = 1024, d = r and that offset (reduced by common factors: n stays a power of two). A
+    coordinate before the first row reads row 0 twice in both; past the last row TFLite reads out of
+    bounds (only for rounding errors of r adding up over hundreds of rows) and RESIZE clamps. One input
+    row is read whatever the weights: n is then the smallest power of two above out - 1 (d = 1)."""
+    if size == 1:
+        return Sampling(1 << (out - 1).bit_length(), 1, 0, size, out)
+    align = attrs["align_corners"] and out > 1
+    num, den = (size - 1, out - 1) if align else (size, out)
+    ratio = (num * TFLITE_COORDINATE_ONE + den // 2) // den
+    offset = ratio // 2 - TFLITE_COORDINATE_ONE // 2 if attrs["half_pixel_centers"] and not align else 0
+    g = math.gcd(TFLITE_COORDINATE_ONE, ratio, offset)
+    return Sampling(TFLITE_COORDINATE_ONE // g, ratio // g, offset // g, size, out)
+
+
+def tflite_nearest_indices(size: int, out: int, attrs: dict) -> np.ndarray:
+    """The input index TFLite's nearest resize reads for every output index along one axis. It computes
+    the coordinate in float32 (the ratio rounded to float32, then one rounded product), which lands on
+    the other side of an integer (or of a half, with align_corners) for some sizes, e.g. 26 -> 22."""
+    f32 = np.float32
+    align = attrs["align_corners"] and out > 1
+    ratio = f32(size - 1) / f32(out - 1) if align else f32(size) / f32(out)
+    shift = f32(0.5) if attrs["half_pixel_centers"] else f32(0.0)
+    coordinate = (np.arange(out, dtype=f32) + shift) * ratio  # float32 throughout, as TFLite
+    # align_corners rounds half away from zero (the coordinate is never negative), otherwise floor
+    index = np.floor(coordinate + f32(0.5)) if attrs["align_corners"] else np.floor(coordinate)
+    return np.clip(index.astype(np.int64), 0, size - 1)
+
+
+def exact_nearest_indices(s: Sampling) -> np.ndarray:
+    """The input index nn's nearest resize reads for every output index (see the module doc)."""
+    base, fraction = s.floor_and_fraction()
+    return np.clip(base + (2 * fraction >= s.n), 0, s.size - 1)
+
+
+AxisMap = Callable[[Value], Value]  # [N, K, R] -> [N, K', R] along axis 1
+
+
+def separable(ctx: LoweringContext, x: Value, out: tuple[int, int],
+              along_height: AxisMap | None, along_width: AxisMap | None) -> Value:
+    """x [N, H, W, C] -> [N, out_h, out_w, C], along the width first (on [N, W, H*C]), then the
+    height (on [N, H, W'*C]), as nn interpolates; None: the axis is left as it is."""
+    n, h, w, c = ctx.type_of(x).shape
+    out_h, out_w = out
+    if along_width is not None:
+        t = along_width(ctx.reshape(ctx.transpose(x, (0, 2, 1, 3)), (n, w, h * c)))
+        x = ctx.transpose(ctx.reshape(t, (n, out_w, h, c)), (0, 2, 1, 3))
+    if along_height is not None:
+        t = along_height(ctx.reshape(x, (n, h, out_w * c)))
+        x = ctx.reshape(t, (n, out_h, out_w, c))
+    return x
+
+
+def gather_resize(ctx: LoweringContext, x: Value, rows: np.ndarray, columns: np.ndarray) -> Value:
+    """x [N, H, W, C] -> [N, len(rows), len(columns), C] reading x[:, rows[i], columns[j]]."""
+    _, h, w, _ = ctx.type_of(x).shape
+
+    def along(index: np.ndarray, size: int) -> AxisMap | None:
+        return None if np.array_equal(index, np.arange(size)) else lambda t: _gather_rows(ctx, t, index)
+    return separable(ctx, x, (len(rows), len(columns)), along(rows, h), along(columns, w))
+
+
+def weigh_integers(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
+    """Along axis 1 of i32 x [N, size, R]: (n - f) * x[i] + f * x[i + 1] with src = i + f / n and the
+    neighbours clamped, RESIZE BILINEAR's integer weights along one axis (exact while it fits i32)."""
+    base, fraction = s.floor_and_fraction()
+    low = _gather_rows(ctx, x, np.clip(base, 0, s.size - 1))
+    high = _gather_rows(ctx, x, np.clip(base + 1, 0, s.size - 1))
+    return ctx.op("tosa.add", [ctx.mul(low, ctx.const((s.n - fraction).reshape(1, -1, 1), "i32")),
+                               ctx.mul(high, ctx.const(fraction.reshape(1, -1, 1), "i32"))])
+
+
 def _resize_type(ctx: LoweringContext) -> str:
     x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
     dtype = ctx.in_types[0].dtype
@@ -145,9 +228,9 @@ def _gather_rows(ctx: LoweringContext, x: Value, indices: np.ndarray) -> Value:
 
 def _interpolate_axis(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
     """nn's resize along axis 1 of x [N, size, R] -> [N, out, R]."""
-    base, fraction = s.floor_and_fraction()
     if ctx.attrs["mode"] == "nearest":
-        return _gather_rows(ctx, x, np.clip(base + (2 * fraction >= s.n), 0, s.size - 1))
+        return _gather_rows(ctx, x, exact_nearest_indices(s))
+    base, fraction = s.floor_and_fraction()
     dtype = ctx.type_of(x).dtype
     low = _gather_rows(ctx, x, np.clip(base, 0, s.size - 1))
     high = _gather_rows(ctx, x, np.clip(base + 1, 0, s.size - 1))
@@ -157,17 +240,12 @@ def _interpolate_axis(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
 
 
 def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]) -> Value:
-    sy, sx = axes
-    n, h, w, c = ctx.type_of(x).shape
     mode = ctx.attrs["mode"]
-    if not sx.is_identity(mode):  # width: on [N, W, H*C]
-        t = ctx.reshape(ctx.transpose(x, (0, 2, 1, 3)), (n, w, h * c))
-        t = _interpolate_axis(ctx, t, sx)
-        x = ctx.transpose(ctx.reshape(t, (n, sx.out, h, c)), (0, 2, 1, 3))
-    if not sy.is_identity(mode):  # height: on [N, H, W'*C]
-        t = _interpolate_axis(ctx, ctx.reshape(x, (n, h, sx.out * c)), sy)
-        x = ctx.reshape(t, (n, sy.out, sx.out, c))
-    return x
+
+    def along(s: Sampling) -> AxisMap | None:
+        return None if s.is_identity(mode) else lambda t: _interpolate_axis(ctx, t, s)
+    sy, sx = axes
+    return separable(ctx, x, (sy.out, sx.out), along(sy), along(sx))
 
 
 @rule("nn.resize")
