@@ -234,6 +234,57 @@ def test_float_island_between_dequantize_and_quantize_is_one_table():
     np.testing.assert_array_equal(got.astype(np.int64).reshape(want.shape), want)
 
 
+# Arm NN Cast between quantized and integer types: stored value -> stored value
+CAST_TYPES = {"qs8": ("i8", 0.05, 3), "qu8": ("ui8", 0.07, 130), "qsymms8": ("i8", 0.04, 0), "qs16": ("i16", 0.001, 0),
+              "s32": ("i32", None, 0)}
+STORED = {"i8": np.int8, "ui8": np.uint8, "i16": np.int16, "i32": np.int32}
+
+
+def refcast(stored: np.ndarray, dst: str) -> np.ndarray:
+    """CpuRef's Cast: it resets both tensors' quantization to scale 1, offset 0, so the stored value is
+    read as a float32 and written back: a quantized result rounds it half away from zero and
+    saturates (armnn::Quantize), a Signed32 one truncates it (static_cast<int32_t>)."""
+    real = np.asarray(stored).astype(np.float32).astype(np.float64)
+    if dst == "i32":
+        return np.trunc(real).astype(np.int64)
+    info = np.iinfo(STORED[dst])
+    return np.clip(np.sign(real) * np.floor(np.abs(real) + 0.5), info.min, info.max).astype(np.int64)
+
+
+def cast_input(dtype: str) -> np.ndarray:
+    """Every stored value of an 8/16-bit type; Signed32: small values and extremes float32 cannot hold
+    exactly (CpuRef reads them as float32 first)."""
+    if dtype != "i32":
+        info = np.iinfo(STORED[dtype])
+        return np.arange(info.min, info.max + 1).astype(STORED[dtype])
+    extremes = [2**31 - 1, -2**31, 2**24 + 1, -(2**24 + 1), 40000, -40000, 300, -300, 129, -129]
+    return np.concatenate([np.arange(-1000, 1000), extremes]).astype(np.int32)
+
+
+@pytest.mark.parametrize("semantics", ["cpuref", "litert"])
+@pytest.mark.parametrize("src,dst", [(a, b) for a in CAST_TYPES for b in CAST_TYPES if a != b])
+def test_armnn_cast_between_integer_types_keeps_stored_values(src, dst, semantics):
+    """QSymmS16 -> Signed32 among them (an exact CAST, not a refusal); LiteRT's CAST also converts
+    stored values, so both semantics give the same integers."""
+    from nn2tosa.passes import PassManager
+
+    x = cast_input(CAST_TYPES[src][0])
+
+    def t(key: str) -> TensorType:
+        dtype, scale, zp = CAST_TYPES[key]
+        return TensorType(x.shape, dtype) if scale is None else qtype(x.shape, dtype, scale, zp)
+
+    g = Graph()
+    v = g.add_input(t(src), "x")
+    g.add_output(g.results(g.add_op("armnn.Cast", [v], [t(dst)], {}, Loc("cast")))[0], "y")
+    PassManager.from_names("legalize-armnn,canonicalize").run(g)
+    (got,), low = run(g, [boundary(x)], semantics=semantics)
+    got = got.view(np.uint8) if dst == "qu8" else got
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(x.shape), refcast(x, CAST_TYPES[dst][0]))
+    if (src, dst) == ("qs16", "s32"):
+        assert set(low.histogram()) <= {"tosa.const", "tosa.cast"}  # the stored integers, widened
+
+
 def conv_reference(x, w, bias, xq, wq, bq, yq, lo, hi):
     """CpuRef's convolution (stride 1, 'same' 3x3 padding, NHWC / OHWI) in float32 sums."""
     xr = np.pad(armnn_decode(x, *xq), ((0, 0), (1, 1), (1, 1), (0, 0)))

@@ -201,7 +201,30 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
         raw = raws[0] if len(raws) == 1 else ctx.binary(
             "tosa.add", ctx.mul(raws[0], ctx.scalar(256, "i32", ctx.type_of(x).rank)), raws[1])
         return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point)
+    if xq.dtype == "i16" and yq.dtype == "i32":
+        # e.g. Arm NN's Cast of QSymmS16 to Signed32, which keeps the stored integers: an affine
+        # table is CAST (and MUL, ADD); anything else a 65536-entry i32 GATHER
+        results = source_results(fn, xq, yq)
+        return affine_lookup(ctx, x, results, xq) or gather_lookup(ctx, x, results, yq.dtype)
     raise LoweringUnsupported(f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data")
+
+
+def affine_lookup(ctx: LoweringContext, x: Value, results: np.ndarray, xq: QInfo) -> Value | None:
+    """results[x - qmin] as i32 arithmetic when the table is exactly slope * x + intercept with
+    integers that keep every product in i32; None otherwise."""
+    inputs = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64)
+    results = np.asarray(results, np.int64)
+    slope = int(results[1] - results[0])
+    intercept = int(results[0] - slope * inputs[0])
+    if not np.array_equal(results, slope * inputs + intercept) or abs(slope) * (xq.qmax + 1) >= 1 << 31:
+        return None
+    rank = ctx.type_of(x).rank
+    v = ctx.cast(x, "i32")
+    if slope != 1:
+        v = ctx.mul(v, ctx.scalar(slope, "i32", rank))
+    if intercept:
+        v = ctx.binary("tosa.add", v, ctx.scalar(intercept, "i32", rank))
+    return v
 
 
 def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
