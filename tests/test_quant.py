@@ -285,6 +285,99 @@ def test_armnn_cast_between_integer_types_keeps_stored_values(src, dst, semantic
         assert set(low.histogram()) <= {"tosa.const", "tosa.cast"}  # the stored integers, widened
 
 
+# Squared difference: CpuRef's float32 arithmetic, and TFLite's int8 kernel
+def cpuref_squared_difference(a, b, qa, qb, qy, lo, hi):
+    """RefElementwiseBinaryWorkload's SqDiff: float32 decodings subtracted, squared in float32, encoded."""
+    d = (armnn_decode(a, *qa) - armnn_decode(b, *qb)).astype(np.float32)
+    return armnn_encode((d * d).astype(np.float32), *qy, lo, hi)
+
+
+def exact_squared_difference(a, b, qa, qb, qy):
+    """(sa * A - sb * B)**2 / sy in float64 (exact to far below an output step), rounded half away."""
+    sa, sb, sy = (float(np.float32(q[0])) for q in (qa, qb, qy))
+    real = (sa * (np.asarray(a, np.float64) - qa[1]) - sb * (np.asarray(b, np.float64) - qb[1])) ** 2 / sy
+    return real, np.floor(real + 0.5) + qy[1]
+
+
+def test_squared_difference_of_broadcast_int16_rounds_the_exact_square():
+    """int16 operands put on a common unit before the square lost up to 5 LSB against CpuRef (the
+    operand's rounding times |a - b|); exact i32 products now give the correctly rounded square.
+    CpuRef's own float32 arithmetic misses it where the square lies within its error of a half."""
+    rng = np.random.default_rng(7)
+    qa, qb, qy = (6.103701889514923e-05, 0), (4.577776417136192e-05, 0), (9.031726222019643e-05, 0)
+    a = rng.integers(-32768, 32768, (64, 32, 3, 4)).astype(np.int16)
+    b = rng.integers(-32768, 32768, (1, 1, 3, 1)).astype(np.int16)
+    g = one_op("nn.squared_difference", {"a": qtype(a.shape, "i16", *qa), "b": qtype(b.shape, "i16", *qb)},
+               qtype(a.shape, "i16", *qy))
+    (got,), low = run(g, [a, b])
+    got = got.astype(np.int64).reshape(a.shape)
+    real, rounded = exact_squared_difference(a, b, qa, qb, qy)
+    near_half = np.abs(real % 1 - 0.5) < 2e-3
+    missed_exact = got != np.clip(rounded, -32768, 32767)
+    missed_cpuref = got != cpuref_squared_difference(a, b, qa, qb, qy, -32768, 32767)
+    assert not np.any(missed_exact & ~near_half) and not np.any(missed_cpuref & ~near_half)
+    assert missed_exact.sum() <= 8 and missed_cpuref.sum() <= 16  # of 24576 (measured: 4 and 8)
+    assert all(t.dtype != "f32" for n in low.nodes() for t in low.types(n))  # integers only (pro_int)
+
+
+@pytest.mark.parametrize("dtype,qa,qb,qy", [
+    ("i8", (0.01568627543747425, 0), (0.0117647061124444, 0), (0.03976413235068321, -128)),
+    ("ui8", (0.01568627543747425, 128), (0.0117647061124444, 120), (0.03976413235068321, 0)),
+    ("i8", (0.02, -7), (0.02, 5), (0.0125, -100)),
+])
+def test_squared_difference_of_8_bit_data_is_cpuref_on_every_pair(dtype, qa, qb, qy):
+    lo, hi = RANGE[dtype]
+    a = np.arange(lo, hi + 1).reshape(256, 1).astype(np.uint8 if dtype == "ui8" else np.int8)
+    b = a.reshape(1, 256)
+    g = one_op("nn.squared_difference", {"a": qtype(a.shape, dtype, *qa), "b": qtype(b.shape, dtype, *qb)},
+               qtype((256, 256), dtype, *qy))
+    (got,), _ = run(g, [boundary(a), boundary(b)])
+    got = (got.view(np.uint8) if dtype == "ui8" else got).astype(np.int64).reshape(256, 256)
+    np.testing.assert_array_equal(got, cpuref_squared_difference(a, b, qa, qb, qy, lo, hi))
+
+
+def tflite_multiply(x: np.ndarray, real: float) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp(x, QuantizeMultiplierSmallerThanOneExp(real)):
+    a rounding doubling high multiply by a Q31 multiplier, then a rounding (half away) right shift."""
+    fraction, exponent = math.frexp(real)
+    multiplier = int(math.floor(fraction * 2**31 + 0.5))
+    if multiplier == 2**31:
+        multiplier, exponent = multiplier // 2, exponent + 1
+    assert exponent <= 0
+    product = np.asarray(x, np.int64) * multiplier
+    nudged = product + np.where(product >= 0, 1 << 30, 1 - (1 << 30))
+    high = np.where(nudged >= 0, nudged >> 31, -((-nudged) >> 31))  # C++ division truncates
+    mask = (1 << -exponent) - 1
+    threshold = (mask >> 1) + (high < 0)
+    return (high >> -exponent) + ((high & mask) > threshold)
+
+
+def tflite_squared_difference(a, b, qa, qb, qy):
+    """tensorflow/lite/kernels/squared_difference.cc, int8: operands scaled up by 2**7, to a common
+    unit, the difference squared, rescaled to the output (all in int32)."""
+    twice_max = 2.0 * float(max(np.float32(qa[0]), np.float32(qb[0])))
+    sa, sb = (tflite_multiply((np.asarray(x, np.int64) - q[1]) * 128, float(np.float32(q[0])) / twice_max)
+              for x, q in ((a, qa), (b, qb)))
+    raw = tflite_multiply((sa - sb) ** 2, twice_max * twice_max / (16384 * float(np.float32(qy[0])))) + qy[1]
+    return np.clip(raw, -128, 127)
+
+
+@pytest.mark.parametrize("qa,qb,qy", [
+    ((0.01568627543747425, 0), (0.0117647061124444, 0), (0.03976413235068321, -128)),
+    ((0.02, -7), (0.031, 5), (0.0125, -100)),
+    ((0.05, 3), (0.05, 3), (0.2, -128)),
+])
+def test_squared_difference_of_int8_under_litert_is_tflites_kernel(qa, qb, qy):
+    a = np.arange(-128, 128).reshape(256, 1).astype(np.int8)
+    b = a.reshape(1, 256)
+    g = one_op("nn.squared_difference", {"a": qtype(a.shape, "i8", *qa), "b": qtype(b.shape, "i8", *qb)},
+               qtype((256, 256), "i8", *qy))
+    (got,), low = run(g, [a, b], semantics="litert")
+    want = tflite_squared_difference(a, b, qa, qb, qy)
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(256, 256), want)
+    assert all(low.attrs(n)["rounding_mode"] == "DOUBLE_ROUND" for n in low.nodes() if low.op(n) == "tosa.rescale")
+
+
 def conv_reference(x, w, bias, xq, wq, bq, yq, lo, hi):
     """CpuRef's convolution (stride 1, 'same' 3x3 padding, NHWC / OHWI) in float32 sums."""
     xr = np.pad(armnn_decode(x, *xq), ((0, 0), (1, 1), (1, 1), (0, 0)))
