@@ -15,7 +15,8 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   TOSA TABLE for an i8 result, GATHER from a 256-entry table for i16/i32 results. i16 inputs use
   exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
   neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT); other functions TOSA's interpolated
-  513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER.
+  513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32
+  result (Cast of QSymmS16 to Signed32) is CAST, MUL, ADD when the table is affine.
 - data movement (reshape, transpose, slice, gather, ...): the float rules move the integers as
   they are; a result quantized differently from its operand is requantized afterwards. concat
   requantizes each operand to the result's quantization; constant pad fills with the encoded
