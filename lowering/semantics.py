@@ -98,6 +98,11 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
                "exact ones)",
                "the exact rational coordinate, the zero point taken off and one RESCALE to the output quantization; "
                "nearest: the exact coordinate"),
+    "squared_difference": ("int8: TFLite's kernel: each operand (x - zp) * 2**7 rescaled to a common unit, the i32 "
+                           "difference squared, one RESCALE (DOUBLE_ROUND); TFLite has no uint8 or int16 kernel: "
+                           "those take the cpuref lowering, its RESCALEs rounding as LiteRT's",
+                           "(sa*A - sb*B)**2 / sy rounded half away from zero, from exact i32 products A*A, A*B, "
+                           "B*B on a fixed-point fraction of the output step"),
 }
 
 

@@ -152,8 +152,6 @@ KNOWN_GAPS: dict[str, str] = {
     "detectionpostprocess_*.armnn": "non-maximum suppression selects a data-dependent number of boxes",
     # Android NN's fixed-point LSTM (CpuRef cannot run it either: noexec/)
     "quantizedlstm_*.armnn": "Android NN's 8/16-bit fixed-point LSTM",
-    # Arm NN's integer LSTM requantizes its 16-bit gate buffers after every multiply-add
-    "qlstm_*.armnn": "re-quantized to the gate's intermediate scale after every multiply-add",
     # run-time control flow, placeholders and an operation Arm NN itself never defined (all noexec/)
     "switch_*.armnn": "routes its input to one of two outputs by a run-time condition",
     "merge_*.armnn": "forwards whichever input is available",

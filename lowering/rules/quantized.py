@@ -15,7 +15,8 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   TOSA TABLE for an i8 result, GATHER from a 256-entry table for i16/i32 results. i16 inputs use
   exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
   neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT); other functions TOSA's interpolated
-  513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER.
+  513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32
+  result (Cast of QSymmS16 to Signed32) is CAST, MUL, ADD when the table is affine.
   Under litert semantics (lowering/semantics.py) the tables hold what TFLite's integer kernel of the
   op computes where it has one (`kernel_results`, lowering/litert_kernels.py), and the int16
   piecewise-linear functions rescale by TFLite's multipliers (`_litert_i16`).
@@ -220,7 +221,30 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
             "tosa.add", ctx.mul(raws[0], ctx.scalar(256, "i32", ctx.type_of(x).rank)), raws[1])
         # a shift judged with half-up rounding: DOUBLE_ROUND would round some values below a half up
         return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point, rounding="SINGLE_ROUND")
+    if xq.dtype == "i16" and yq.dtype == "i32":
+        # e.g. Arm NN's Cast of QSymmS16 to Signed32, which keeps the stored integers: an affine
+        # table is CAST (and MUL, ADD); anything else a 65536-entry i32 GATHER
+        results = source_results(fn, xq, yq)
+        return affine_lookup(ctx, x, results, xq) or gather_lookup(ctx, x, results, yq.dtype)
     raise LoweringUnsupported(f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data")
+
+
+def affine_lookup(ctx: LoweringContext, x: Value, results: np.ndarray, xq: QInfo) -> Value | None:
+    """results[x - qmin] as i32 arithmetic when the table is exactly slope * x + intercept with
+    integers that keep every product in i32; None otherwise."""
+    inputs = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64)
+    results = np.asarray(results, np.int64)
+    slope = int(results[1] - results[0])
+    intercept = int(results[0] - slope * inputs[0])
+    if not np.array_equal(results, slope * inputs + intercept) or abs(slope) * (xq.qmax + 1) >= 1 << 31:
+        return None
+    rank = ctx.type_of(x).rank
+    v = ctx.cast(x, "i32")
+    if slope != 1:
+        v = ctx.mul(v, ctx.scalar(slope, "i32", rank))
+    if intercept:
+        v = ctx.binary("tosa.add", v, ctx.scalar(intercept, "i32", rank))
+    return v
 
 
 def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:

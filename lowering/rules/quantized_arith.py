@@ -8,7 +8,8 @@ zero point) encodes the result. `unit` is s_out * 2**-p with p as large as the o
 allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - add / sub / maximum / minimum: on the F's (a common scale, as the TFLite-to-TOSA legalization
   does); mul: (xa - zpa) * (xb - zpb) exactly, one RESCALE by sa * sb / s_out;
-  squared_difference: the difference on a common unit, squared;
+  squared_difference: sa**2 A*A - 2 sa sb A*B + sb**2 B*B from exact i32 products (CpuRef), or
+  TFLite's int8 kernel under LiteRT semantics;
 - comparisons: operands quantized alike compare their integers; otherwise the F's on a unit finer
   than both scales;
 - reductions: sum and mean add (x - zp) exactly in i32 and RESCALE once (the mean divides by the
@@ -125,6 +126,10 @@ def mul(ctx: LoweringContext) -> Value:
     return narrow(ctx, ctx.mul(a, b), qs[0].scale * qs[1].scale / yq.scale, yq, max_abs=qs[0].span * qs[1].span)
 
 
+# Below this many fraction bits on the output step, squared_difference computes in f32 as CpuRef does.
+SQUARE_FRACTION_BITS = 8
+
+
 @rule("nn.squared_difference", quantized=True)
 def squared_difference(ctx: LoweringContext) -> Value:
     xs, qs = _operands(ctx)
@@ -132,14 +137,51 @@ def squared_difference(ctx: LoweringContext) -> Value:
     if yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, yq)
-    base = min(q.scale for q in qs)
-    # |a - b| < 2**15 keeps the square in i32
-    p = min(fraction_bits(q.span, q.scale / base, headroom=1, input_span=q.span) for q in qs)
-    p = min(p, min(math.floor(14 - math.log2(max(q.span * q.scale / base, 1.0))) for q in qs))
-    unit = base * 2.0 ** -p
-    a, b = on_unit(ctx, xs, qs, unit)
-    d = ctx.binary("tosa.sub", a, b)
-    return narrow(ctx, ctx.mul(d, d), unit * unit / yq.scale, yq)
+    if ctx.semantics == "litert" and all(q.dtype == "i8" and not q.offset for q in (*qs, yq)):
+        return _squared_difference_tflite(ctx, xs, qs, yq)
+    return _squared_difference_exact(ctx, xs, qs, yq)
+
+
+def _squared_difference_exact(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value:
+    """CpuRef's float32 (sa*A - sb*B)**2 / sy rounded (A, B: the inputs minus their zero points),
+    from exact i32 terms: sa**2/sy * A*A - 2*sa*sb/sy * A*B + sb**2/sy * B*B, each RESCALEd to
+    p fraction bits of an output step before they are added (an error below 1.5 * 2**-p of a step).
+    Putting A and B on a common unit first and squaring the difference rounds the operands, an
+    error the square multiplies by |A - B|: 3 to 5 LSB on int16 data. CpuRef's own float32
+    arithmetic errs by up to ~2e-3 of a step on int16 data, so it rounds some squares within that
+    of a half the other way."""
+    (a, b), (aq, bq) = xs, qs
+    sa, sb, sy = aq.scale, bq.scale, yq.scale
+    terms = [(aq.span * aq.span, sa * sa / sy), (aq.span * bq.span, 2 * sa * sb / sy), (bq.span * bq.span, sb * sb / sy)]
+    total = sum(m * r for m, r in terms)
+    if max(m for m, _ in terms) >= 1 << 31:
+        return float_fallback(ctx)
+    # every partial sum is at most `total` (times 2**p); each product within RESCALE's input limit
+    p = min(fraction_bits(total, headroom=0), *(fraction_bits(m, r, headroom=0, input_span=m) for m, r in terms))
+    if p < SQUARE_FRACTION_BITS:  # the terms cancel on too coarse a grid: CpuRef's own f32 arithmetic
+        return float_fallback(ctx)
+    wa, wb = widen(ctx, a, aq), widen(ctx, b, bq)
+    aa, ab, bb = (rescale(ctx, ctx.mul(u, v), r * 2.0 ** p, "i32") for (u, v), (_, r) in
+                  zip(((wa, wa), (wa, wb), (wb, wb)), terms))
+    acc = ctx.binary("tosa.sub", ctx.binary("tosa.add", aa, bb), ab)
+    # acc >= 0 up to the terms' rounding: RESCALE's half-up rounding is Arm NN's half away from zero
+    return narrow(ctx, acc, 2.0 ** -p, yq)
+
+
+TFLITE_LEFT_SHIFT = 7  # TFLite's squared_difference scales int8 operands up by 2**7 before rescaling them
+
+
+def _squared_difference_tflite(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value:
+    """TFLite's int8 SQUARED_DIFFERENCE: each operand (x - zp) * 2**7, rescaled (DOUBLE_ROUND, as its
+    MultiplyByQuantizedMultiplierSmallerThanOneExp rounds) by s / (2 * max(sa, sb)); the i32
+    difference squared; one RESCALE by (2 * max(sa, sb))**2 / (2**14 * sy) plus the output zero point,
+    saturated to int8."""
+    twice_max = 2.0 * max(q.scale for q in qs)
+    scaled = [rescale(ctx, widen(ctx, x, q, float(1 << TFLITE_LEFT_SHIFT)), q.scale / twice_max, "i32")
+              for x, q in zip(xs, qs)]
+    d = ctx.binary("tosa.sub", *scaled)
+    factor = twice_max * twice_max / ((1 << 2 * TFLITE_LEFT_SHIFT) * yq.scale)
+    return rescale(ctx, ctx.mul(d, d), factor, yq.dtype, out_zp=yq.zero_point)
 
 
 # The quotient's truncation costs up to 1.5 * 2**-p of an output step: below this many bits, float.

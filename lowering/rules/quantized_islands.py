@@ -102,7 +102,7 @@ def find_islands(graph: Graph) -> dict[int, Island]:
     """Islands by their nn.quantize op (see the module doc)."""
     islands: dict[int, Island] = {}
     position: dict[int, int] = {}
-    for root in graph.nodes():
+    for root in list(graph.nodes()):  # (a root read outside its island is copied: nodes are added)
         if graph.op(root) != "nn.dequantize":
             continue
         xq = _per_tensor_carrier(graph.type_of(graph.operand(root, 0)))
@@ -138,6 +138,9 @@ def find_islands(graph: Graph) -> dict[int, Island]:
             position.update((n, i) for i, n in enumerate(graph.topological()))
         order = sorted(members, key=position.__getitem__)
         root_private = not graph.is_output(Value(root, 0)) and all(u.node in inside for u in graph.users(Value(root, 0)))
+        if not root_private:  # its other readers lower it on its own: the island reads a private copy
+            root, root_private = _private_copy(graph, root, inside), True
+            values = {Value(root, 0)} | {Value(m, 0) for m in members}
         steps = []
         for node in order:
             operands = [o if o in values else np.asarray(graph.attrs(o.node)["value"]).reshape(())
@@ -148,6 +151,18 @@ def find_islands(graph: Graph) -> dict[int, Island]:
             yq, rounding = _end_encoding(graph, end)
             islands[end] = Island(root, end, steps, graph.operand(end, 0), interior, xq, yq, rounding)
     return islands
+
+
+def _private_copy(graph: Graph, root: int, readers: set[int]) -> int:
+    """A second nn.dequantize of the root's operand, read by `readers` instead of the root (the
+    lowering replaces a root that other ops read, and an island must still find its operand)."""
+    copy = graph.add_op("nn.dequantize", [graph.operand(root, 0)], list(graph.types(root)), dict(graph.attrs(root)),
+                        graph.loc(root))
+    for node in readers:
+        for k, v in enumerate(graph.operands(node)):
+            if v == Value(root, 0):
+                graph.set_operand(node, k, Value(copy, 0))
+    return copy
 
 
 def erase_dead(graph: Graph, island: Island) -> None:
