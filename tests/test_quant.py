@@ -376,7 +376,8 @@ def test_squared_difference_of_int8_under_litert_is_tflites_kernel(qa, qb, qy):
     (got,), low = run(g, [a, b], semantics="litert")
     want = tflite_squared_difference(a, b, qa, qb, qy)
     np.testing.assert_array_equal(got.astype(np.int64).reshape(256, 256), want)
-    assert all(low.attrs(n)["rounding_mode"] == "DOUBLE_ROUND" for n in low.nodes() if low.op(n) == "tosa.rescale")
+    # TFLite's MultiplyByQuantizedMultiplier is DOUBLE_ROUND (written where the shift exceeds 31: below, the modes agree)
+    assert "DOUBLE_ROUND" in {low.attrs(n)["rounding_mode"] for n in low.nodes() if low.op(n) == "tosa.rescale"}
 
 
 def test_float_island_whose_dequantize_other_ops_read_too():
