@@ -1,4 +1,5 @@
-// RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
+// CpuRef's integers (--semantics cpuref); TFLite's, the default, are litert.mlir's
+// RUN: %nn2tosa opt %s --semantics cpuref --passes=lower-to-tosa,cse,dce | %FileCheck %s
 
 // add: each operand RESCALEd to i32 on one unit (s_y * 2**-p; here p = 20: 0.5 -> 2**19, i.e.
 // multiplier 2**30 with shift 11), added, and one RESCALE by 2**-20 adds the output zero point.
