@@ -9,8 +9,8 @@ into a TABLE (or a GATHER) instead of tabulating the float function the way Arm 
 (None) is one TFLite computes in float exactly as CpuRef does (dequantize, float32 function, quantize),
 so the float tabulation already gives its integers.
 
-The arithmetic helpers reproduce gemmlowp's fixed-point primitives and TFLite's
-MultiplyByQuantizedMultiplier (the default double-rounding build) on int64 numpy arrays.
+The fixed-point primitives (gemmlowp's, TFLite's MultiplyByQuantizedMultiplier and LUTPopulate) are
+lowering/tflite_fixed.py's.
 """
 from __future__ import annotations
 
@@ -20,79 +20,17 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from .quant import QInfo
+from .tflite_fixed import (INT32_MAX, div_toward_zero, lut_int16_entries, lut_lookup_int16,
+                           multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot,
+                           saturating_multiply_by_pot, srdhm)
+from .tflite_fixed import round_half_away as _round_away
 
 Kernel = Callable[[np.ndarray], np.ndarray]  # carried integer inputs -> carried integer outputs
 F32 = np.float32
-I32_MAX = (1 << 31) - 1
-
-
-# ------------------------------------------------------------------------------ fixed-point primitives
-def _div_toward_zero(n: np.ndarray, d: int) -> np.ndarray:
-    """C integer division (truncates toward zero)."""
-    n = np.asarray(n, np.int64)
-    return np.where(n >= 0, n // d, -((-n) // d))
-
-
-def rounding_doubling_high_mul(a: np.ndarray, b: np.ndarray | int, bits: int = 31) -> np.ndarray:
-    """gemmlowp's SaturatingRoundingDoublingHighMul for (bits + 1)-bit integers: a * b / 2**bits rounded
-    to nearest, halves up (below zero the nudge is 1 - 2**(bits - 1) and the division truncates, so a
-    negative half rounds toward zero); the one overflowing product (min * min) saturates to the max."""
-    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
-    low = -(1 << bits)
-    ab = a * b
-    nudge = np.where(ab >= 0, 1 << (bits - 1), 1 - (1 << (bits - 1)))
-    return np.where((a == low) & (b == low), (1 << bits) - 1, _div_toward_zero(ab + nudge, 1 << bits))
-
-
-def rounding_divide_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
-    """gemmlowp's RoundingDivideByPOT: x / 2**exponent rounded to nearest, halves away from zero."""
-    x = np.asarray(x, np.int64)
-    if exponent == 0:
-        return x
-    mask = (1 << exponent) - 1
-    threshold = (mask >> 1) + (x < 0)
-    return (x >> exponent) + ((x & mask) > threshold)
-
-
-def saturating_multiply_by_pot(x: np.ndarray, exponent: int, bits: int = 32) -> np.ndarray:
-    """gemmlowp's SaturatingRoundingMultiplyByPOT: x * 2**exponent, saturated to the `bits`-bit range
-    when shifting left, rounded (RoundingDivideByPOT) when shifting right."""
-    if exponent <= 0:
-        return rounding_divide_by_pot(x, -exponent)
-    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    return np.clip(np.asarray(x, np.int64) << exponent, lo, hi)
-
-
-def quantize_multiplier(real: float) -> tuple[int, int]:
-    """TFLite's QuantizeMultiplier: real ~ multiplier * 2**(shift - 31), multiplier in [2**30, 2**31)
-    rounded half away from zero (shift > 0 is a left shift); below 2**-31 the multiplier is 0."""
-    if real == 0:
-        return 0, 0
-    mantissa, shift = math.frexp(real)
-    q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
-    if abs(q) == 1 << 31:
-        q //= 2
-        shift += 1
-    if shift < -31:
-        return 0, 0
-    return q, shift
-
-
-def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
-    """TFLite's MultiplyByQuantizedMultiplier (double rounding): the left part of the shift first, the
-    rounding doubling high multiply, then a rounding right shift."""
-    x = np.asarray(x, np.int64) * (1 << max(shift, 0))
-    return rounding_divide_by_pot(rounding_doubling_high_mul(x, multiplier), max(-shift, 0))
 
 
 def _clip(v: np.ndarray, q: QInfo) -> np.ndarray:
     return np.clip(v, q.qmin, q.qmax).astype(np.int64)
-
-
-def _round_away(x: np.ndarray) -> np.ndarray:
-    """TfLiteRound / roundf: halves away from zero."""
-    x = np.asarray(x, np.float64)
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
 # ------------------------------------------------------------------------------ 8-bit kernels
@@ -108,17 +46,17 @@ def hard_swish(x: QInfo, y: QInfo) -> Kernel:
 
     def run(v: np.ndarray) -> np.ndarray:
         hires_v = (np.asarray(v, np.int64) - x.zero_point) * 128
-        preshift = rounding_doubling_high_mul(hires_v, out_m, 15)
+        preshift = srdhm(hires_v, out_m, 15)
         relu = hires_v
         if relu_e > 0:
             relu = np.clip(relu * (1 << (relu_e - 1)), -32768, 32767)
-        relu = rounding_doubling_high_mul(relu, relu_m, 15)
+        relu = srdhm(relu, relu_m, 15)
         if relu_e > 0:
             relu = np.clip(relu * 2, -32768, 32767)
         elif relu_e < 0:
             relu = rounding_divide_by_pot(relu, -relu_e)
         relu = (relu + (1 << 15)) >> 1
-        product = np.where((relu == -32768) & (preshift == -32768), 32767, _div_toward_zero(relu * preshift, 1 << 15))
+        product = np.where((relu == -32768) & (preshift == -32768), 32767, div_toward_zero(relu * preshift, 1 << 15))
         out = rounding_divide_by_pot(product, -out_e)
         return _clip(_wrap16(out + y.zero_point), y)
 
@@ -129,7 +67,7 @@ def _int16_multiplier(real: float) -> tuple[int, int]:
     """QuantizeMultiplier, then DownScaleInt32ToInt16Multiplier: the 32-bit multiplier rounded to its
     high 16 bits (saturating at 32767)."""
     m, e = quantize_multiplier(real)
-    return (32767 if m >= I32_MAX - (1 << 15) else (m + (1 << 15)) >> 16), e
+    return (32767 if m >= INT32_MAX - (1 << 15) else (m + (1 << 15)) >> 16), e
 
 
 def _wrap16(v: np.ndarray) -> np.ndarray:
@@ -222,7 +160,7 @@ def inv_sqrt_multiplier_exp(value: int) -> tuple[int, int]:
     """TFLite's GetInvSqrtQuantizedMultiplierExp (reverse shift -1): 1 / sqrt(value) as a Q0.31 multiplier
     and a left shift, by five Newton-Raphson steps in gemmlowp's 3-integer-bit fixed point."""
     if value <= 1:
-        return I32_MAX, 0
+        return INT32_MAX, 0
     shift = 11
     while value >= 1 << 29:
         value //= 4
@@ -232,7 +170,7 @@ def inv_sqrt_multiplier_exp(value: int) -> tuple[int, int]:
     value <<= 2 * pairs
 
     def mul(a: int, b: int) -> int:
-        return int(rounding_doubling_high_mul(np.int64(a), np.int64(b)))
+        return int(srdhm(np.int64(a), np.int64(b)))
 
     half_input = int(rounding_divide_by_pot(np.int64(value >> 1), 1))
     half_three = (1 << 28) + (1 << 27)  # 1.5 with 3 integer bits
@@ -347,20 +285,24 @@ def _scaled_input_16(v: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
     return (np.asarray(v, np.int64) * multiplier + rounding) >> shift
 
 
+def _sigmoid_segment(a: np.ndarray, bits: int, saturated: int) -> np.ndarray:
+    """TFLite's interpolation of |x| in its 256-entry sigmoid table: a >> bits indexes it, the low `bits`
+    bits interpolate between that entry and the next; from index 255 on, `saturated`."""
+    index = np.minimum(a >> bits, 254)
+    low, high = _SIGMOID_TABLE[index], _SIGMOID_TABLE[index + 1]
+    return np.where((a >> bits) >= 255, saturated, (low << bits) + (a & ((1 << bits) - 1)) * (high - low))
+
+
 def logistic16(x: QInfo, y: QInfo) -> Kernel:
     """reference_integer_ops::Logistic (int16, output scale 2**-15): the input rescaled so that 4096 * 3
     is 1.0, |x| split into a table index (>> 9) and 9 interpolation bits into TFLite's 256-entry
     sigmoid table (sigmoid(i / 24) in Q0.16), saturated at index 255, mirrored for negative inputs
     (1 - sigmoid(|x|)) and rounded back to Q0.15."""
     multiplier, shift = _input_rescale_16(x.scale, (0,))
-    table = _SIGMOID_TABLE
 
     def run(v: np.ndarray) -> np.ndarray:
         s = _scaled_input_16(v, multiplier, shift)
-        a = np.abs(s)
-        index = np.minimum(a >> 9, 254)
-        ua, ub = table[index], table[index + 1]
-        result = np.where((a >> 9) >= 255, 0x7FFF << 10, (ua << 9) + (a & 0x1FF) * (ub - ua))
+        result = _sigmoid_segment(np.abs(s), 9, 0x7FFF << 10)
         result = np.where(s >= 0, result + (1 << 9), (1 << 25) - result + (1 << 9) - 1)
         return _clip(result >> 10, y)
 
@@ -372,14 +314,10 @@ def tanh16(x: QInfo, y: QInfo) -> Kernel:
     same 256-entry sigmoid table as logistic16, with 8 interpolation bits (|x| >> 8 indexes it),
     saturated at index 255, mirrored for negative inputs and rounded back to Q0.15."""
     multiplier, shift = _input_rescale_16(x.scale, (0, 1))
-    table = _SIGMOID_TABLE
 
     def run(v: np.ndarray) -> np.ndarray:
         s = _scaled_input_16(v, multiplier, shift)
-        a = np.abs(s)
-        index = np.minimum(a >> 8, 254)
-        ua, ub = table[index], table[index + 1]
-        result = np.where((a >> 8) >= 255, 0xFFFF << 8, (ua << 8) + (a & 0xFF) * (ub - ua))
+        result = _sigmoid_segment(np.abs(s), 8, 0xFFFF << 8)
         result = np.where(s >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
         return _clip(result >> 8, y)
 
@@ -387,33 +325,11 @@ def tanh16(x: QInfo, y: QInfo) -> Kernel:
 
 
 def lut_int16(x: QInfo, y: QInfo, transform: Callable[[np.ndarray], np.ndarray]) -> Kernel:
-    """LUTPopulate<int16_t> and LUTLookup (int16 exp, log, rsqrt, gelu): 513 float32 samples of the
-    transform over the whole input range, scaled by 65536 / (the output range) and rounded, each less
-    half its midpoint error (rounded); an input interpolates between the entries of its 128-input
-    segment, the product rounded half up (>> 7). Zero points enter only through the ranges: the
-    table holds no output zero point, as TFLite's does not."""
-    xs, ys = F32(x.scale), F32(y.scale)
-    in_min, in_max = xs * F32(-32768 - x.zero_point), xs * F32(32767 - x.zero_point)
-    out_min, out_max = ys * F32(-32768 - y.zero_point), ys * F32(32767 - y.zero_point)
-    step = (in_max - in_min) / F32(512)
-    inv = F32(65536) / (out_max - out_min)
-    i = np.arange(512).astype(F32)
-    start = in_min + i * step
-    with np.errstate(all="ignore"):
-        val, mid, nxt = (np.asarray(transform(v), F32) for v in (start, start + step / F32(2), in_min + (i + 1) * step))
-        sample = F32(_round_away(val * inv))
-        err = F32(_round_away((nxt * inv + sample) / F32(2))) - F32(_round_away(mid * inv))
-        entries = np.clip(sample - F32(_round_away(err / F32(2))), -32768, 32767)
-        last = np.clip(_round_away(np.asarray(transform(np.array([in_max], F32)), F32) * inv), -32768, 32767)
-    table = np.append(entries, last).astype(np.int64)
-
-    def run(v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, np.int64)
-        index = 256 + (v >> 7)
-        base = table[index]
-        return _wrap16(base + (((table[index + 1] - base) * (v & 0x7F) + 64) >> 7))
-
-    return run
+    """LUTPopulate<int16_t> and LUTLookup (int16 exp, log, rsqrt, gelu): TFLite's 513-entry float32
+    table (tflite_fixed.lut_int16_entries), interpolated within each 128-input segment. Zero points
+    enter only through the ranges: the table holds no output zero point, as TFLite's does not."""
+    table = lut_int16_entries(transform, F32, x.scale, x.zero_point, y.scale, y.zero_point)
+    return lambda v: _wrap16(lut_lookup_int16(v, table))
 
 
 # ------------------------------------------------------------------------------ which kernel

@@ -166,25 +166,6 @@ def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
     return int(multiplier), int(shift)
 
 
-def quantize_multiplier(real: float) -> tuple[int, int]:
-    """TFLite's QuantizeMultiplier: `real` as (multiplier, exponent) with real ~ multiplier * 2**(exponent - 31).
-    The mantissa rounds half away from zero (std::round, where `multiplier_shift` uses Python's
-    round); a factor below 2**-32 flushes to (0, 0). The litert lowerings take TFLite's own
-    multipliers from here so that their RESCALEs multiply by exactly the integer the kernel does."""
-    if not math.isfinite(real) or real < 0:
-        raise RescaleRangeError(f"rescale factor {real} is not a finite non-negative number")
-    if real == 0:
-        return 0, 0
-    mantissa, exponent = math.frexp(real)
-    multiplier = math.floor(mantissa * (1 << 31) + 0.5)
-    if multiplier == 1 << 31:
-        multiplier //= 2
-        exponent += 1
-    if exponent < -31:
-        return 0, 0
-    return multiplier, exponent
-
-
 def max_input_for(scale: float, scale32: bool = True) -> int:
     """The largest |input - input_zp| RESCALE accepts with this scale (apply_scale_32 REQUIREs the
     value to fit in shift - 1 bits)."""

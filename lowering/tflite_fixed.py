@@ -1,71 +1,111 @@
-"""TFLite's fixed-point building blocks on Python integers, for the tables and constants the LiteRT
-lowerings (lowering/rules/quantized_litert.py) compute at lowering time.
+"""TFLite's fixed-point building blocks, for the tables and constants the LiteRT lowerings compute at
+lowering time (lowering/litert_kernels.py, lowering/rules/quantized_litert.py, quantized_arith.py).
 
-The arithmetic is gemmlowp's as TFLite's reference kernels use it:
-- `srdhm` (SaturatingRoundingDoublingHighMul): round(a * b / 2**31), halves up; TOSA MUL with
-  shift 31 computes the same (floor((a * b + 2**30) / 2**31)) except for the saturating case
-  a = b = -2**31, which the kernels never reach;
-- `rounding_divide_by_pot`: x / 2**e rounded half away from zero;
-- `quantize_multiplier`: a real multiplier as TFLite's (int32 q, exponent), q in [2**30, 2**31)
-  (TOSA RESCALE with DOUBLE_ROUND applies it as MultiplyByQuantizedMultiplier does);
+The arithmetic is gemmlowp's as TFLite's reference kernels use it, on Python integers or int64 numpy
+arrays alike:
+- `srdhm` (SaturatingRoundingDoublingHighMul): a * b / 2**31 rounded to nearest, halves up (TOSA MUL
+  with shift 31 computes the same except for the saturating case a = b = -2**31);
+- `rounding_divide_by_pot`: x / 2**e rounded half away from zero; `saturating_multiply_by_pot`;
+- `quantize_multiplier`: a real multiplier as TFLite's (int32 q, exponent), |q| in [2**30, 2**31),
+  and `multiply_by_quantized_multiplier`, which TOSA RESCALE with DOUBLE_ROUND reproduces;
 - `exp_on_negative_values`: gemmlowp's Q0.31 exp of a negative Qm.(31-m) value;
-- `lut_int16`: the 513-entry int16 tables TFLite's int16 kernels interpolate (LUTPopulate).
+- `lut_int16_entries` / `lut_lookup_int16`: the 513-entry int16 tables TFLite's int16 kernels
+  interpolate (LUTPopulate, in float32 or double as the kernel instantiates it).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 
+import numpy as np
+
+from .quant import RescaleRangeError
+
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
-def srdhm(a: int, b: int) -> int:
-    """gemmlowp's SaturatingRoundingDoublingHighMul of two int32 values."""
-    if a == b == INT32_MIN:
-        return INT32_MAX
-    # (a*b + nudge) / 2**31 truncated, nudge = +-2**30: both signs come out as half up
-    return (a * b + (1 << 30)) >> 31
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """std::round / TfLiteRound: to nearest, halves away from zero (float64 result)."""
+    x = np.asarray(x, np.float64)
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
-def rounding_divide_by_pot(x: int, exponent: int) -> int:
-    """x / 2**exponent rounded to nearest, halves away from zero (gemmlowp RoundingDivideByPOT)."""
+def div_toward_zero(n: np.ndarray, d: int) -> np.ndarray:
+    """C integer division (truncates toward zero)."""
+    n = np.asarray(n, np.int64)
+    return np.where(n >= 0, n // d, -((-n) // d))
+
+
+def srdhm(a: np.ndarray | int, b: np.ndarray | int, bits: int = 31) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingDoublingHighMul for (bits + 1)-bit integers: a * b / 2**bits rounded
+    to nearest, halves up (below zero the nudge is 1 - 2**(bits - 1) and the division truncates, so a
+    negative half rounds toward zero); the one overflowing product (min * min) saturates to the max."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    low = -(1 << bits)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << (bits - 1), 1 - (1 << (bits - 1)))
+    return np.where((a == low) & (b == low), (1 << bits) - 1, div_toward_zero(ab + nudge, 1 << bits))
+
+
+def rounding_divide_by_pot(x: np.ndarray | int, exponent: int) -> np.ndarray:
+    """gemmlowp's RoundingDivideByPOT: x / 2**exponent rounded to nearest, halves away from zero."""
+    x = np.asarray(x, np.int64)
+    if exponent == 0:
+        return x
     mask = (1 << exponent) - 1
-    remainder = x & mask
-    threshold = (mask >> 1) + (1 if x < 0 else 0)
-    return (x >> exponent) + (1 if remainder > threshold else 0)
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + ((x & mask) > threshold)
 
 
-def saturating_pot(x: int, exponent: int) -> int:
-    """gemmlowp SaturatingRoundingMultiplyByPOT: a saturating left shift, or a rounding right shift."""
+def saturating_multiply_by_pot(x: np.ndarray | int, exponent: int, bits: int = 32) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingMultiplyByPOT: x * 2**exponent, saturated to the `bits`-bit range
+    when shifting left, rounded (RoundingDivideByPOT) when shifting right."""
     if exponent <= 0:
         return rounding_divide_by_pot(x, -exponent)
-    return max(INT32_MIN, min(INT32_MAX, x << exponent))
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return np.clip(np.asarray(x, np.int64) << exponent, lo, hi)
 
 
 def quantize_multiplier(real: float) -> tuple[int, int]:
-    """TFLite's QuantizeMultiplier: real ~ q * 2**(exponent - 31), q rounded half away from zero."""
-    if real == 0.0:
+    """TFLite's QuantizeMultiplier: real ~ multiplier * 2**(exponent - 31), |multiplier| in [2**30, 2**31)
+    rounded half away from zero (std::round); below 2**-32 the multiplier flushes to (0, 0). The
+    LiteRT lowerings take TFLite's own multipliers from here, so that their RESCALEs multiply by
+    exactly the integer the kernel does."""
+    if not math.isfinite(real):
+        raise RescaleRangeError(f"rescale factor {real} is not finite")
+    if real == 0:
         return 0, 0
     mantissa, exponent = math.frexp(real)
-    q = math.floor(abs(mantissa) * (1 << 31) + 0.5)
-    if q == 1 << 31:
+    q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
+    if abs(q) == 1 << 31:
         q //= 2
         exponent += 1
     if exponent < -31:
         return 0, 0
-    return int(q), int(exponent)
+    return q, exponent
+
+
+def multiply_by_quantized_multiplier(x: np.ndarray | int, multiplier: int, shift: int) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier (double rounding): the left part of the shift first, the
+    rounding doubling high multiply, then a rounding right shift."""
+    x = np.asarray(x, np.int64) * (1 << max(shift, 0))
+    return rounding_divide_by_pot(srdhm(x, multiplier), max(-shift, 0))
+
+
+def _mul(a: int, b: int) -> int:
+    return int(srdhm(a, b))
 
 
 def _exp_quarter_interval(a: int) -> int:
     """exp of a Q0.31 value in [-1/4, 0): a Taylor expansion around -1/8 (gemmlowp)."""
     constant_term, one_third = 1895147668, 715827883  # exp(-1/8), 1/3 in Q0.31
     x = a + (1 << 28)
-    x2 = srdhm(x, x)
-    x3 = srdhm(x2, x)
-    x4 = srdhm(x2, x2)
-    x4_over_4 = rounding_divide_by_pot(x4, 2)
-    poly = rounding_divide_by_pot(srdhm(x4_over_4 + x3, one_third) + x2, 1)
-    return constant_term + srdhm(constant_term, x + poly)
+    x2 = _mul(x, x)
+    x3 = _mul(x2, x)
+    x4 = _mul(x2, x2)
+    x4_over_4 = int(rounding_divide_by_pot(x4, 2))
+    poly = int(rounding_divide_by_pot(_mul(x4_over_4 + x3, one_third) + x2, 1))
+    return constant_term + _mul(constant_term, x + poly)
 
 
 # exp(-2**k) in Q0.31 for the barrel shifter, k = -2 .. 4
@@ -78,51 +118,41 @@ def exp_on_negative_values(a: int, integer_bits: int) -> int:
     fraction_bits = 31 - integer_bits
     quarter = 1 << (fraction_bits - 2)
     mod_quarter = (a & (quarter - 1)) - quarter
-    result = _exp_quarter_interval(saturating_pot(mod_quarter, integer_bits))
+    result = _exp_quarter_interval(int(saturating_multiply_by_pot(mod_quarter, integer_bits)))
     remainder = mod_quarter - a
     for k, multiplier in _EXP_POWERS:
         if integer_bits > k and remainder & (1 << (fraction_bits + k)):
-            result = srdhm(result, multiplier)
+            result = _mul(result, multiplier)
     if integer_bits > 5 and a < -(1 << (36 - integer_bits)):
         result = 0
     return INT32_MAX if a == 0 else result
 
 
-def lut_int16(fn: Callable[[float], float], input_scale: float, input_zero_point: int, output_scale: float,
-              output_zero_point: int) -> list[int]:
-    """TFLite's LUTPopulate for int16 (double arithmetic): 512 samples of fn, each biased by half
-    the interpolation error at its segment's midpoint, and a last entry for the slope."""
-    input_min = input_scale * (-32768 - input_zero_point)
-    input_max = input_scale * (32767 - input_zero_point)
-    output_min = output_scale * (-32768 - output_zero_point)
-    output_max = output_scale * (32767 - output_zero_point)
-    steps = 512
-    step = (input_max - input_min) / steps
-    half_step = step / 2
-    inverse = 65536.0 / (output_max - output_min)
-
-    def c_round(v: float) -> float:  # std::round: halves away from zero
-        return math.copysign(math.floor(abs(v) + 0.5), v)
-
-    def clamp(v: float) -> int:
-        return int(min(max(v, -32768.0), 32767.0))
-
-    table = []
-    for i in range(steps):
-        value = fn(input_min + i * step)
-        midpoint = fn(input_min + i * step + half_step)
-        following = fn(input_min + (i + 1) * step)
-        sample = c_round(value * inverse)
-        interpolated = c_round((following * inverse + c_round(value * inverse)) / 2)
-        bias = c_round((interpolated - c_round(midpoint * inverse)) / 2)
-        table.append(clamp(sample - bias))
-    table.append(clamp(c_round(fn(input_max) * inverse)))
-    return table
+def lut_int16_entries(transform: Callable[[np.ndarray], np.ndarray], float_type: type, input_scale: float,
+                      input_zero_point: int, output_scale: float, output_zero_point: int) -> np.ndarray:
+    """TFLite's LUTPopulate for int16, in `float_type` arithmetic (np.float32 for the elementwise
+    kernels, np.float64 where the kernel instantiates it with double, e.g. int16 softmax): 512 samples
+    of the transform over the input range scaled by 65536 / (the output range) and rounded, each less
+    half its midpoint's interpolation error (rounded), and a last entry at the input maximum."""
+    f = float_type
+    in_min, in_max = f(input_scale) * f(-32768 - input_zero_point), f(input_scale) * f(32767 - input_zero_point)
+    out_min, out_max = f(output_scale) * f(-32768 - output_zero_point), f(output_scale) * f(32767 - output_zero_point)
+    step = (in_max - in_min) / f(512)
+    inverse = f(65536) / (out_max - out_min)
+    start = in_min + np.arange(512).astype(f) * step
+    with np.errstate(all="ignore"):
+        value, midpoint, following = (np.asarray(transform(v), f) for v in
+                                      (start, start + step / f(2), in_min + np.arange(1, 513).astype(f) * step))
+        sample = f(1) * round_half_away(value * inverse).astype(f)
+        error = round_half_away((following * inverse + sample) / f(2)).astype(f) - round_half_away(midpoint * inverse)
+        entries = np.clip(sample - round_half_away(error.astype(f) / f(2)).astype(f), -32768, 32767)
+        last = np.clip(round_half_away(np.asarray(transform(np.array([in_max], f)), f) * inverse), -32768, 32767)
+    return np.append(entries, last).astype(np.int64)
 
 
-def lut_lookup_int16(value: int, table: list[int]) -> int:
-    """TFLite's interpolated lookup of an int16 value in a 513-entry table."""
+def lut_lookup_int16(value: np.ndarray | int, table: np.ndarray) -> np.ndarray:
+    """TFLite's interpolated lookup of int16 values in a 513-entry table (the product rounded half up)."""
+    value = np.asarray(value, np.int64)
     index = 256 + (value >> 7)
-    offset = value & 0x7F
     base = table[index]
-    return base + (((table[index + 1] - base) * offset + 64) >> 7)
+    return base + (((table[index + 1] - base) * (value & 0x7F) + 64) >> 7)

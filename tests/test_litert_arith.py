@@ -13,42 +13,13 @@ import numpy as np
 import pytest
 
 from test_quant import boundary, one_op, qtype, run
+from tflite_kernels import mbqm, quantize_multiplier, rdbpot, srdhm
 
 pytest.importorskip("tosa_reference_model", reason="the TOSA reference model comes with tosa-tools")
 
 
 # ------------------------------------------------------------------------------ TFLite, independently
-def tfl_quantize_multiplier(real: float) -> tuple[int, int]:
-    """(q, e) with real ~ q * 2**(e - 31): frexp, the mantissa * 2**31 rounded half away (std::round)."""
-    if real == 0:
-        return 0, 0
-    mantissa, e = math.frexp(real)
-    q = int(math.floor(mantissa * 2.0 ** 31 + 0.5))
-    if q == 2 ** 31:
-        q, e = q // 2, e + 1
-    return (0, 0) if e < -31 else (q, e)
-
-
-def tfl_high_mul(a: np.ndarray, b: int) -> np.ndarray:
-    """gemmlowp SaturatingRoundingDoublingHighMul: (a * b + nudge) / 2**31 truncated toward zero,
-    nudge 2**30 for a non-negative product, 1 - 2**30 otherwise."""
-    ab = np.asarray(a, np.int64) * b
-    nudged = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
-    return np.sign(nudged) * (np.abs(nudged) >> 31)
-
-
-def tfl_divide_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
-    """gemmlowp RoundingDivideByPOT: x / 2**exponent rounded half away from zero."""
-    x = np.asarray(x, np.int64)
-    mask = (1 << exponent) - 1
-    threshold = (mask >> 1) + (x < 0)
-    return (x >> exponent) + ((x & mask) > threshold)
-
-
-def tfl_mbqm(x: np.ndarray, q: int, e: int) -> np.ndarray:
-    """MultiplyByQuantizedMultiplier(int32 x, q, e) (the default, double-rounding build)."""
-    shifted = np.asarray(x, np.int64) * (1 << max(e, 0))
-    return tfl_divide_by_pot(tfl_high_mul(shifted, q), max(-e, 0))
+tfl_mbqm = np.vectorize(mbqm, otypes=[np.int64])  # MultiplyByQuantizedMultiplier over arrays
 
 
 def tfl_mean_or_sum(x: np.ndarray, axes: tuple[int, ...], s_in: float, zp_in: int, s_out: float, zp_out: int,
@@ -56,7 +27,7 @@ def tfl_mean_or_sum(x: np.ndarray, axes: tuple[int, ...], s_in: float, zp_in: in
     """reference_ops::QuantizedMeanOrSum for the data's own type (keep dims)."""
     n = math.prod(x.shape[a] for a in axes)
     total = np.asarray(x, np.int64).sum(axis=axes, keepdims=True) - zp_in * n
-    q, e = tfl_quantize_multiplier(s_in / s_out)
+    q, e = quantize_multiplier(s_in / s_out)
     if mean:
         k = min(int(math.floor(math.log2(n))), 32, 31 + e)
         q, e = (q << k) // n, e - k
@@ -85,9 +56,9 @@ def tfl_add(a: np.ndarray, b: np.ndarray, qa: tuple[float, int], qb: tuple[float
     twice_max = 2.0 * max(qa[0], qb[0])
     terms = []
     for v, (s, zp) in ((a, qa), (b, qb)):
-        q, e = tfl_quantize_multiplier(s / twice_max)
+        q, e = quantize_multiplier(s / twice_max)
         terms.append(tfl_mbqm((np.asarray(v, np.int64) - zp) * (1 << left_shift), q, e))
-    q, e = tfl_quantize_multiplier(twice_max / ((1 << left_shift) * qy[0]))
+    q, e = quantize_multiplier(twice_max / ((1 << left_shift) * qy[0]))
     raw = terms[0] - terms[1] if subtract else terms[0] + terms[1]
     return np.clip(tfl_mbqm(raw, q, e) + qy[1], lo, hi)
 
@@ -95,7 +66,7 @@ def tfl_add(a: np.ndarray, b: np.ndarray, qa: tuple[float, int], qb: tuple[float
 def tfl_mul(a: np.ndarray, b: np.ndarray, qa: tuple[float, int], qb: tuple[float, int], qy: tuple[float, int],
             lo: int, hi: int) -> np.ndarray:
     """reference MUL: the multiplier s_a * s_b / s_y is computed in float32."""
-    q, e = tfl_quantize_multiplier(float(np.float32(qa[0]) * np.float32(qb[0]) / np.float32(qy[0])))
+    q, e = quantize_multiplier(float(np.float32(qa[0]) * np.float32(qb[0]) / np.float32(qy[0])))
     product = (np.asarray(a, np.int64) - qa[1]) * (np.asarray(b, np.int64) - qb[1])
     return np.clip(tfl_mbqm(product, q, e) + qy[1], lo, hi)
 
@@ -113,7 +84,7 @@ def tfl_reduce_prod(x: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out
     p = MultiplyByQuantizedMultiplier(int64 p * (x - zp)), finally that of p alone + zp_out; the
     multiplier is QuantizeMultiplier(s_in / s_out**(1/n)) and the int64 form uses its top 16 bits."""
     n = x.shape[-1]
-    q, e = tfl_quantize_multiplier(s_in / math.pow(s_out, 1.0 / n))
+    q, e = quantize_multiplier(s_in / math.pow(s_out, 1.0 / n))
     q16 = (q + (1 << 15)) >> 16 if q < 0x7FFF0000 else 0x7FFF
 
     def scale(v: np.ndarray) -> np.ndarray:
@@ -134,10 +105,10 @@ def f32(x: float) -> float:
 def test_model_rounds_like_gemmlowp():
     # 2**30 / 2**31 = 0.5 rounds up in the high multiply; -0.5 also rounds up (toward +inf) there,
     # while the right shift rounds -0.5 away from zero
-    assert tfl_high_mul(np.array([1, -1]), 1 << 30).tolist() == [1, 0]
-    assert tfl_divide_by_pot(np.array([2, -2, 6, -6]), 2).tolist() == [1, -1, 2, -2]
-    assert tfl_quantize_multiplier(0.5) == (1 << 30, 0)
-    assert tfl_quantize_multiplier(1.0) == (1 << 30, 1)
+    assert [srdhm(1, 1 << 30), srdhm(-1, 1 << 30)] == [1, 0]
+    assert [rdbpot(v, 2) for v in (2, -2, 6, -6)] == [1, -1, 2, -2]
+    assert quantize_multiplier(0.5) == (1 << 30, 0)
+    assert quantize_multiplier(1.0) == (1 << 30, 1)
 
 
 # ------------------------------------------------------------------------------ sum and mean
@@ -179,7 +150,7 @@ def test_mean_multiplier_is_not_the_rounded_ratio():
     ratio, n = f32(0.0078431) / f32(0.0031), 30
     q, e = tflite_mean_multiplier(ratio, n)
     assert (q, 31 - e) != multiplier_shift(ratio / n)
-    assert tflite_mean_multiplier(ratio, 1) == tfl_quantize_multiplier(ratio)
+    assert tflite_mean_multiplier(ratio, 1) == quantize_multiplier(ratio)
 
 
 def test_cpuref_mean_keeps_halves_away_from_zero():

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 from test_quant import one_op, qtype, run
+from tflite_kernels import mbqm, quantize_multiplier
+from tflite_kernels import rdbpot as divide_by_pot
+from tflite_kernels import srdhm as high_mul
 
 pytest.importorskip("tosa_reference_model", reason="the TOSA reference model comes with tosa-tools")
 
@@ -18,37 +21,6 @@ F32 = np.float32
 
 
 # ------------------------------------------------------------------------------ TFLite, independently
-def quantize_multiplier(real: float) -> tuple[int, int]:
-    """QuantizeMultiplier: (q, e) with real ~ q * 2**(e - 31), q in [2**30, 2**31)."""
-    if real == 0:
-        return 0, 0
-    m, e = math.frexp(real)
-    q = math.floor(m * 2 ** 31 + 0.5)
-    return (q // 2, e + 1) if q == 2 ** 31 else (q, e)
-
-
-def high_mul(a: int, b: int, bits: int = 31) -> int:
-    """Rounding doubling high multiply of (bits + 1)-bit integers (halves away from zero)."""
-    if a == b == -(1 << bits):
-        return (1 << bits) - 1
-    p = a * b
-    p += (1 << (bits - 1)) if p >= 0 else 1 - (1 << (bits - 1))
-    return int(math.copysign(abs(p) >> bits, p)) if p else 0
-
-
-def divide_by_pot(x: int, e: int) -> int:
-    """Rounding right shift, halves away from zero."""
-    if e == 0:
-        return x
-    r = x & ((1 << e) - 1)
-    return (x >> e) + (r > ((1 << (e - 1)) - (1 if x >= 0 else 0)))
-
-
-def mbqm(x: int, q: int, e: int) -> int:
-    """MultiplyByQuantizedMultiplier (double rounding)."""
-    return divide_by_pot(high_mul(x << max(e, 0), q), max(-e, 0))
-
-
 def tfl_hard_swish(v: int, xs: float, xz: int, ys: float, yz: int) -> int:
     hires = F32(1 / 128) * F32(xs)
 

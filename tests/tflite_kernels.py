@@ -1,9 +1,10 @@
-"""Models of TFLite's reference kernels for quantized softmax and L2 normalization, element by element on
+"""Models of TFLite's reference kernels (gemmlowp's primitives and TFLite's multipliers, which every
+tests/test_litert_*.py model uses, and quantized softmax and L2 normalization), element by element on
 Python integers, written from the kernels' arithmetic (reference/softmax.h, integer_ops/l2normalization.h,
 gemmlowp fixedpoint.h) independently of the lowering (lowering/tflite_fixed.py), so that tests can
 judge the TOSA graphs against them. Slow and plain on purpose.
 
-Checked against LiteRT 2.3 (BUILTIN_REF) on generated one-op models: see tests/test_quant_litert.py.
+Checked against LiteRT 2.3 (BUILTIN_REF) on generated one-op models: see tests/test_litert_softmax_l2norm_div.py.
 """
 from __future__ import annotations
 
@@ -20,15 +21,17 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def srdhm(a: int, b: int) -> int:
-    if a == b == I32_MIN:
-        return I32_MAX
+def srdhm(a: int, b: int, bits: int = 31) -> int:
+    """SaturatingRoundingDoublingHighMul of (bits + 1)-bit integers."""
+    if a == b == -(1 << bits):
+        return (1 << bits) - 1
     ab = a * b
-    nudge = (1 << 30) if ab >= 0 else 1 - (1 << 30)
-    return _trunc_div(ab + nudge, 1 << 31)
+    nudge = (1 << (bits - 1)) if ab >= 0 else 1 - (1 << (bits - 1))
+    return _trunc_div(ab + nudge, 1 << bits)
 
 
 def rdbpot(x: int, e: int) -> int:
+    """RoundingDivideByPOT: halves away from zero."""
     mask = (1 << e) - 1
     remainder = x & mask
     threshold = (mask >> 1) + (1 if x < 0 else 0)

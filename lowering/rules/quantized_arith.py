@@ -34,8 +34,8 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import (QInfo, fraction_bits, max_input_for, narrow, quantize_multiplier, requantize_like_tflite,
-                     rescale, saturate_to, widen)
+from ..quant import QInfo, fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale, saturate_to, widen
+from ..tflite_fixed import quantize_multiplier
 from . import quantized_litert, rule
 from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)

@@ -25,7 +25,7 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..quant import QInfo, clamp_int, rescale
-from ..tflite_fixed import INT32_MAX, exp_on_negative_values, lut_int16, quantize_multiplier, srdhm
+from ..tflite_fixed import INT32_MAX, exp_on_negative_values, lut_int16_entries, quantize_multiplier, srdhm
 
 # gemmlowp's one_over_one_plus_x_for_x_in_0_1: Newton-Raphson from 48/17 - 32/17 * d in Q2.29
 _NR_START, _NR_SLOPE, _NR_STEPS = 1515870810, -1010580540, 3
@@ -89,7 +89,7 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
         return None
     diff_min = -math.floor(31 * 2.0 ** 26 / 2.0 ** left)
     diffs = range(-255, 1)
-    exps = np.array([exp_on_negative_values(srdhm(d << left, multiplier), 5) if d >= diff_min else 0 for d in diffs],
+    exps = np.array([exp_on_negative_values(int(srdhm(d << left, multiplier)), 5) if d >= diff_min else 0 for d in diffs],
                     np.int64)
     top = ctx.op("tosa.reduce_max", [x], {"axis": axis})
     d = ctx.binary("tosa.sub", _pot(ctx, x, 0), _pot(ctx, top, 0))
@@ -113,12 +113,13 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
 
 def _exp_table() -> np.ndarray:
     """TFLite's int16 softmax exp LUT: exp on [-10, 0] in Q0.15 over int16 inputs."""
-    return np.array(lut_int16(math.exp, 10.0 / 65535, 32767, 2.0 / 65535, 0), np.int16)
+    return lut_int16_entries(np.exp, np.float64, 10.0 / 65535, 32767, 2.0 / 65535, 0).astype(np.int16)
 
 
 def _one_over_one_plus_x_table() -> np.ndarray:
     """TFLite's int16 softmax 1 / (1 + x) LUT on [0, 1] in Q0.15."""
-    return np.array(lut_int16(lambda v: 1.0 / (1.0 + v), 1.0 / 65535, -32768, 2.0 / 65535, 0), np.int16)
+    return lut_int16_entries(lambda v: 1.0 / (1.0 + v), np.float64, 1.0 / 65535, -32768, 2.0 / 65535,
+                             0).astype(np.int16)
 
 
 def _lookup(ctx: LoweringContext, x: Value, table: np.ndarray) -> Value:
@@ -159,7 +160,7 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
 def _srdhm(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
     """SaturatingRoundingDoublingHighMul of tensors or Python constants (constants fold here)."""
     if isinstance(a, int) and isinstance(b, int):
-        return srdhm(a, b)
+        return int(srdhm(a, b))
     like = a if isinstance(a, Value) else b
     a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
     return _mul(ctx, a, b, 31)
