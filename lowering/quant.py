@@ -238,15 +238,18 @@ def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray =
 
 
 def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo, max_abs: int | None = None,
-           rounding: str | None = None) -> Value:
+           rounding: str | None = None, halves_away: bool | None = None) -> Value:
     """An i32 (or i48) accumulator times `factor`, rounded, plus the output zero point, saturated to
     the output's carried type. Given the accumulator's bound `max_abs`, halves round away from zero
     as Arm NN's Quantize does wherever an exact half can occur (ties_possible): RESCALE of |acc|
     (half up is half away for non-negative values), the sign put back, then a RESCALE by 1 adding the
-    zero point; elsewhere one RESCALE. Under LiteRT semantics always one RESCALE: TFLite's kernels
-    round halves by their own rule (`rounding`, default the semantics' mode), not CpuRef's."""
+    zero point; elsewhere one RESCALE. Under LiteRT semantics one RESCALE unless `halves_away` asks
+    for that rounding: TFLite's kernels round halves by their own rule (`rounding`, default the
+    semantics' mode), not CpuRef's."""
     factors = np.atleast_1d(np.asarray(factor, dtype=np.float64))
-    if (ctx.semantics == "litert" or max_abs is None or ctx.type_of(acc).dtype != "i32"
+    if halves_away is None:
+        halves_away = ctx.semantics == "cpuref"
+    if (not halves_away or max_abs is None or ctx.type_of(acc).dtype != "i32"
             or not any(ties_possible(float(f), max_abs) for f in factors)):
         return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0], rounding=rounding)
     rank = ctx.type_of(acc).rank

@@ -54,10 +54,9 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "sigmoid, tanh (int16)": ("TFLite's fixed point: the input rounded to a 1/(3 * 4096) grid, interpolated in its "
                               "256-entry sigmoid table (an exact 65536-entry GATHER: no TOSA TABLE reproduces it)",
                               "the float32 function tabulated (interpolated TABLE when exact, else GATHER)"),
-    "reduce_sum": ("int32 sum of x - zp, one MultiplyByQuantizedMultiplier by QuantizeMultiplier(s_in / s_out) "
-                      "(RESCALE DOUBLE_ROUND with TFLite's multiplier); LiteRT's reference kernel itself reads int8 "
-                      "and int16 data as uint8, which is not followed",
-                      "the exact sum times s_in / s_out rounded half away from zero"),
+    "reduce_sum": ("the exact int32 sum of x - zp times s_in / s_out, rounded half away from zero, as LiteRT's builtin "
+                   "SUM kernel (its reference kernel reads int8 and int16 data as uint8, which is not followed)",
+                   "the same"),
     "reduce_mean": ("the same sum; the multiplier of s_in / s_out times 2**k / n truncated (k = floor(log2 n)), the "
                        "exponent lowered by k (QuantizedMeanOrSum)",
                        "the exact sum times s_in / (n * s_out) rounded half away from zero"),

@@ -292,12 +292,15 @@ def reduce_sum(ctx: LoweringContext) -> Value:
     if xq.span * count >= 1 << 30:
         ctx.unsupported("the quantized sum does not fit i32")
     total = reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
-    if ctx.semantics == "litert":
-        multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count if ctx.op_name == "nn.reduce_mean"
-                                                      else 1)
+    mean = ctx.op_name == "nn.reduce_mean"
+    if ctx.semantics == "litert" and mean:
+        multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count)
         return _keep_dims_result(ctx, requantize_like_tflite(ctx, total, multiplier, exponent, yq))
-    factor = xq.scale / yq.scale / (count if ctx.op_name == "nn.reduce_mean" else 1)
-    return _keep_dims_result(ctx, narrow(ctx, total, factor, yq, max_abs=xq.span * count))
+    # CpuRef's sum, and LiteRT's: its SUM kernel (the builtin one; the reference kernel reads int8
+    # data as uint8) rounds sum * s_in / s_out half away from zero
+    factor = xq.scale / yq.scale / (count if mean else 1)
+    return _keep_dims_result(ctx, narrow(ctx, total, factor, yq, max_abs=xq.span * count, halves_away=True,
+                                         rounding="SINGLE_ROUND"))
 
 
 def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
