@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nn2tosa.diagnostics import Unsupported, UnsupportedError, UsageError
+from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, Unsupported, UnsupportedError, UsageError
 from nn2tosa.report import ConversionReport, census
 
 if TYPE_CHECKING:
@@ -202,6 +202,16 @@ def _flatbuffer_writer(version: str) -> Callable[[Graph, str, dict[str, Graph]],
     from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
 
     return write_flatbuffer
+
+
+def blame(error: Nn2TosaError, graphs: Sequence[Graph], source: str) -> Nn2TosaError:
+    """An error raised after reading, naming the file. A .tosa input goes to the emitters without any
+    pass, so a module MLIR's verifier rejects is the file's fault (exit 2), not a bug of nn2tosa."""
+    from nn2tosa.lowering.mlir_emitter import MlirVerificationError
+
+    if isinstance(error, MlirVerificationError) and all(g.meta.get("format") == "tosa" for g in graphs):
+        return InvalidInputError("its TOSA does not verify: " + "; ".join(error.problems), file=source)
+    return error.located(source) if hasattr(error, "located") else error
 
 
 def programs(graphs: Sequence[Graph]) -> list[Graph | list[Graph]]:

@@ -26,16 +26,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import pickle
+import signal
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nn2tosa.diagnostics import InvalidInputError, UsageError
+from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, UsageError
 from nn2tosa.ir import TensorType
 
 FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "quantized": 1e-4, "mixed": 1e-4}
@@ -69,39 +71,38 @@ class Runnable:
     output_names: list[str]
     level: str  # "EIGHTK" or "NONE"
     computes_16bit_float: bool = False  # some tensor of the TOSA graph is f16 or bf16
-    result: Any = None  # the nn2tosa.api.Result when the model was converted
+    result: Any = None  # the nn2tosa.api.Result of the conversion
+    from_tosa: bool = False  # the input was a .tosa: what the reference model rejects is the file's fault
 
 
 def prepare(path: str, partition: int | None = None, semantics: str = "litert") -> Runnable:
-    """Read `path`; a .tosa is run as it is, any other model is converted first."""
-    from nn2tosa.api import convert, programs
-    from nn2tosa.fileio import map_file
+    """Read `path` and convert it. A .tosa is converted too: the reference model then runs the
+    flatbuffer nn2tosa writes from the graph it read and verified (operators in order, names and
+    locations its own), never the file's bytes, on which a hostile file can crash it."""
+    from nn2tosa.api import blame, convert, programs
     from nn2tosa.frontend import load
 
-    graphs = programs(load(path))  # a .tosa's branch graphs go with the function that runs them
-    if partition is None and len(graphs) > 1:
-        raise UsageError(f"{path} has {len(graphs)} partitions: choose one with --partition N")
-    if partition is not None and not 0 <= partition < len(graphs):
-        raise UsageError(f"--partition {partition}: {path} has {len(graphs)} partition(s)")
-    unit = graphs[partition or 0]
-    whole = unit if isinstance(unit, list) else [unit]  # the function first, then its branch graphs
-    source = whole[0]
+    graphs = load(path)
+    units = programs(graphs)  # a .tosa's branch graphs go with the function that runs them
+    if partition is None and len(units) > 1:
+        raise UsageError(f"{path} has {len(units)} partitions: choose one with --partition N")
+    if partition is not None and not 0 <= partition < len(units):
+        raise UsageError(f"--partition {partition}: {path} has {len(units)} partition(s)")
+    unit = units[partition or 0]
+    source = unit[0] if isinstance(unit, list) else unit  # the function first, then its branch graphs
     inputs = [source.types(n)[0] for n in source.inputs]
     outputs = [source.type_of(o.value) for o in source.outputs]
     input_names = [source.input_name(n) for n in source.inputs]
     output_names = [o.name for o in source.outputs]
-    if source.meta.get("format") == "tosa" and len(graphs) == 1:
-        from nn2tosa.lowering.target import required_target
-
-        level = required_target(whole).level
-        return Runnable(path, bytes(map_file(path)), input_names, inputs, outputs, output_names, _level(level),
-                        any(_has_16bit_float(g) for g in whole))
     try:
         result = convert(unit, source=path, semantics=semantics)
-    except Exception as e:
-        raise e.located(path) if hasattr(e, "located") else e
-    return Runnable(path, result.tosa_flatbuffer(), input_names, inputs, outputs, output_names,
-                    _level(result.target.level), _has_16bit_float(result.graph), result)
+        result.mlir_module()  # MLIR's verifier sees the graph before the reference model does
+        flatbuffer = result.tosa_flatbuffer()
+    except Nn2TosaError as e:
+        raise blame(e, graphs, path) from e
+    return Runnable(path, flatbuffer, input_names, inputs, outputs, output_names,
+                    _level(result.target.level), _has_16bit_float(result.graph), result,
+                    from_tosa=source.meta.get("format") == "tosa")
 
 
 def _has_16bit_float(graph: Any) -> bool:
@@ -144,7 +145,8 @@ def from_boundary(array: np.ndarray, t: TensorType) -> np.ndarray:
     want = t.numpy_dtype
     if array.dtype == want:
         return array
-    if array.dtype.itemsize == want.itemsize and want.kind in "ui" and array.dtype.kind in "ui":
+    # the same bits: unsigned carried as signed, bf16 (stored as uint16) returned as raw 2-byte strings
+    if array.dtype.itemsize == want.itemsize and want.kind in "ui" and array.dtype.kind in "uiSV":
         return array.view(want)
     return array.astype(want)
 
@@ -155,7 +157,9 @@ def random_inputs(types: Sequence[TensorType], seed: int = 0) -> list[np.ndarray
     booleans either way."""
     rng = np.random.default_rng(seed)
     arrays = []
-    for t in types:
+    for i, t in enumerate(types):
+        if any(d < 0 for d in t.shape):
+            raise UsageError(f"input {i} has the dynamic shape {t}: give its array with --inputs")
         dtype = t.numpy_dtype
         if t.dtype == "i1":
             a = rng.integers(0, 2, t.shape).astype(bool)
@@ -215,17 +219,73 @@ def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = ()
     files = list(files) or [None] * len(arrays)
     feed = [to_boundary(a, t, f"input {i} '{n}'", f)
             for i, (a, t, n, f) in enumerate(zip(arrays, model.inputs, model.input_names, files))]
-    with _captured_output() as messages:
+    def reference_run() -> tuple[list[np.ndarray], str]:
         try:
             outs, status = trm.run(model.tosa, feed, tosa_level=model.level)
         except ValueError as e:
-            outs, status = [], f"ERROR ({e})"
-    status = str(status).rsplit(".", 1)[-1]
+            return [], f"ERROR ({e})"
+        return [np.asarray(o) for o in outs], str(status).rsplit(".", 1)[-1]
+
+    with _captured_output() as messages:
+        try:
+            outs, status = in_child(reference_run)
+        except ChildCrashed as e:
+            outs, status = [], f"CRASHED ({e})"
     text = " ".join(line.strip() for line in messages[0].splitlines()
                     if line.strip() and "backward compatible" not in line)
     if status != "TOSA_VALID" or len(outs) != len(model.outputs):
         return [], status, text
     return [from_boundary(o, t) for o, t in zip(outs, model.outputs)], status, text
+
+
+class ChildCrashed(Exception):
+    """The child running the reference model died (its message: the signal or exit status)."""
+
+
+def in_child(fn: Callable[[], Any]) -> Any:
+    """fn() computed in a forked child and its result pickled back: the reference model is C++ that
+    a graph it does not expect can crash (SIGSEGV, SIGABRT), which must not take nn2tosa with it.
+    A child that dies is ChildCrashed here. Without fork (Windows), fn() runs in-process."""
+    if not hasattr(os, "fork"):
+        return fn()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no Python cleanup on the way out (it shares the parent's files)
+        os.close(read_end)
+        try:
+            try:
+                payload = pickle.dumps(("ok", fn()))
+            except BaseException as e:
+                payload = pickle.dumps(("error", f"{type(e).__name__}: {e}"))
+            with os.fdopen(write_end, "wb") as f:
+                f.write(payload)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as f:  # read before waiting: a large result fills the pipe
+        payload = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        raise ChildCrashed(signal.Signals(os.WTERMSIG(status)).name)
+    if not payload:
+        raise ChildCrashed(f"exit status {os.waitstatus_to_exitcode(status)}")
+    kind, value = pickle.loads(payload)  # (written by our own child, never by the input)
+    if kind == "error":
+        raise RuntimeError(f"in the reference model's process: {value}")
+    return value
+
+
+def refuse_invalid_tosa(model: Runnable, status: str, messages: str, problems: Sequence[str] = ()) -> None:
+    """A .tosa input the reference model does not run validly (or tosa-validate rejects) is invalid
+    input, exit 2 naming the file; a graph nn2tosa converted is judged by the caller (a bug: exit 1)."""
+    if not model.from_tosa:
+        return
+    if status != "TOSA_VALID":
+        detail = f": {messages[:300]}" if messages else ""
+        raise InvalidInputError(f"{status}{detail}", file=model.name, where="the TOSA reference model")
+    if problems:
+        raise InvalidInputError(f"fails tosa-validate for {model.result.target}: {'; '.join(problems)}",
+                                file=model.name)
 
 
 # ------------------------------------------------------------------------------ judging
@@ -280,14 +340,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     if expected and len(expected) != len(model.outputs):
         raise UsageError(f"{model.name} has {len(model.outputs)} output(s), {len(expected)} --expected array(s) given")
     outputs, status, messages = run(model, arrays, args.inputs)
+    problems = model.result.validate()
+    refuse_invalid_tosa(model, status, messages, problems)
     given = "given inputs" if args.inputs else f"random inputs (seed {args.seed})"
     print(f"{model.name}: reference model: {status} on {given}" + (f" ({messages})" if status != "TOSA_VALID"
                                                                       and messages else ""))
-    ok = status == "TOSA_VALID"
-    if model.result is not None:
-        problems = model.result.validate()
-        print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
-        ok = ok and not problems
+    print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
+    ok = status == "TOSA_VALID" and not problems
     if not outputs:
         return 0 if ok else 1
     tolerance = args.tolerance or default_tolerance(model)
@@ -315,6 +374,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = prepare(args.input, args.partition, args.semantics)
     arrays = load_arrays(args.inputs)
     outputs, status, messages = run(model, arrays, args.inputs)
+    refuse_invalid_tosa(model, status, messages)
     if status != "TOSA_VALID":
         print(f"{model.name}: reference model: {status}" + (f" ({messages})" if messages else ""))
         return 1

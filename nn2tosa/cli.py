@@ -212,7 +212,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
     start = time.perf_counter()
     graphs = _load(args.input)
     load_time = time.perf_counter() - start
-    from nn2tosa.api import convert, programs
+    from nn2tosa.api import blame, convert, programs
     from nn2tosa.fileio import all_or_nothing, write_atomic
 
     try:
@@ -226,7 +226,10 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}
+        from_tosa = all(g.meta.get("format") == "tosa" for g in graphs)
         for result in results:
+            if from_tosa:  # a file's TOSA meets MLIR's verifier even when only a .tosa is written
+                result.mlir_module()
             if args.validate:
                 problems = result.validate()
                 if problems:
@@ -256,7 +259,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                     path = args.report_json if len(results) == 1 else _partition_path(args.report_json, i)
                     write_atomic(path, (result.report.to_json() + "\n").encode())
     except Nn2TosaError as e:
-        raise _blame(e, graphs, args.input) from e
+        raise blame(e, graphs, args.input) from e
     if bar is not None:
         bar.close()
     if args.report:
@@ -273,16 +276,6 @@ def _sidecar_path(args: argparse.Namespace) -> str:
     if not named:
         raise UsageError("--partial with only '-' as output: name the JSON sidecar with --sidecar FILE")
     return str(Path(named[0]).with_suffix(".partition.json"))
-
-
-def _blame(error: Nn2TosaError, graphs: list, source: str) -> Nn2TosaError:
-    """An error raised after reading, naming the file. A .tosa input goes to the emitters without any
-    pass, so a module MLIR's verifier rejects is the file's fault (exit 2), not a bug of nn2tosa."""
-    from nn2tosa.lowering.mlir_emitter import MlirVerificationError
-
-    if isinstance(error, MlirVerificationError) and all(g.meta.get("format") == "tosa" for g in graphs):
-        return InvalidInputError("its TOSA does not verify: " + "; ".join(error.problems), file=source)
-    return error.located(source) if hasattr(error, "located") else error
 
 
 def _partition_path(out: str, index: int) -> str:
