@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import os
 import pickle
 import signal
@@ -178,9 +179,16 @@ def load_arrays(paths: Sequence[str]) -> list[np.ndarray]:
     arrays = []
     for p in paths:
         try:
+            with open(p, "rb") as f:
+                magic = f.read(6)
+            if magic != b"\x93NUMPY":  # (numpy would take text for a pickle and talk about allow_pickle)
+                raise InvalidInputError(f"not a .npy array: it starts with {magic!r}, where a .npy file "
+                                        "starts with b'\\x93NUMPY' (numpy.save writes one)", file=p)
             arrays.append(np.load(p, allow_pickle=False))
         except FileNotFoundError:
             raise InvalidInputError("no such file", file=p) from None
+        except IsADirectoryError:
+            raise InvalidInputError("is a directory, not a .npy array", file=p) from None
         except (ValueError, OSError, EOFError) as e:
             raise InvalidInputError(f"not a .npy array: {' '.join(str(e).split())}", file=p) from None
     return arrays
@@ -252,6 +260,7 @@ def in_child(fn: Callable[[], Any]) -> Any:
     pid = os.fork()
     if pid == 0:  # the child: no Python cleanup on the way out (it shares the parent's files)
         os.close(read_end)
+        faulthandler.disable()  # a crash is reported by the parent, in one line, not dumped here
         try:
             try:
                 payload = pickle.dumps(("ok", fn()))
@@ -339,6 +348,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     expected = load_arrays(args.expected)
     if expected and len(expected) != len(model.outputs):
         raise UsageError(f"{model.name} has {len(model.outputs)} output(s), {len(expected)} --expected array(s) given")
+    for i, (e, t, name, path) in enumerate(zip(expected, model.outputs, model.output_names, args.expected)):
+        if tuple(e.shape) != tuple(t.shape):
+            raise InvalidInputError(f"output {i} '{name}' is {_describe(t)}, the expected array is "
+                                    f"{'x'.join(map(str, e.shape)) or 'scalar'} {e.dtype}", file=path)
     outputs, status, messages = run(model, arrays, args.inputs)
     problems = model.result.validate()
     refuse_invalid_tosa(model, status, messages, problems)
@@ -370,6 +383,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from nn2tosa.fileio import check_output_path
+
+    check_output_path(args.output, directory=True)
     reference_model()
     model = prepare(args.input, args.partition, args.semantics)
     arrays = load_arrays(args.inputs)
@@ -379,7 +395,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{model.name}: reference model: {status}" + (f" ({messages})" if messages else ""))
         return 1
     out_dir = Path(args.output)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)  # (check_output_path refused an existing file before the run)
     from nn2tosa.fileio import write_atomic
 
     for i, (name, array) in enumerate(zip(model.output_names, outputs)):
