@@ -91,7 +91,10 @@ def _regressions() -> list[tuple[Path, dict]]:
     return [(p, expected[p.name]) for p in files]
 
 
-def test_regressions(runner, tmp_path):
+def test_regressions(tmp_path):
+    # a longer hang timeout than the short run's: `check` of the million-row pooling file runs the
+    # reference model on 6M elements (20 s on a loaded machine); an endless loop still shows as a hang
+    runner = engine.ForkRunner(timeout=300, memory_mb=768, jobs=2)
     cases = _regressions()
     jobs = []
     for k, (path, _) in enumerate(cases):
