@@ -695,8 +695,9 @@ def seeds_for(fmt: str, corpus: Path, workdir: Path, tosa_seeds: int) -> list[Pa
 
 
 def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRunner, workdir: Path,
-             failures_dir: Path | None, batch: int = 16) -> Report:
-    """Fuzz `cases` mutants of `seeds` (format `fmt`) through `runner`."""
+             failures_dir: Path | None, batch: int = 16, progress_every: int = 0) -> Report:
+    """Fuzz `cases` mutants of `seeds` (format `fmt`) through `runner`; with `progress_every`, print the
+    report's line every that many cases (a long run that has to be stopped still says what it found)."""
     rng = random.Random(f"{fmt}:{seed}")
     report = Report(fmt)
     site_cache: dict[Path, list[Site]] = {}
@@ -744,6 +745,8 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
                                                                       input_path.suffix)))
             shutil.rmtree(casedir, ignore_errors=True)
         done += n
+        if progress_every and done % progress_every < n:
+            print(f"  {report.line()}", flush=True)
     return report
 
 
@@ -773,6 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mb", type=int, default=768, help="RSS growth that counts as a blowup")
     parser.add_argument("--tosa-seeds", type=int, default=60, help="corpus models converted to .tosa seeds")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"default {DEFAULT_CORPUS}")
+    parser.add_argument("--progress-every", type=int, default=1000, help="print the counts every N cases (0: never)")
     parser.add_argument("--out", type=Path, default=Path("fuzz-out"), help="reproducers and summary go here")
     args = parser.parse_args(argv)
     if not (args.corpus / "manifest.json").is_file():
@@ -793,7 +797,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{fmt}: {len(left_out)} seed(s) fail unmutated, left out (for the corpus tests' owners):")
                 for line in left_out:
                     print(f"    {line}")
-            report = campaign(fmt, seeds, args.cases, args.seed, runner, Path(tmp), args.out / "failures")
+            report = campaign(fmt, seeds, args.cases, args.seed, runner, Path(tmp), args.out / "failures",
+                              progress_every=args.progress_every)
             reports.append(report)
             report.seeds_left_out = left_out
             print(f"{report.line()}; {len(seeds)} seeds; {time.perf_counter() - start:.0f} s", flush=True)

@@ -284,15 +284,18 @@ def in_child(fn: Callable[[], Any]) -> Any:
     return value
 
 
-def refuse_invalid_tosa(model: Runnable, status: str, messages: str, problems: Sequence[str] = ()) -> None:
-    """A .tosa input the reference model does not run validly (or tosa-validate rejects) is invalid
-    input, exit 2 naming the file; a graph nn2tosa converted is judged by the caller (a bug: exit 1)."""
-    if not model.from_tosa:
-        return
-    if status != "TOSA_VALID":
-        detail = f": {messages[:300]}" if messages else ""
-        raise InvalidInputError(f"{status}{detail}", file=model.name, where="the TOSA reference model")
-    if problems:
+def refuse_invalid_run(model: Runnable, status: str, messages: str, given: str, problems: Sequence[str] = ()) -> None:
+    """InvalidInputError (exit 2, naming the model) when the run failed for the input's sake: the
+    reference model crashed or found the result unpredictable while computing (a gather index past
+    the end, an integer division by zero: the arrays, given or random, are outside what the model
+    accepts), or, for a .tosa input, rejected the graph or tosa-validate did. A graph nn2tosa
+    converted that the reference model finds invalid is left to the caller (a bug: exit 1)."""
+    detail = f": {messages[:300]}" if messages else ""
+    if status.startswith(("CRASHED", "TOSA_UNPREDICTABLE")) or (model.from_tosa and status != "TOSA_VALID"):
+        hint = "" if model.from_tosa or "given" in given else " (give arrays the model accepts with --inputs)"
+        raise InvalidInputError(f"{status} on {given}{detail}{hint}", file=model.name,
+                                where="the TOSA reference model")
+    if model.from_tosa and problems:
         raise InvalidInputError(f"fails tosa-validate for {model.result.target}: {'; '.join(problems)}",
                                 file=model.name)
 
@@ -354,8 +357,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                                     f"{'x'.join(map(str, e.shape)) or 'scalar'} {e.dtype}", file=path)
     outputs, status, messages = run(model, arrays, args.inputs)
     problems = model.result.validate()
-    refuse_invalid_tosa(model, status, messages, problems)
     given = "given inputs" if args.inputs else f"random inputs (seed {args.seed})"
+    refuse_invalid_run(model, status, messages, given, problems)
     print(f"{model.name}: reference model: {status} on {given}" + (f" ({messages})" if status != "TOSA_VALID"
                                                                       and messages else ""))
     print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
@@ -390,7 +393,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = prepare(args.input, args.partition, args.semantics)
     arrays = load_arrays(args.inputs)
     outputs, status, messages = run(model, arrays, args.inputs)
-    refuse_invalid_tosa(model, status, messages)
+    refuse_invalid_run(model, status, messages, "given inputs")
     if status != "TOSA_VALID":
         print(f"{model.name}: reference model: {status}" + (f" ({messages})" if messages else ""))
         return 1
