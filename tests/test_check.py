@@ -132,7 +132,7 @@ def test_a_tosa_the_reference_model_aborts_on_is_exit_2_naming_the_file():
     err = proc.stderr.decode()
     assert proc.returncode == 2 and proc.stdout == b"", err
     assert err.count("\n") == 1
-    assert err.startswith(f"nn2tosa: error: {path}: the TOSA reference model: CRASHED (SIGABRT): ")
+    assert err.startswith(f"nn2tosa: error: {path}: the TOSA reference model: CRASHED (SIGABRT) on random inputs (seed 0): ")
 
 
 def test_a_tosa_is_run_as_nn2tosa_rewrites_it():
