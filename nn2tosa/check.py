@@ -18,8 +18,15 @@ The default follows the model's types: quantized if an input or output is, fp16 
 computes in 16-bit floats anywhere (an MPS fp16 graph has float32 inputs and outputs), fp32 if
 every output is float, mixed otherwise.
 
+The reference model (C++) runs in a forked child: a graph or arrays it cannot handle may crash it
+(SIGSEGV, SIGABRT, SIGFPE), never nn2tosa. A .tosa is converted like any model first (read, checked,
+MLIR-verified, written again by nn2tosa), so the reference model never sees a hostile file's bytes.
+
 Exit status: 0 when the reference model ran the graph validly (and, with --expected, every output
-is within tolerance); 1 otherwise; 2 for bad arguments or arrays, or when tosa-tools is missing.
+is within tolerance); 1 when an output is not within tolerance, or a graph nn2tosa converted does
+not run validly (a bug); 2 for bad arguments or arrays, when tosa-tools is missing, when the
+reference model crashes or finds the result unpredictable on the arrays (given or random), or when
+it (or tosa-validate) rejects a .tosa input.
 """
 from __future__ import annotations
 
