@@ -291,7 +291,8 @@ def in_child(fn: Callable[[], Any]) -> Any:
     return value
 
 
-def refuse_invalid_run(model: Runnable, status: str, messages: str, given: str, problems: Sequence[str] = ()) -> None:
+def refuse_invalid_run(model: Runnable, status: str, messages: str, given: str, problems: Sequence[str] = (), *,
+                       random_arrays: bool = False) -> None:
     """InvalidInputError (exit 2, naming the model) when the run failed for the input's sake: the
     reference model crashed or found the result unpredictable while computing (a gather index past
     the end, an integer division by zero: the arrays, given or random, are outside what the model
@@ -299,7 +300,7 @@ def refuse_invalid_run(model: Runnable, status: str, messages: str, given: str, 
     converted that the reference model finds invalid is left to the caller (a bug: exit 1)."""
     detail = f": {messages[:300]}" if messages else ""
     if status.startswith(("CRASHED", "TOSA_UNPREDICTABLE")) or (model.from_tosa and status != "TOSA_VALID"):
-        hint = "" if model.from_tosa or "given" in given else " (give arrays the model accepts with --inputs)"
+        hint = " (give arrays the model accepts with --inputs)" if random_arrays else ""
         raise InvalidInputError(f"{status} on {given}{detail}{hint}", file=model.name,
                                 where="the TOSA reference model")
     if model.from_tosa and problems:
@@ -365,7 +366,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     outputs, status, messages = run(model, arrays, args.inputs)
     problems = model.result.validate()
     given = "given inputs" if args.inputs else f"random inputs (seed {args.seed})"
-    refuse_invalid_run(model, status, messages, given, problems)
+    refuse_invalid_run(model, status, messages, given, problems, random_arrays=not args.inputs)
     print(f"{model.name}: reference model: {status} on {given}" + (f" ({messages})" if status != "TOSA_VALID"
                                                                       and messages else ""))
     print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
