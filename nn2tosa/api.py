@@ -305,6 +305,8 @@ def convert(
         stages = run_pipeline(graph, pipeline, report, progress)
         for branch in branches:  # graph-local passes; a .tosa input, the only one with branches, has none
             run_pipeline(branch, pipeline, report)
+        for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
+            limits.check_results(g)
     return finish([graph, *branches], source_ops, stages, report, profile)
 
 
