@@ -8,10 +8,14 @@ A case is one mutant of a real file: an Arm NN `.armnn` or an MPS payload / `.pt
 0.100-draft layouts). Mutations know the flatbuffer layout (the schemas say where every offset, vector
 length, union tag, dimension and scalar field of the seed file is): bit flips, byte writes,
 truncations, splices from another file, offset rewrites (into other tables: shared and cyclic
-subtrees), vtable damage, vector lengths, union tags, huge dimension claims, extreme scalars
-(strides, axes, split counts, pads, multiples, sizes). One to three of them per case.
+subtrees), vtable damage and fields dropped from vtables, vector lengths, union tags, enums (data types)
+out of range, huge dimension claims, extreme scalars (strides, axes, split counts, pads, multiples,
+sizes), extreme floats (quantization scales, alphas, epsilons: inf, nan, 1e30, 3.4e38), names pointed
+at 70,000-character strings, and layers / nodes / operators reordered (reversed, rotated, shuffled).
+One to three of them per case.
 
-Each mutant goes through `nn2tosa inspect` and `nn2tosa convert -o x.tosa -o x.mlir` in a child process
+Each mutant goes through `nn2tosa inspect`, `nn2tosa convert -o x.tosa -o x.mlir` and `nn2tosa check` (the
+TOSA reference model on random inputs) in a child process
 (forked from a parent that has imported nn2tosa once, so a case costs milliseconds, not a Python
 start-up), with a timeout (SIGALRM), an address-space cap (RLIMIT_AS) and its peak RSS measured
 (wait4). A run is good when: exit code 0, 2 or 3; stderr at most one line and no traceback; when it
@@ -163,13 +167,17 @@ def _table_sites(t, fr, sites: list[Site], stack: list) -> None:
             ftype = p.fdef.type
             if ftype.kind == "union_type":
                 sites.append(Site("union_tag", pos, 1, name=p.name))
+            elif ftype.kind == "enum":  # data types, layouts, modes: values past the enum's last
+                sites.append(Site("enum", pos, p.size, name=f"{t.type_name}.{p.name}"))
             elif SCALARS[ftype.scalar].kind == "int":
                 signed = ftype.scalar.startswith(("int", "long", "short", "byte"))
                 sites.append(Site("scalar", pos, p.size, signed=signed, name=p.name))
+            elif SCALARS[ftype.scalar].kind == "float" and p.size in (4, 8):  # scales, alphas, epsilons
+                sites.append(Site("float", pos, p.size, name=f"{t.type_name}.{p.name}"))
             continue
         if kind == fr._STRUCT:
             continue
-        sites.append(Site("uoffset", pos, 4, name=p.name))
+        sites.append(Site("string" if kind == fr._STRING else "uoffset", pos, 4, name=f"{t.type_name}.{p.name}"))
         if kind in (fr._TABLE, fr._UNION):
             child = t.get(p.name)
             if child is not None:
@@ -182,7 +190,11 @@ def _table_sites(t, fr, sites: list[Site], stack: list) -> None:
                 site_kind = "dim" if p.name in DIM_FIELDS else "element"
                 for i in range(min(n, 16)):
                     sites.append(Site(site_kind, start + i * p.esize, p.esize, signed=p.dtype.kind == "i", name=p.name))
-            elif kind == fr._VEC_TABLE:
+            elif kind == fr._VEC_NUM and p.dtype.kind == "f" and p.esize in (4, 8):  # per-axis scales
+                sites.extend(Site("float", start + i * p.esize, p.esize, name=p.name) for i in range(min(n, 16)))
+            if kind == fr._VEC_TABLE and n >= 2:  # layers, nodes, operators: their order can be shuffled
+                sites.append(Site("table_vector", start, 4 * n, name=f"{t.type_name}.{p.name}"))
+            if kind == fr._VEC_TABLE:
                 for i in range(n):
                     sites.append(Site("uoffset", start + 4 * i, 4, name=f"{p.name}[]"))
                 stack.extend(t.get(p.name))
@@ -358,6 +370,82 @@ def m_scalar(buf: bytearray, sites: list[Site], rng: random.Random, donors: list
     return f"{s.kind} {s.name} at {s.pos} = {value}"
 
 
+def m_drop_field(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    """A vtable entry set to 0: the field reads as absent (a union's tag kept while its value goes,
+    a TensorInfo without its dataType)."""
+    candidates = _sites_of(sites, "vtable_entry")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    _write_int(buf, s.pos, 2, 0)
+    return f"field {s.name} dropped from its vtable at {s.pos}"
+
+
+EXTREME_FLOATS = (float("inf"), float("-inf"), float("nan"), 1e30, -1e30, 3.4e38, 1e-30, 1e-45, 0.0, -0.0, -1.0, 1e10)
+
+
+def m_float(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    """An extreme float in a quantization scale or an attribute (alpha, epsilon, beta)."""
+    candidates = _sites_of(sites, "float")
+    if not candidates:
+        return m_scalar(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    value = rng.choice(EXTREME_FLOATS)
+    import struct
+
+    buf[s.pos:s.pos + s.size] = struct.pack("<f" if s.size == 4 else "<d", value)
+    return f"float {s.name} at {s.pos} = {value}"
+
+
+def m_enum(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    """An enum field (a data type above all) moved to a neighbouring value or out of range."""
+    candidates = _sites_of(sites, "enum")
+    if not candidates:
+        return m_union_tag(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    old = int.from_bytes(buf[s.pos:s.pos + s.size], "little")
+    value = rng.choice((old + 1, max(old - 1, 0), rng.randrange(16), 64, 127, 255, (1 << (8 * s.size)) - 1))
+    _write_int(buf, s.pos, s.size, value)
+    return f"enum {s.name} at {s.pos}: {old} -> {value}"
+
+
+def m_long_string(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    """A name (tensor, region, layer, location) pointed at a 70,000-character string appended to the file."""
+    candidates = _sites_of(sites, "string")
+    if not candidates:
+        return m_bit_flips(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    length = rng.choice((70000, 4096, 0))
+    buf.extend(b"\0" * (-len(buf) % 4))
+    at = len(buf)
+    buf.extend(length.to_bytes(4, "little") + bytes([rng.choice(b"ax%")]) * length + b"\0")
+    _write_int(buf, s.pos, 4, at - s.pos)
+    return f"string {s.name} at {s.pos} -> {length} characters at {at}"
+
+
+def m_shuffle(buf: bytearray, sites: list[Site], rng: random.Random, donors: list[bytes]) -> str:
+    """The elements of a vector of tables (layers, nodes, operators) reversed, rotated or shuffled:
+    each uoffset is relative to its own position, so the targets are moved, not the bytes."""
+    candidates = _sites_of(sites, "table_vector")
+    if not candidates:
+        return m_offset(buf, sites, rng, donors)
+    s = rng.choice(candidates)
+    slots = list(range(s.pos, s.pos + s.size, 4))
+    if slots[-1] + 4 > len(buf):
+        return "vector past the end (truncated)"
+    targets = [p + int.from_bytes(buf[p:p + 4], "little") for p in slots]
+    how = rng.choice(("reversed", "rotated", "shuffled"))
+    if how == "reversed":
+        targets.reverse()
+    elif how == "rotated":
+        targets = targets[1:] + targets[:1]
+    else:
+        rng.shuffle(targets)
+    for p, target in zip(slots, targets):
+        _write_int(buf, p, 4, target - p)
+    return f"{s.name} ({len(slots)} tables) {how}"
+
+
 MUTATORS: dict[str, Callable[[bytearray, list[Site], random.Random, list[bytes]], str]] = {
     "bit_flips": m_bit_flips,
     "byte_writes": m_byte_writes,
@@ -369,11 +457,17 @@ MUTATORS: dict[str, Callable[[bytearray, list[Site], random.Random, list[bytes]]
     "union_tag": m_union_tag,
     "huge_dim": m_huge_dim,
     "scalar": m_scalar,
+    "drop_field": m_drop_field,
+    "float": m_float,
+    "enum": m_enum,
+    "long_string": m_long_string,
+    "shuffle": m_shuffle,
 }
 # Structure-aware mutations get more weight: random flips mostly hit weights, which is dull.
 WEIGHTS = {"bit_flips": 2, "byte_writes": 1, "truncate": 1, "splice": 1, "offset": 3, "vtable": 2,
-           "vector_length": 2, "union_tag": 2, "huge_dim": 4, "scalar": 5}
-LAST = ("truncate",)  # changes the length: applied after the others, whose sites assume the seed's layout
+           "vector_length": 2, "union_tag": 2, "huge_dim": 4, "scalar": 5, "drop_field": 2, "float": 3, "enum": 3,
+           "long_string": 1, "shuffle": 2}
+LAST = ("long_string", "truncate")  # changes the length: applied after the others, whose sites assume the seed's layout
 
 
 def mutate(seed: bytes, sites: list[Site], rng: random.Random, donors: list[bytes]) -> Mutant:
@@ -393,7 +487,7 @@ def mutate(seed: bytes, sites: list[Site], rng: random.Random, donors: list[byte
 class Run:
     """One command on one mutant, as the child ended."""
 
-    command: str  # "inspect" | "convert"
+    command: str  # one of COMMANDS
     argv: list[str]
     exit_code: int | None  # None when killed by a signal
     signal: int | None
@@ -516,8 +610,10 @@ def judge(run: Run, memory_mb: float) -> str | None:
         return "memory"
     if run.signal is not None:
         return "crash"
-    if run.exit_code not in (0, 2, 3) or "Traceback" in run.stderr or "internal error" in run.stderr:
+    if "Traceback" in run.stderr or "internal error" in run.stderr:
         return "traceback"
+    if run.exit_code not in (0, 2, 3):  # (check's exit 1 without a traceback: a run it judged failed)
+        return "exit-1"
     if len(lines) > 1:
         return "multiline"
     if run.command == "convert":
@@ -531,12 +627,17 @@ def judge(run: Run, memory_mb: float) -> str | None:
     return None
 
 
+COMMANDS = ("inspect", "convert", "check")  # the runs of one mutant, in this order
+
+
 def commands(path: Path, outdir: Path) -> list[tuple[str, list[str], Path]]:
-    """The runs each mutant gets: inspect, and convert to both output kinds."""
+    """The runs each mutant gets: inspect, convert to both output kinds, and check (convert, then run
+    on the TOSA reference model with random inputs: the reference model must not crash nn2tosa)."""
     return [
         ("inspect", ["inspect", str(path), *CHILD_LIMITS], outdir),
         ("convert", ["convert", str(path), "-o", str(outdir / "x.tosa"), "-o", str(outdir / "x.mlir"), *CHILD_LIMITS],
          outdir),
+        ("check", ["check", str(path), *CHILD_LIMITS], outdir),
     ]
 
 
@@ -556,7 +657,7 @@ class Report:
 
     def line(self) -> str:
         codes = ", ".join(f"{k}: {v}" for k, v in sorted(self.exit_codes.items(), key=lambda kv: str(kv[0])))
-        kinds = ("traceback", "crash", "hang", "memory", "multiline", "partial-output")
+        kinds = ("traceback", "exit-1", "crash", "hang", "memory", "multiline", "partial-output")
         fails = ", ".join(f"{k} {self.failures.get(k, 0)}" for k in kinds)
         return (f"{self.fmt:6} cases {self.cases}, runs {self.runs}; exit codes {{{codes}}}; {fails}; "
                 f"slowest {self.slowest[0]:.2f} s; max RSS growth {self.max_rss_growth_mb:.0f} MB")
@@ -575,7 +676,7 @@ def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path) -> tuple[list[
     runs = runner.run_all(jobs)
     good, left_out = [], []
     for k, path in enumerate(seeds):
-        verdicts = [(run, judge(run, runner.memory_mb)) for run in runs[2 * k: 2 * k + 2]]
+        verdicts = [(run, judge(run, runner.memory_mb)) for run in runs[len(COMMANDS) * k: len(COMMANDS) * (k + 1)]]
         bad = [(run, v) for run, v in verdicts if v]
         if bad:
             run, verdict = bad[0]
@@ -594,8 +695,9 @@ def seeds_for(fmt: str, corpus: Path, workdir: Path, tosa_seeds: int) -> list[Pa
 
 
 def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRunner, workdir: Path,
-             failures_dir: Path | None, batch: int = 16) -> Report:
-    """Fuzz `cases` mutants of `seeds` (format `fmt`) through `runner`."""
+             failures_dir: Path | None, batch: int = 16, progress_every: int = 0) -> Report:
+    """Fuzz `cases` mutants of `seeds` (format `fmt`) through `runner`; with `progress_every`, print the
+    report's line every that many cases (a long run that has to be stopped still says what it found)."""
     rng = random.Random(f"{fmt}:{seed}")
     report = Report(fmt)
     site_cache: dict[Path, list[Site]] = {}
@@ -627,7 +729,7 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
         runs = runner.run_all(jobs)
         for k, (path, mutant, input_path, casedir) in enumerate(mutants):
             report.cases += 1
-            for run in runs[2 * k: 2 * k + 2]:
+            for run in runs[len(COMMANDS) * k: len(COMMANDS) * (k + 1)]:
                 report.runs += 1
                 report.exit_codes[run.exit_code if run.signal is None else f"signal {run.signal}"] += 1
                 report.max_rss_growth_mb = max(report.max_rss_growth_mb, run.rss_growth_mb)
@@ -643,6 +745,8 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
                                                                       input_path.suffix)))
             shutil.rmtree(casedir, ignore_errors=True)
         done += n
+        if progress_every and done % progress_every < n:
+            print(f"  {report.line()}", flush=True)
     return report
 
 
@@ -672,6 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mb", type=int, default=768, help="RSS growth that counts as a blowup")
     parser.add_argument("--tosa-seeds", type=int, default=60, help="corpus models converted to .tosa seeds")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"default {DEFAULT_CORPUS}")
+    parser.add_argument("--progress-every", type=int, default=1000, help="print the counts every N cases (0: never)")
     parser.add_argument("--out", type=Path, default=Path("fuzz-out"), help="reproducers and summary go here")
     args = parser.parse_args(argv)
     if not (args.corpus / "manifest.json").is_file():
@@ -692,7 +797,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{fmt}: {len(left_out)} seed(s) fail unmutated, left out (for the corpus tests' owners):")
                 for line in left_out:
                     print(f"    {line}")
-            report = campaign(fmt, seeds, args.cases, args.seed, runner, Path(tmp), args.out / "failures")
+            report = campaign(fmt, seeds, args.cases, args.seed, runner, Path(tmp), args.out / "failures",
+                              progress_every=args.progress_every)
             reports.append(report)
             report.seeds_left_out = left_out
             print(f"{report.line()}; {len(seeds)} seeds; {time.perf_counter() - start:.0f} s", flush=True)

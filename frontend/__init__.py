@@ -51,10 +51,11 @@ def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None
         data = map_file(source)
     try:
         if len(data) < 8:
-            raise InvalidInputError(f"{len(data)} bytes is too short for any model format")
+            raise InvalidInputError(f"{len(data)} bytes is too short for any model format (every one needs 8 bytes: "
+                                    "a flatbuffer's root offset and a file identifier)", where="offset 0x0")
         fmt = sniff(data)
         if fmt is None:
-            raise InvalidInputError("not a recognised model (expected an Arm NN .armnn, an MPS payload or .pte, or a TOSA .tosa)")
+            raise InvalidInputError(f"not a recognised model: {_tried(data)}", where="offset 0x0")
         graphs = _module(fmt).read(data, name)
         for g in graphs:
             g.meta.setdefault("format", fmt)
@@ -62,3 +63,12 @@ def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None
         return graphs
     except Nn2TosaError as e:
         raise e.located(name) if hasattr(e, "located") else e
+
+
+def _tried(data: memoryview) -> str:
+    """What the first bytes were taken for by each reader, for the error on an unrecognised file."""
+    ident = bytes(data[4:8])
+    root = int.from_bytes(data[:4], "little")
+    return (f"bytes 4..8 are {ident!r}, not a TOSA identifier (b'TOSA'), an MPS payload's (b'MP00') or an "
+            f"ExecuTorch .pte's (b'ET' and two digits); as an Arm NN flatbuffer (no identifier), its root "
+            f"offset 0x{root:x} does not lead to a SerializedGraph table with layers")

@@ -187,7 +187,7 @@ def fraction_bits(max_abs: float, ratio: float = 1.0, *, headroom: int = 1, cap:
         if fits:
             return p
         p -= 1
-    raise ValueError(f"no fixed-point format holds {max_abs} * {ratio}")
+    raise RescaleRangeError(f"no fixed-point format holds {max_abs} * {ratio}")
 
 
 # ------------------------------------------------------------------------------ RESCALE

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nn2tosa.diagnostics import Unsupported, UnsupportedError, UsageError
+from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, Unsupported, UnsupportedError, UsageError
 from nn2tosa.report import ConversionReport, census
 
 if TYPE_CHECKING:
@@ -204,6 +204,16 @@ def _flatbuffer_writer(version: str) -> Callable[[Graph, str, dict[str, Graph]],
     return write_flatbuffer
 
 
+def blame(error: Nn2TosaError, graphs: Sequence[Graph], source: str) -> Nn2TosaError:
+    """An error raised after reading, naming the file. A .tosa input goes to the emitters without any
+    pass, so a module MLIR's verifier rejects is the file's fault (exit 2), not a bug of nn2tosa."""
+    from nn2tosa.lowering.mlir_emitter import MlirVerificationError
+
+    if isinstance(error, MlirVerificationError) and all(g.meta.get("format") == "tosa" for g in graphs):
+        return InvalidInputError("its TOSA does not verify: " + "; ".join(error.problems), file=source)
+    return error.located(source) if hasattr(error, "located") else error
+
+
 def programs(graphs: Sequence[Graph]) -> list[Graph | list[Graph]]:
     """The units `convert` takes from a file's graphs: each top-level graph, alone, or (when its
     control flow runs other graphs, as a .tosa's COND_IF / WHILE_LOOP do) as a list of it and the
@@ -295,6 +305,8 @@ def convert(
         stages = run_pipeline(graph, pipeline, report, progress)
         for branch in branches:  # graph-local passes; a .tosa input, the only one with branches, has none
             run_pipeline(branch, pipeline, report)
+        for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
+            limits.check_results(g)
     return finish([graph, *branches], source_ops, stages, report, profile)
 
 

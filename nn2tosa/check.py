@@ -18,24 +18,34 @@ The default follows the model's types: quantized if an input or output is, fp16 
 computes in 16-bit floats anywhere (an MPS fp16 graph has float32 inputs and outputs), fp32 if
 every output is float, mixed otherwise.
 
+The reference model (C++) runs in a forked child: a graph or arrays it cannot handle may crash it
+(SIGSEGV, SIGABRT, SIGFPE), never nn2tosa. A .tosa is converted like any model first (read, checked,
+MLIR-verified, written again by nn2tosa), so the reference model never sees a hostile file's bytes.
+
 Exit status: 0 when the reference model ran the graph validly (and, with --expected, every output
-is within tolerance); 1 otherwise; 2 for bad arguments or arrays, or when tosa-tools is missing.
+is within tolerance); 1 when an output is not within tolerance, or a graph nn2tosa converted does
+not run validly (a bug); 2 for bad arguments or arrays, when tosa-tools is missing, when the
+reference model crashes or finds the result unpredictable on the arrays (given or random), or when
+it (or tosa-validate) rejects a .tosa input.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import os
+import pickle
+import signal
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nn2tosa.diagnostics import InvalidInputError, UsageError
+from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, UsageError
 from nn2tosa.ir import TensorType
 
 FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "quantized": 1e-4, "mixed": 1e-4}
@@ -69,39 +79,38 @@ class Runnable:
     output_names: list[str]
     level: str  # "EIGHTK" or "NONE"
     computes_16bit_float: bool = False  # some tensor of the TOSA graph is f16 or bf16
-    result: Any = None  # the nn2tosa.api.Result when the model was converted
+    result: Any = None  # the nn2tosa.api.Result of the conversion
+    from_tosa: bool = False  # the input was a .tosa: what the reference model rejects is the file's fault
 
 
 def prepare(path: str, partition: int | None = None, semantics: str = "litert") -> Runnable:
-    """Read `path`; a .tosa is run as it is, any other model is converted first."""
-    from nn2tosa.api import convert, programs
-    from nn2tosa.fileio import map_file
+    """Read `path` and convert it. A .tosa is converted too: the reference model then runs the
+    flatbuffer nn2tosa writes from the graph it read and verified (operators in order, names and
+    locations its own), never the file's bytes, on which a hostile file can crash it."""
+    from nn2tosa.api import blame, convert, programs
     from nn2tosa.frontend import load
 
-    graphs = programs(load(path))  # a .tosa's branch graphs go with the function that runs them
-    if partition is None and len(graphs) > 1:
-        raise UsageError(f"{path} has {len(graphs)} partitions: choose one with --partition N")
-    if partition is not None and not 0 <= partition < len(graphs):
-        raise UsageError(f"--partition {partition}: {path} has {len(graphs)} partition(s)")
-    unit = graphs[partition or 0]
-    whole = unit if isinstance(unit, list) else [unit]  # the function first, then its branch graphs
-    source = whole[0]
+    graphs = load(path)
+    units = programs(graphs)  # a .tosa's branch graphs go with the function that runs them
+    if partition is None and len(units) > 1:
+        raise UsageError(f"{path} has {len(units)} partitions: choose one with --partition N")
+    if partition is not None and not 0 <= partition < len(units):
+        raise UsageError(f"--partition {partition}: {path} has {len(units)} partition(s)")
+    unit = units[partition or 0]
+    source = unit[0] if isinstance(unit, list) else unit  # the function first, then its branch graphs
     inputs = [source.types(n)[0] for n in source.inputs]
     outputs = [source.type_of(o.value) for o in source.outputs]
     input_names = [source.input_name(n) for n in source.inputs]
     output_names = [o.name for o in source.outputs]
-    if source.meta.get("format") == "tosa" and len(graphs) == 1:
-        from nn2tosa.lowering.target import required_target
-
-        level = required_target(whole).level
-        return Runnable(path, bytes(map_file(path)), input_names, inputs, outputs, output_names, _level(level),
-                        any(_has_16bit_float(g) for g in whole))
     try:
         result = convert(unit, source=path, semantics=semantics)
-    except Exception as e:
-        raise e.located(path) if hasattr(e, "located") else e
-    return Runnable(path, result.tosa_flatbuffer(), input_names, inputs, outputs, output_names,
-                    _level(result.target.level), _has_16bit_float(result.graph), result)
+        result.mlir_module()  # MLIR's verifier sees the graph before the reference model does
+        flatbuffer = result.tosa_flatbuffer()
+    except Nn2TosaError as e:
+        raise blame(e, graphs, path) from e
+    return Runnable(path, flatbuffer, input_names, inputs, outputs, output_names,
+                    _level(result.target.level), _has_16bit_float(result.graph), result,
+                    from_tosa=source.meta.get("format") == "tosa")
 
 
 def _has_16bit_float(graph: Any) -> bool:
@@ -144,7 +153,8 @@ def from_boundary(array: np.ndarray, t: TensorType) -> np.ndarray:
     want = t.numpy_dtype
     if array.dtype == want:
         return array
-    if array.dtype.itemsize == want.itemsize and want.kind in "ui" and array.dtype.kind in "ui":
+    # the same bits: unsigned carried as signed, bf16 (stored as uint16) returned as raw 2-byte strings
+    if array.dtype.itemsize == want.itemsize and want.kind in "ui" and array.dtype.kind in "uiSV":
         return array.view(want)
     return array.astype(want)
 
@@ -155,7 +165,9 @@ def random_inputs(types: Sequence[TensorType], seed: int = 0) -> list[np.ndarray
     booleans either way."""
     rng = np.random.default_rng(seed)
     arrays = []
-    for t in types:
+    for i, t in enumerate(types):
+        if any(d < 0 for d in t.shape):
+            raise UsageError(f"input {i} has the dynamic shape {t}: give its array with --inputs")
         dtype = t.numpy_dtype
         if t.dtype == "i1":
             a = rng.integers(0, 2, t.shape).astype(bool)
@@ -174,9 +186,16 @@ def load_arrays(paths: Sequence[str]) -> list[np.ndarray]:
     arrays = []
     for p in paths:
         try:
+            with open(p, "rb") as f:
+                magic = f.read(6)
+            if magic != b"\x93NUMPY":  # (numpy would take text for a pickle and talk about allow_pickle)
+                raise InvalidInputError(f"not a .npy array: it starts with {magic!r}, where a .npy file "
+                                        "starts with b'\\x93NUMPY' (numpy.save writes one)", file=p)
             arrays.append(np.load(p, allow_pickle=False))
         except FileNotFoundError:
             raise InvalidInputError("no such file", file=p) from None
+        except IsADirectoryError:
+            raise InvalidInputError("is a directory, not a .npy array", file=p) from None
         except (ValueError, OSError, EOFError) as e:
             raise InvalidInputError(f"not a .npy array: {' '.join(str(e).split())}", file=p) from None
     return arrays
@@ -215,17 +234,78 @@ def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = ()
     files = list(files) or [None] * len(arrays)
     feed = [to_boundary(a, t, f"input {i} '{n}'", f)
             for i, (a, t, n, f) in enumerate(zip(arrays, model.inputs, model.input_names, files))]
-    with _captured_output() as messages:
+    def reference_run() -> tuple[list[np.ndarray], str]:
         try:
             outs, status = trm.run(model.tosa, feed, tosa_level=model.level)
         except ValueError as e:
-            outs, status = [], f"ERROR ({e})"
-    status = str(status).rsplit(".", 1)[-1]
+            return [], f"ERROR ({e})"
+        return [np.asarray(o) for o in outs], str(status).rsplit(".", 1)[-1]
+
+    with _captured_output() as messages:
+        try:
+            outs, status = in_child(reference_run)
+        except ChildCrashed as e:
+            outs, status = [], f"CRASHED ({e})"
     text = " ".join(line.strip() for line in messages[0].splitlines()
                     if line.strip() and "backward compatible" not in line)
     if status != "TOSA_VALID" or len(outs) != len(model.outputs):
         return [], status, text
     return [from_boundary(o, t) for o, t in zip(outs, model.outputs)], status, text
+
+
+class ChildCrashed(Exception):
+    """The child running the reference model died (its message: the signal or exit status)."""
+
+
+def in_child(fn: Callable[[], Any]) -> Any:
+    """fn() computed in a forked child and its result pickled back: the reference model is C++ that
+    a graph it does not expect can crash (SIGSEGV, SIGABRT), which must not take nn2tosa with it.
+    A child that dies is ChildCrashed here. Without fork (Windows), fn() runs in-process."""
+    if not hasattr(os, "fork"):
+        return fn()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no Python cleanup on the way out (it shares the parent's files)
+        os.close(read_end)
+        faulthandler.disable()  # a crash is reported by the parent, in one line, not dumped here
+        try:
+            try:
+                payload = pickle.dumps(("ok", fn()))
+            except BaseException as e:
+                payload = pickle.dumps(("error", f"{type(e).__name__}: {e}"))
+            with os.fdopen(write_end, "wb") as f:
+                f.write(payload)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as f:  # read before waiting: a large result fills the pipe
+        payload = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        raise ChildCrashed(signal.Signals(os.WTERMSIG(status)).name)
+    if not payload:
+        raise ChildCrashed(f"exit status {os.waitstatus_to_exitcode(status)}")
+    kind, value = pickle.loads(payload)  # (written by our own child, never by the input)
+    if kind == "error":
+        raise RuntimeError(f"in the reference model's process: {value}")
+    return value
+
+
+def refuse_invalid_run(model: Runnable, status: str, messages: str, given: str, problems: Sequence[str] = (), *,
+                       random_arrays: bool = False) -> None:
+    """InvalidInputError (exit 2, naming the model) when the run failed for the input's sake: the
+    reference model crashed or found the result unpredictable while computing (a gather index past
+    the end, an integer division by zero: the arrays, given or random, are outside what the model
+    accepts), or, for a .tosa input, rejected the graph or tosa-validate did. A graph nn2tosa
+    converted that the reference model finds invalid is left to the caller (a bug: exit 1)."""
+    detail = f": {messages[:300]}" if messages else ""
+    if status.startswith(("CRASHED", "TOSA_UNPREDICTABLE")) or (model.from_tosa and status != "TOSA_VALID"):
+        hint = " (give arrays the model accepts with --inputs)" if random_arrays else ""
+        raise InvalidInputError(f"{status} on {given}{detail}{hint}", file=model.name,
+                                where="the TOSA reference model")
+    if model.from_tosa and problems:
+        raise InvalidInputError(f"fails tosa-validate for {model.result.target}: {'; '.join(problems)}",
+                                file=model.name)
 
 
 # ------------------------------------------------------------------------------ judging
@@ -279,15 +359,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     expected = load_arrays(args.expected)
     if expected and len(expected) != len(model.outputs):
         raise UsageError(f"{model.name} has {len(model.outputs)} output(s), {len(expected)} --expected array(s) given")
+    for i, (e, t, name, path) in enumerate(zip(expected, model.outputs, model.output_names, args.expected)):
+        if tuple(e.shape) != tuple(t.shape):
+            raise InvalidInputError(f"output {i} '{name}' is {_describe(t)}, the expected array is "
+                                    f"{'x'.join(map(str, e.shape)) or 'scalar'} {e.dtype}", file=path)
     outputs, status, messages = run(model, arrays, args.inputs)
+    problems = model.result.validate()
     given = "given inputs" if args.inputs else f"random inputs (seed {args.seed})"
+    refuse_invalid_run(model, status, messages, given, problems, random_arrays=not args.inputs)
     print(f"{model.name}: reference model: {status} on {given}" + (f" ({messages})" if status != "TOSA_VALID"
                                                                       and messages else ""))
-    ok = status == "TOSA_VALID"
-    if model.result is not None:
-        problems = model.result.validate()
-        print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
-        ok = ok and not problems
+    print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
+    ok = status == "TOSA_VALID" and not problems
     if not outputs:
         return 0 if ok else 1
     tolerance = args.tolerance or default_tolerance(model)
@@ -311,15 +394,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from nn2tosa.fileio import check_output_path
+
+    check_output_path(args.output, directory=True)
     reference_model()
     model = prepare(args.input, args.partition, args.semantics)
     arrays = load_arrays(args.inputs)
     outputs, status, messages = run(model, arrays, args.inputs)
+    refuse_invalid_run(model, status, messages, "given inputs")
     if status != "TOSA_VALID":
         print(f"{model.name}: reference model: {status}" + (f" ({messages})" if messages else ""))
         return 1
     out_dir = Path(args.output)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)  # (check_output_path refused an existing file before the run)
     from nn2tosa.fileio import write_atomic
 
     for i, (name, array) in enumerate(zip(model.output_names, outputs)):

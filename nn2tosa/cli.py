@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 import traceback
@@ -121,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser("opt", help="run IR passes on IR text (for testing passes)")
-    p.add_argument("input", help="IR text file (MLIR generic syntax), or '-' for stdin")
+    p.add_argument("input", nargs="?", help="IR text file (MLIR generic syntax), or '-' for stdin")
     p.add_argument("--passes", default="", help="comma-separated pass pipeline, e.g. dce,fold")
     p.add_argument("-o", "--output", default="-", help="output IR text file (default stdout)")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
@@ -186,13 +188,21 @@ def _load(path: str) -> list:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from nn2tosa.fileio import check_output_path
+
     kinds = []
-    for out in args.output:
-        kind = "mlir" if out == "-" else OUTPUT_KINDS.get(Path(out).suffix)
+    for k, out in enumerate(args.output):
+        if out in args.output[:k]:  # (two `-o -` would print the module twice)
+            raise UsageError(f"{out}: given twice as an output")
+        check_output_path(out)
+        kind = "mlir" if out == "-" else OUTPUT_KINDS.get(Path(out.rstrip("/")).suffix)
         if kind is None:
             raise UsageError(f"{out}: unknown output kind (use {', '.join(OUTPUT_KINDS)} or '-')")
         kinds.append(kind)
     sidecar = _sidecar_path(args) if args.partial else None
+    for extra in (sidecar, args.report_json):
+        if extra is not None:
+            check_output_path(extra)
     if args.mlir_pipeline is not None:  # a malformed pipeline fails before any work is done
         from nn2tosa.mlir_pipeline import check_pipeline
 
@@ -213,7 +223,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
     start = time.perf_counter()
     graphs = _load(args.input)
     load_time = time.perf_counter() - start
-    from nn2tosa.api import convert, programs
+    from nn2tosa.api import blame, convert, programs
     from nn2tosa.fileio import all_or_nothing, write_atomic
 
     try:
@@ -227,7 +237,10 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}
+        from_tosa = all(g.meta.get("format") == "tosa" for g in graphs)
         for result in results:
+            if from_tosa:  # a file's TOSA meets MLIR's verifier even when only a .tosa is written
+                result.mlir_module()
             if args.validate:
                 problems = result.validate()
                 if problems:
@@ -257,7 +270,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                     path = args.report_json if len(results) == 1 else _partition_path(args.report_json, i)
                     write_atomic(path, (result.report.to_json() + "\n").encode())
     except Nn2TosaError as e:
-        raise _blame(e, graphs, args.input) from e
+        raise blame(e, graphs, args.input) from e
     if bar is not None:
         bar.close()
     if args.report:
@@ -276,16 +289,6 @@ def _sidecar_path(args: argparse.Namespace) -> str:
     return str(Path(named[0]).with_suffix(".partition.json"))
 
 
-def _blame(error: Nn2TosaError, graphs: list, source: str) -> Nn2TosaError:
-    """An error raised after reading, naming the file. A .tosa input goes to the emitters without any
-    pass, so a module MLIR's verifier rejects is the file's fault (exit 2), not a bug of nn2tosa."""
-    from nn2tosa.lowering.mlir_emitter import MlirVerificationError
-
-    if isinstance(error, MlirVerificationError) and all(g.meta.get("format") == "tosa" for g in graphs):
-        return InvalidInputError("its TOSA does not verify: " + "; ".join(error.problems), file=source)
-    return error.located(source) if hasattr(error, "located") else error
-
-
 def _partition_path(out: str, index: int) -> str:
     p = Path(out)
     return str(p.with_name(f"{p.stem}.part{index}{p.suffix}"))
@@ -298,8 +301,12 @@ def cmd_opt(args: argparse.Namespace) -> int:
         for name, info in available_passes().items():
             print(f"{name:24} {info.doc}")
         return 0
-    from nn2tosa.fileio import write_atomic
+    if args.input is None:
+        raise UsageError("opt: the following arguments are required: input (or --list-passes)")
+    from nn2tosa.fileio import check_output_path, write_atomic
     from nn2tosa.ir.text import ParseError, parse_ir, print_ir
+
+    check_output_path(args.output)
 
     name = "<stdin>" if args.input == "-" else args.input
     try:
@@ -438,6 +445,10 @@ COMMANDS = {"convert": cmd_convert, "opt": cmd_opt, "inspect": cmd_inspect, "che
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    if not argv:  # as git does: the usage and the commands, then the one-line error
+        build_parser().print_help()
+        print("nn2tosa: error: no command given", file=sys.stderr)
+        return 2
     try:
         args = build_parser().parse_args(argv)
         from nn2tosa.limits import using
@@ -454,14 +465,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("nn2tosa: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 1
+    except BrokenPipeError:  # `nn2tosa convert m -o - | head`: the reader left; quiet, as SIGPIPE would end a C tool
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit-time flush must not fail again
+        except (OSError, ValueError):
+            pass
+        return 128 + signal.SIGPIPE
     except OSError as e:  # an output that cannot be written (no such directory, disk full): not a bug
         if debug:
             traceback.print_exc()
-        print(f"nn2tosa: error: {e.filename + ': ' if e.filename else ''}{_one_line(e.strerror or str(e))}",
+        print(f"nn2tosa: error: {str(e.filename) + ': ' if e.filename else ''}{_one_line(e.strerror or str(e))}",
               file=sys.stderr)
-        return 1
+        return 2
     except Exception as e:  # a bug: say so in one line; --debug shows where
         if debug:
             traceback.print_exc()

@@ -1,7 +1,7 @@
 """The errors nn2tosa reports to users, each with its exit code.
 
 0 success; 2 invalid or corrupt input; 3 valid input with constructs nn2tosa cannot convert;
-1 anything else (a bug, an I/O error). The CLI prints `nn2tosa: error: <message>` on one line.
+1 anything else (a bug). The CLI prints `nn2tosa: error: <message>` on one line.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from .diagnostics import InvalidInputError
+from .diagnostics import InvalidInputError, UsageError
 
 
 def map_file(path: str | os.PathLike) -> memoryview:
@@ -97,6 +97,31 @@ def _free_memory() -> int | None:
         return None
 
 
+def check_output_path(path: str, *, directory: bool = False) -> None:
+    """Refuse, before any work, an output path the user gave that cannot be written as asked: a file
+    output naming a directory ("out.tosa/" or an existing directory), one in a directory that does
+    not exist, a directory output that is an existing file. UsageError (exit 2) naming `path`."""
+    if path == "-":
+        return
+    target = Path(path)
+    if directory:
+        if target.exists() and not target.is_dir():
+            raise UsageError(f"{path}: exists and is not a directory (the outputs go into a directory)")
+        return
+    if path.endswith(("/", os.sep)) or target.is_dir():
+        raise UsageError(f"{path}: is a directory, not an output file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"{path}: no such directory: {target.parent}")
+
+
+def _replace(tmp: str, target: str) -> None:
+    """os.replace, whose error names the target the user asked for rather than our temporary."""
+    try:
+        os.replace(tmp, target)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(target)) from None
+
+
 # Inside all_or_nothing(): the writes made so far, as (temporary path or None for stdout, target
 # path, stdout bytes), committed together when the scope ends without an error.
 _PENDING: ContextVar[list[tuple[str | None, str, bytes]] | None] = ContextVar("nn2tosa_pending_writes", default=None)
@@ -131,7 +156,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | memoryview | Callable[[B
         if pending is not None:
             pending.append((tmp, str(target), b""))
             return
-        os.replace(tmp, target)
+        _replace(tmp, str(target))
     except BaseException:
         _unlink(tmp)
         raise
@@ -162,7 +187,7 @@ def all_or_nothing() -> Iterator[None]:
                 sys.stdout.buffer.write(held)
                 sys.stdout.buffer.flush()
             else:
-                os.replace(tmp, target)
+                _replace(tmp, target)
     except BaseException:
         for tmp, _, _ in pending[i:]:
             if tmp is not None:

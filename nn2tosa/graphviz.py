@@ -100,9 +100,10 @@ def render(dot: str, fmt: str) -> bytes:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from nn2tosa.fileio import write_atomic
+    from nn2tosa.fileio import check_output_path, write_atomic
     from nn2tosa.frontend import load
 
+    check_output_path(args.output)
     suffix = "dot" if args.output == "-" else args.output.rsplit(".", 1)[-1].lower()
     if suffix not in ("dot", "gv") + RENDERED:
         raise UsageError(f"{args.output}: unknown graph format (use .dot, .gv, {', '.join('.' + f for f in RENDERED)})")

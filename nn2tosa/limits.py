@@ -185,6 +185,18 @@ def reserve(shape: Iterable[int] | int, dtype: Any, what: str, *, where: str | N
 
 
 # ------------------------------------------------------------------------------ graphs
+def check_results(graph: Graph) -> None:
+    """Every result type's rank, dimensions and size within the limits (LimitExceededError naming
+    the op): what a file declares, and what the passes built from it (a pooling stride of 2^29 that
+    lowering pads the input for would otherwise hand the reference model a 4 GiB tensor)."""
+    from nn2tosa.ir import TensorType
+
+    for node, data in graph.nx.nodes(data=True):
+        for i, t in enumerate(data["types"]):
+            if isinstance(t, TensorType):
+                check_tensor(t.shape, t.dtype, f"result #{i}", where=_where(graph, node))
+
+
 def check_graph(graph: Graph) -> None:
     """Semantic checks of a graph a reader produced, before any pass runs: op count; every result
     type (rank, dimensions, declared size); list attributes' lengths; constants whose data does not
@@ -198,13 +210,11 @@ def check_graph(graph: Graph) -> None:
     if len(graph) > limits.max_ops:
         raise LimitExceededError(f"graph {graph.name!r} has {len(graph)} operations, above the limit of "
                                  f"{limits.max_ops} ({flag('max_ops')})")
+    check_results(graph)
     constant_attr: dict[str, str | None] = {}  # op name -> its constant attribute, if it is a constant op
     for node, data in graph.nx.nodes(data=True):
         op = data["op"]
         where = _where(graph, node)
-        for i, t in enumerate(data["types"]):
-            if isinstance(t, TensorType):
-                check_tensor(t.shape, t.dtype, f"result #{i}", where=where)
         for name, value in data["attrs"].items():
             if isinstance(value, (list, tuple)) and len(value) > limits.max_list_length:
                 raise LimitExceededError(f"attribute {name!r} lists {len(value)} values, above the limit of "

@@ -333,7 +333,7 @@ def _per_channel(graph: Graph, value: Value, out: TensorType) -> np.ndarray | No
     """A float constant that varies only along the last dimension of `out`, as a float64 vector."""
     data = constant(graph, value)
     t = graph.type_of(value)
-    if data is None or not t.is_float or len(t.shape) > len(out.shape):
+    if data is None or not t.is_float or len(t.shape) > len(out.shape) or not out.shape:  # a scalar has no channels
         return None
     shape = (1,) * (len(out.shape) - len(t.shape)) + tuple(t.shape)
     if any(d != 1 for d in shape[:-1]) or shape[-1] not in (1, out.shape[-1]):

@@ -111,3 +111,33 @@ def test_run_gives_uint8_back(tmp_path):
     assert proc.returncode == 0, proc.stderr
     got, want = np.load(tmp_path / "output0.npy"), np.load(_arrays(e, "expected_files")[0])
     assert got.dtype == np.uint8 and np.max(np.abs(got.astype(int) - want.astype(int))) <= 1
+
+
+# ------------------------------------------------------------------------------ hostile .tosa (issue 18)
+REGRESSIONS = REPO / "tests" / "fuzz_regressions"
+
+
+def test_a_crash_in_the_child_is_reported_not_suffered():
+    from nn2tosa.check import ChildCrashed, in_child
+
+    assert in_child(lambda: [np.arange(3)])[0].tolist() == [0, 1, 2]
+    with pytest.raises(ChildCrashed, match="SIGABRT"):
+        in_child(os.abort)
+
+
+def test_a_tosa_the_reference_model_aborts_on_is_exit_2_naming_the_file():
+    """Gather indices past the end: the reference model aborts (REQUIRE) in its child process."""
+    path = REGRESSIONS / "tosa-check-signal-r2case174.tosa"
+    proc = run_cli("check", str(path))
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and proc.stdout == b"", err
+    assert err.count("\n") == 1
+    assert err.startswith(f"nn2tosa: error: {path}: the TOSA reference model: CRASHED (SIGABRT) on random inputs (seed 0): ")
+
+
+def test_a_tosa_is_run_as_nn2tosa_rewrites_it():
+    """A region name of 70,000 characters crashed the reference model when it was handed the file's
+    bytes; it runs what nn2tosa writes from the graph it read."""
+    proc = run_cli("check", str(REGRESSIONS / "tosa-check-signal-f1b672434a8c.tosa"))
+    assert proc.returncode == 0, proc.stderr
+    assert "reference model: TOSA_VALID on random inputs" in proc.stdout.decode()

@@ -219,8 +219,9 @@ def test_convert_with_an_unwritable_second_output_writes_neither(tmp_path):
     good = tmp_path / "x.tosa"
     good.write_bytes(b"previous good output")
     r = run_cli("convert", str(model), "-o", str(good), "-o", str(tmp_path / "missing-dir" / "x.mlir"))
-    assert r.returncode == 1, r.stderr
-    assert r.stderr.strip() == f"nn2tosa: error: {tmp_path / 'missing-dir' / 'x.mlir'}: No such file or directory"
+    assert r.returncode == 2, r.stderr  # (refused before any work: a user error, issue 18)
+    assert r.stderr.strip() == (f"nn2tosa: error: {tmp_path / 'missing-dir' / 'x.mlir'}: no such directory: "
+                                f"{tmp_path / 'missing-dir'}")
     assert good.read_bytes() == b"previous good output"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.tosa"]
 

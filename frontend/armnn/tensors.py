@@ -125,8 +125,10 @@ def const_array(buf: memoryview, tensor: Table, what: str) -> tuple[np.ndarray, 
         if start + needed > len(buf):
             raise InvalidInputError(f"{what}: constant data of {needed} bytes runs past the end of the file")
     else:
-        span = tensor.get("data").vector_span("data")
-        start, n = span or (0, 0)
+        data = tensor.get("data")
+        if data is None:  # the tag names a member but the vtable dropped the table (a damaged file)
+            raise InvalidInputError(f"{what}: the constant's data is tagged {member} but has no table")
+        start, n = data.vector_span("data") or (0, 0)
         esize = _DATA_ELEMENT_SIZE[member]
         if n * esize != needed:
             raise InvalidInputError(

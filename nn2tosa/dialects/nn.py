@@ -197,6 +197,13 @@ define("nn.select", operands=3, doc="cond ? x : y (operand 0 boolean), numpy bro
        verify=lambda g, n: _same_dtypes(g, n, first=1), traits={"elementwise"})
 
 
+def _same_shape(graph: Graph, node: int) -> list[str]:
+    """A type conversion keeps its operand's shape (its result type is given, not inferred: a file
+    whose declared output shape contradicts the input's is caught here, at the layer or node)."""
+    have, want = graph.type_of(graph.operands(node)[0]).shape, graph.types(node)[0].shape
+    return [] if tuple(have) == tuple(want) else [f"result shape {list(want)} differs from the operand's {list(have)}"]
+
+
 def _fold_cast(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> list[np.ndarray] | None:
     t = types[0]
     if t.quant is not None or t.dtype in ("bf16", "i4", "i48"):
@@ -214,7 +221,7 @@ def _fold_cast(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> lis
 define("nn.cast", operands=1,
        doc="Convert to the result's element type: float->int rounds half to even and saturates; "
            "to boolean is x != 0. Quantized types are not cast (see quantize/dequantize).",
-       infer=None, fold=_fold_cast, traits={"elementwise"})
+       infer=None, fold=_fold_cast, verify=_same_shape, traits={"elementwise"})
 
 # ------------------------------------------------------------------------------ shapes and data movement
 
@@ -625,6 +632,7 @@ define("nn.resize", operands=1,
 
 # ------------------------------------------------------------------------------ quantization
 define("nn.quantize", operands=1, doc="Float to the quantized result type: clamp(round_half_away_from_zero(x / scale) + zp), as Arm NN quantizes.",
-       infer=None)
-define("nn.dequantize", operands=1, doc="Quantized to float: (q - zp) * scale.", infer=None)
-define("nn.requantize", operands=1, doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None)
+       infer=None, verify=_same_shape)
+define("nn.dequantize", operands=1, doc="Quantized to float: (q - zp) * scale.", infer=None, verify=_same_shape)
+define("nn.requantize", operands=1, doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None,
+       verify=_same_shape)

@@ -61,6 +61,14 @@ def legalize_armnn(graph: Graph) -> None:
         if len(results) != len(layer.result_types):
             raise AssertionError(f"rule for {layer.type_name} made {len(results)} results for "
                                  f"{len(layer.result_types)}")
+        for i, (new, declared) in enumerate(zip(results, layer.result_types)):
+            # an output slot whose shape contradicts what the layer computes (a damaged dimension): the
+            # converted graph would not have the outputs the file declares
+            have = graph.type_of(new).shape
+            if all(d >= 0 for d in declared.shape) and tuple(have) != tuple(declared.shape):
+                raise InvalidInputError(f"{layer.type_name} layer whose output slot {i} is declared "
+                                        f"{'x'.join(map(str, declared.shape)) or 'scalar'} but computes "
+                                        f"{'x'.join(map(str, have)) or 'scalar'}", where=layer.where)
         graph.replace_op(node, results)
     report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
     dce(graph)

@@ -71,8 +71,17 @@ def _permute(layer: Layer) -> list[Value]:
     return [layer.finish(layer.transpose(layer.operands[0], perm))]
 
 
+def _same_element_types(layer: Layer) -> None:
+    """Joined tensors must agree on their element type (a file whose TensorInfo lost its dataType
+    gives one input the default, f32): refused here, naming the layer, not left to the MLIR verifier."""
+    types = [layer.type_of(x) for x in layer.operands]
+    if len({t.dtype for t in types}) > 1:  # (quantization may differ: the lowering requantizes)
+        raise ValueError("its inputs have different element types: " + ", ".join(str(t) for t in types))
+
+
 @rule("Concat", "Merger")
 def _concat(layer: Layer) -> list[Value]:
+    _same_element_types(layer)
     axis = layer.attrs["concatAxis"]
     return [layer.op("nn.concat", layer.operands, {"axis": axis}, type=layer.out_type)]
 
@@ -80,6 +89,7 @@ def _concat(layer: Layer) -> list[Value]:
 @rule("Stack")
 def _stack(layer: Layer) -> list[Value]:
     """Each input gains a unit dimension at `axis`; the inputs are joined along it."""
+    _same_element_types(layer)
     axis = _axis(layer.attrs["axis"], layer.type_of(layer.operands[0]).rank, extra=1)
     pieces = []
     for x in layer.operands:

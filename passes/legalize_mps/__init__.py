@@ -56,6 +56,7 @@ def legalize_mps(graph: Graph) -> None:
             rule = RULES.get(n.member)
             if rule is None:
                 raise NotLegalizable("no legalization rule for this node type")
+            _no_int4_data(n)
             replacements = _checked(n, rule(n))
         except NotLegalizable as e:
             unsupported.append(Unsupported(n.member, n.where, e.why))
@@ -69,6 +70,16 @@ def legalize_mps(graph: Graph) -> None:
     for v in constants:  # the ones consumed at compile time (int4 weights, scatter indices, ...)
         if not graph.has_uses(v):
             graph.erase(v.node)
+
+
+def _no_int4_data(n: Node) -> None:
+    """int4 exists in TOSA 1.0 only as convolution weights: a node computing on int4 data (a graph
+    input, or a result declared int4, as a file whose dtype field says 5 has) cannot be converted.
+    int4 constants (group-quantized weights, unpacked by their dequantize node) are fine."""
+    reads = [v for v in n.graph.operands(n.node) if n.type_of(v).dtype == "i4" and n.constant_value(v) is None]
+    makes = [v for v in n.result_values if v is not None and n.type_of(v).dtype == "i4"]
+    if reads or makes:
+        raise NotLegalizable("it computes on int4 data (TOSA 1.0 has int4 only as convolution weights)")
 
 
 def _constant(graph: Graph, node: int) -> Value:
