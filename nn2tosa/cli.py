@@ -416,8 +416,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+_LONGEST_WORD = 1000  # a name longer than this (a hostile file's 70,000-character layer name) is elided
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """`text` on one line, each overlong word (a name) cut to its ends and its length."""
+    return " ".join(w if len(w) <= _LONGEST_WORD else f"{w[:80]}...[{len(w)} characters]...{w[-40:]}"
+                    for w in text.split())
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -474,8 +479,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:  # an output that cannot be written (no such directory, disk full): not a bug
         if debug:
             traceback.print_exc()
-        print(f"nn2tosa: error: {str(e.filename) + ': ' if e.filename else ''}{_one_line(e.strerror or str(e))}",
-              file=sys.stderr)
+        where = _one_line(str(e.filename)) + ": " if e.filename else ""
+        print(f"nn2tosa: error: {where}{_one_line(e.strerror or str(e))}", file=sys.stderr)
         return 2
     except Exception as e:  # a bug: say so in one line; --debug shows where
         if debug:

@@ -272,6 +272,17 @@ def test_inconsistent_file_from_the_command_line_is_one_line(tmp_path):
     assert "the connections form a cycle" in one_error_line(proc)
 
 
+@needs_flatc
+def test_a_70000_character_layer_name_is_cut_in_the_one_line_error(tmp_path):
+    doc = network()
+    base(doc, 3)["layerName"] = "L" * 70000
+    edit_connection_to_missing_layer(doc)
+    build(doc, tmp_path)
+    proc = run_cli("inspect", str(tmp_path / "net.armnn"))
+    line = one_error_line(proc)
+    assert proc.returncode == 2 and len(line) < 2000 and "...[7000" in line and "does not exist" in line, line[:300]
+
+
 # ------------------------------------------------------------------------------ per-axis records Arm NN accepts
 def decoded(rel: str, tmp: Path) -> dict:
     """A corpus file as flatc's JSON (the edits below change one record and build it again)."""
