@@ -165,8 +165,8 @@ def write_atomic(path: str | os.PathLike, data: bytes | memoryview | Callable[[B
 @contextmanager
 def all_or_nothing() -> Iterator[None]:
     """Several outputs that appear together or not at all: write_atomic calls in the body only write
-    temporaries, renamed onto their targets (stdout written) when the body ends without an error and
-    deleted when it raises. A run that fails after writing one output of several leaves none."""
+    temporaries, renamed onto their targets (stdout written first) when the body ends without an error
+    and deleted when it raises. A run that fails after writing one output of several leaves none."""
     if _PENDING.get() is not None:  # nested: the outer scope commits
         yield
         return
@@ -181,6 +181,7 @@ def all_or_nothing() -> Iterator[None]:
         raise
     finally:
         _PENDING.reset(token)
+    pending.sort(key=lambda p: p[0] is not None)  # stdout first: a closed pipe must leave no file behind
     try:
         for i, (tmp, target, held) in enumerate(pending):
             if tmp is None:

@@ -149,17 +149,20 @@ def test_check_with_an_expected_array_of_the_wrong_shape_names_both_shapes():
                                     "array is 1x16x16x3 float32")
 
 
-def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status():
-    """`nn2tosa convert m -o - | true`: the reader is gone before the module is written."""
+def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status(tmp_path):
+    """`nn2tosa convert m -o m.tosa -o - | true`: the reader is gone before the module is written; the
+    other output is not left behind (stdout is written before any file appears)."""
     import subprocess
     import sys
 
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody will read: the first write gets EPIPE
-    proc = subprocess.run([sys.executable, "-m", "nn2tosa", "convert", str(EXAMPLE), "-o", "-"], stdout=write_end,
-                          stderr=subprocess.PIPE, timeout=120)
+    tosa = tmp_path / "m.tosa"
+    proc = subprocess.run([sys.executable, "-m", "nn2tosa", "convert", str(EXAMPLE), "-o", str(tosa), "-o", "-"],
+                          stdout=write_end, stderr=subprocess.PIPE, timeout=120)
     os.close(write_end)
     assert proc.returncode == 128 + 13 and proc.stderr == b""  # as a C tool killed by SIGPIPE
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_opt_list_passes_needs_no_input_but_opt_without_input_is_exit_2():
