@@ -87,7 +87,10 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
 
 def multiply_by_quantized_multiplier(x: np.ndarray | int, multiplier: int, shift: int) -> np.ndarray:
     """TFLite's MultiplyByQuantizedMultiplier (double rounding): the left part of the shift first, the
-    rounding doubling high multiply, then a rounding right shift."""
+    rounding doubling high multiply, then a rounding right shift. An exponent past 31 (a damaged file's
+    extreme scales) is one no int32 kernel can apply: RescaleRangeError, the op unsupported."""
+    if shift > 31:
+        raise RescaleRangeError(f"a multiplier exponent of {shift}: the scales are beyond TFLite's integer kernels")
     x = np.asarray(x, np.int64) * (1 << max(shift, 0))
     return rounding_divide_by_pot(srdhm(x, multiplier), max(-shift, 0))
 
