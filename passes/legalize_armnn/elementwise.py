@@ -6,6 +6,8 @@ in both (Arm NN aligns shapes of different rank at the right, like numpy).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from nn2tosa.ir import TensorType, Value
@@ -105,7 +107,12 @@ def activation(layer: Layer, x: Value, function: str, a: float, b: float, out: T
     (also used by the LSTM cell for its activation)."""
     if function in _ACTIVATIONS:
         name, params = _ACTIVATIONS[function]
-        return layer.op(name, [x], params(float(a), float(b)), type=out)
+        attrs = params(float(a), float(b))
+        if any(isinstance(v, float) and math.isnan(v) for v in attrs.values()):
+            raise ValueError(f"{function} parameter {attrs} is not a number")  # the layer is named: exit 2
+        return layer.op(name, [x], attrs, type=out)
+    if function in ("TanH", "Linear") and (math.isnan(a) or math.isnan(b)):
+        raise ValueError(f"{function} parameters a={a}, b={b}: not numbers")
     if function == "TanH":  # a * tanh(b * x)
         if a == 1 and b == 1:
             return layer.op("nn.tanh", [x], type=out)
