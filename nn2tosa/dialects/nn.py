@@ -14,6 +14,8 @@ Each op's `doc` states its semantics; docs/supported_ops.md is generated from th
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from typing import Any
 
@@ -171,10 +173,17 @@ for _name, _fn in {"isnan": np.isnan, "isinf": np.isinf}.items():
     define(f"nn.{_name}", operands=1, doc=f"{_name}(x), boolean result.",
            infer=lambda a, t: [TensorType(t[0].shape, "i1")], fold=_fold_with(_fn), traits={"elementwise"})
 
+def _bounds_are_numbers(graph: Graph, node: int) -> list[str]:
+    """A NaN bound means nothing (a damaged file's clamp): refused at the layer or node that has it."""
+    attrs = graph.attrs(node)
+    return [f"clamp bound {k} is NaN" for k in ("min", "max") if math.isnan(float(attrs[k]))]
+
+
 define("nn.clamp", operands=1, attrs={"min": attr("float", "lower bound"), "max": attr("float", "upper bound")},
        doc="min(max(x, min), max), so max everywhere when min > max (numpy.clip, torch.clamp). Bounds are real "
-           "values (quantized ops compare dequantized values).",
-       infer=_same, fold=_fold_with(lambda x, min, max: np.clip(x, min, max)), traits={"elementwise"})
+           "values (quantized ops compare dequantized values); NaN is not a bound.",
+       infer=_same, verify=_bounds_are_numbers, fold=_fold_with(lambda x, min, max: np.clip(x, min, max)),
+       traits={"elementwise"})
 define("nn.leaky_relu", operands=1, attrs={"alpha": attr("float", "slope for x < 0")},
        doc="x if x >= 0 else alpha * x.", infer=_same,
        fold=_fold_with(lambda x, alpha: np.where(x >= 0, x, alpha * x)), traits={"elementwise"})
