@@ -52,7 +52,7 @@ FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "quantized": 1e-4, "mixed": 1e-4}
 INTEGER_BOUND = {"fp32": 0, "fp16": 0, "quantized": 1, "mixed": 0}
 TOLERANCES = tuple(FLOAT_BOUND)
 # what each boundary type is carried as in the TOSA graph (lowering.context.tosa_type does the same)
-_CARRIED = {"ui8": "i8", "ui16": "i16", "ui32": "i32", "i64": "i32", "f64": "f32"}
+_CARRIED = {"ui8": "i8", "ui16": "i16", "ui32": "i32", "i64": "i32", "ui64": "i32", "f64": "f32"}  # as lowering/context.py narrows them
 
 
 def reference_model() -> Any:
