@@ -46,13 +46,6 @@ def _mul(ctx: LoweringContext, a: Value, b: Value, shift: int = 0) -> Value:
     return ctx.op("tosa.mul", [a, b, ctx.const(np.array([shift], np.int8), "i8")])
 
 
-def _shift_pair(multiplier: int, exponent: int) -> tuple[tuple[int, int], str]:
-    """TFLite's (multiplier, exponent) as RESCALE's (multiplier, shift) and the rounding that gives
-    MultiplyByQuantizedMultiplier: one rounding for left shifts, DOUBLE_ROUND for right shifts."""
-    shift = 31 - exponent
-    return (multiplier, shift), ("DOUBLE_ROUND" if shift > 31 else "SINGLE_ROUND")
-
-
 def _pot(ctx: LoweringContext, x: Value, exponent: int, out_dtype: str = "i32", out_zp: int = 0) -> Value:
     """x * 2**exponent rounded half up, + out_zp, saturated to out_dtype (an exact power of two: one
     rounding, so no DOUBLE_ROUND)."""
@@ -136,12 +129,12 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
         return None
     # the kernel multiplies the float scale by the float beta in float, then divides in double
     multiplier, exponent = quantize_multiplier(float(np.float32(xq.scale) * np.float32(beta)) / (10.0 / 65535.0))
-    pair, rounding = _shift_pair(multiplier, exponent)
-    if not 18 <= pair[1] <= 62:  # RESCALE takes |x - max| <= 65535 only with shift >= 18
+    shift = 31 - exponent  # MultiplyByQuantizedMultiplier as RESCALE (rescale picks DOUBLE_ROUND past 31)
+    if not 18 <= shift <= 62:  # RESCALE takes |x - max| <= 65535 only with shift >= 18
         return None
     top = ctx.op("tosa.reduce_max", [x], {"axis": axis})
     d = ctx.binary("tosa.sub", _pot(ctx, x, 0), _pot(ctx, top, 0))
-    scaled = rescale(ctx, d, 1.0, "i32", fixed=pair, rounding=rounding)
+    scaled = rescale(ctx, d, 1.0, "i32", fixed=(multiplier, shift))
     centred = _pot(ctx, ctx.binary("tosa.add", scaled, _scalar(ctx, 32767, scaled)), 0, "i16")  # saturates
     e = _lookup(ctx, centred, _exp_table())  # Q0.15
     total = ctx.op("tosa.reduce_sum", [e], {"axis": axis})  # Q16.15
