@@ -39,10 +39,15 @@ class ProgressBar:
             self.drawn = False
 
 
+def watched(stream: TextIO) -> bool:
+    """Whether a person is watching `stream`: a terminal, and neither CI nor TERM=dumb says otherwise."""
+    return stream.isatty() and not os.environ.get("CI") and os.environ.get("TERM") != "dumb"
+
+
 def progress_for(path: str, stream: TextIO | None = None) -> ProgressBar | None:
     """A ProgressBar when converting `path` is worth watching on an interactive stderr, else None."""
     stream = stream or sys.stderr
-    if not stream.isatty() or os.environ.get("CI") or os.environ.get("TERM") == "dumb":
+    if not watched(stream):
         return None
     try:
         threshold = int(os.environ.get("NN2TOSA_PROGRESS_BYTES", LARGE_MODEL_BYTES))
