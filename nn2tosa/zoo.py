@@ -143,9 +143,9 @@ def parse_emit(emit: str | Sequence[str]) -> tuple[str, ...]:
 
 def output_names(paths: Sequence[str]) -> list[str]:
     """The stem of each input's outputs in the output directory: the file's stem; where several inputs
-    share one, it is prefixed with as many of the file's folders as tell them apart
-    (litert_20.08_q8_add, litert_23.08_q8_add), or else numbered (m-1, m-2). A file given twice is a
-    UsageError."""
+    share one, it is prefixed with as many of the file's folders as tell it apart from the others
+    (litert_20.08_q8_add, litert_23.08_q8_add); names still equal (m.armnn and m.pte in one folder) are
+    numbered from the second on (c_m, c_m-2). A file given twice is a UsageError."""
     resolved = [Path(p).resolve() for p in paths]
     first: dict[Path, str] = {}
     for path, r in zip(paths, resolved):
@@ -159,16 +159,16 @@ def output_names(paths: Sequence[str]) -> list[str]:
     for stem, members in sharing.items():
         if len(members) == 1:
             continue
-        folders = [resolved[i].parent.parts[1:] for i in members]  # without the root
-        for depth in range(1, max(map(len, folders)) + 1):
-            candidates = ["_".join([*f[-depth:], stem]) for f in folders]
-            if len(set(candidates)) == len(members):
-                break
-        else:  # the same stem in the same folder (m.armnn, m.pte)
-            candidates = [f"{stem}-{k}" for k in range(1, len(members) + 1)]
-        for i, name in zip(members, candidates):
-            names[i] = name
-    taken: set[str] = set()  # a made-up name may be another input's stem: number the later one
+        folders = {i: resolved[i].parent.parts[1:] for i in members}  # without the root
+        for i in members:
+            depth = 1  # as many trailing folders as no other input of this stem has
+            while depth <= len(folders[i]) and any(folders[j][-depth:] == folders[i][-depth:] for j in members
+                                                   if j != i):
+                depth += 1
+            if depth > len(folders[i]):  # another input of this stem is in the same folder
+                depth = 1
+            names[i] = "_".join([*folders[i][-depth:], stem])
+    taken: set[str] = set()  # the same folders, or a made-up name that is another input's stem: number the later
     for i, name in enumerate(names):
         unique, k = name, 1
         while unique in taken:
@@ -429,7 +429,7 @@ def cmd_convert_many(args: argparse.Namespace) -> int:
     """`nn2tosa convert MODEL... --out-dir DIR`: one line per model on stdout as it finishes (a progress
     bar on a terminal's stderr), then the summary table; the exit status is the worst class."""
     for dest, (flag, instead) in SINGLE_MODEL_OPTIONS.items():
-        if getattr(args, dest) not in (None, False):
+        if getattr(args, dest) is not None and getattr(args, dest) is not False:  # (--partition 0 counts)
             raise UsageError(f"{flag} names one model's file or part: with --out-dir, {instead}")
     from nn2tosa.fileio import check_output_path, write_atomic
     from nn2tosa.progress import ProgressBar, watched
