@@ -249,12 +249,13 @@ def _warm(paths: Sequence[str], job: _Job) -> None:
 
     formats = set()
     for path in paths:
-        try:
-            formats.add(sniff(map_file(path)))
-        except Exception:  # an unreadable input: its worker reports it; warming is only a head start
+        try:  # (a failure here is the model's: its worker meets it again and reports it; warming is a head start)
+            fmt = sniff(map_file(path))
+            if fmt is not None and fmt not in formats:
+                formats.add(fmt)
+                parse_pipeline(tosa_pipeline(fmt))  # imports the format's legalization
+        except Exception:
             continue
-    for fmt in formats - {None}:
-        parse_pipeline(tosa_pipeline(fmt))  # imports the format's legalization
     if "tosa" in job.emit:
         import nn2tosa.lowering.flatbuffer_emitter  # noqa: F401
     if {"mlir", "mlirbc"} & set(job.emit) or job.args.validate or job.args.mlir_pipeline or "tosa" in formats:
@@ -434,8 +435,8 @@ def cmd_convert_many(args: argparse.Namespace) -> int:
     from nn2tosa.fileio import check_output_path, write_atomic
     from nn2tosa.progress import ProgressBar, watched
 
-    if args.summary_json is not None:
-        check_output_path(args.summary_json)
+    if args.summary_json is not None and Path(args.summary_json).parent.resolve() != Path(args.out_dir).resolve():
+        check_output_path(args.summary_json)  # (in DIR itself it can be written once DIR is made)
     if args.mlir_pipeline is not None:
         from nn2tosa.mlir_pipeline import check_pipeline
 
