@@ -74,7 +74,8 @@ def run_peer(pairs: list[tuple[Path, Path]], work: Path, env: dict[str, str],
         except RuntimeError as e:
             if failures is None:
                 raise
-            failures[str(tflite)] = next((line for line in str(e).splitlines() if "error" in line), str(e))[-300:]
+            said = next((line for line in str(e).splitlines() if "error:" in line), str(e))
+            failures[str(tflite)] = said[said.find("error:"):][:300]
             continue
         per_model[str(tflite)] = {"cpu": convert["cpu"] + serialize["cpu"], "wall": convert["wall"] + serialize["wall"],
                                   "rss_mb": max(convert["rss_mb"], serialize["rss_mb"])}
