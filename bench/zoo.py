@@ -7,8 +7,9 @@ C++ converter, run once per `.tflite` as its users run it:
 
 (`pip install -e '.[test,bench]'`: the peer is pinned in the `bench` extra, tosa-opt comes with tosa-tools.)
 Pairs: the corpus's armnn/tflite_*/ and armnn/litert_*/ folders and ../shared/bench-pairs, plus any folder
-given with --pairs; a model the peer cannot convert is left out on both sides (zoo.json lists them). Whole processes, CPU time (user + system, children included) and wall time; one
-unmeasured warm-up round, then --runs rounds with peer and nn2tosa interleaved; medians. Target (issue 19):
+given with --pairs; a model the peer cannot convert is left out on both sides (zoo.json lists them). Whole
+processes, CPU time (user + system, children included) and wall time; one unmeasured warm-up round, then
+--runs rounds with peer and nn2tosa interleaved; medians. Target (issue 19):
 nn2tosa's total CPU <= 0.5x the peer's sum. Writes bench/results/zoo.json and zoo.md (--out).
 
     python bench/zoo.py                       # 3 rounds, nn2tosa with -j 1 and -j 2

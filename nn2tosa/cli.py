@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 2 invalid or corrupt input (or a bad command line); 3 valid input with
 constructs nn2tosa cannot convert (all listed); 1 anything else. Errors are one line,
-`nn2tosa: error: ...`, unless --debug asks for the traceback.
+`nn2tosa: error: ...`, unless --debug asks for the traceback. `convert --out-dir` (many models,
+nn2tosa/zoo.py) exits with the worst class among its models: 1, then 2, then 3, then 0.
 """
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 It appears when stderr is a terminal, the model file is at least LARGE_MODEL_BYTES (override with
 the environment variable NN2TOSA_PROGRESS_BYTES), and neither CI nor TERM=dumb says otherwise; so
 pipes, logs and CI runs never see it. It shows the stage running (load, each pass, writing) and
-the time since the start, and erases itself when done.
+the time since the start, and erases itself when done. `convert --out-dir` (nn2tosa/zoo.py) draws one
+counting models, whatever their size, whenever stderr is `watched`.
 """
 from __future__ import annotations
 

@@ -150,7 +150,8 @@ def output_names(paths: Sequence[str]) -> list[str]:
     first: dict[Path, str] = {}
     for path, r in zip(paths, resolved):
         if r in first:
-            raise UsageError(f"{path}: given twice (also as {first[r]})" if first[r] != path else f"{path}: given twice")
+            also = f" (also as {first[r]})" if first[r] != path else ""
+            raise UsageError(f"{path}: given twice{also}")
         first[r] = path
     names = [r.stem for r in resolved]
     sharing: dict[str, list[int]] = {}
@@ -486,8 +487,8 @@ def summary_table(results: Sequence[ModelResult], wall_seconds: float) -> str:
               " ".join(Path(o).name for o in r.outputs) or "-") for r in results]
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
     numbers = (2, 3, 4)  # exit, seconds, ops: right-aligned
-    lines = ["  ".join([*(cell.rjust(w) if c in numbers else cell.ljust(w) for c, (cell, w) in enumerate(zip(row, widths))),
-                        row[-1]]).rstrip() for row in rows]
+    lines = ["  ".join([*(cell.rjust(w) if c in numbers else cell.ljust(w)
+                          for c, (cell, w) in enumerate(zip(row, widths))), row[-1]]).rstrip() for row in rows]
     counts = _counts(results)
     worst = worst_exit([r.exit_code for r in results])
     lines.append(f"{len(results)} model{'s' if len(results) != 1 else ''}: "
@@ -505,7 +506,8 @@ def _counts(results: Sequence[ModelResult]) -> dict[str, int]:
 
 def summary(results: Sequence[ModelResult], **run: Any) -> dict[str, Any]:
     """What --summary-json writes: the run's settings (`run`), the worst exit class, counts per status, the
-    CPU time of the conversions in the workers together (start-up not included), and every model's ModelResult in the order given."""
+    CPU time of the conversions in the workers together (start-up not included), and every model's
+    ModelResult in the order given."""
     return {
         **run,
         "exit_code": worst_exit([r.exit_code for r in results]),
