@@ -276,8 +276,11 @@ class _Worker:
         self.started = 0.0
 
     def give(self, task: tuple[int, str, str]) -> None:
-        self.conn.send(task)
         self.task, self.started = task, time.perf_counter()
+        try:
+            self.conn.send(task)
+        except OSError:  # it died idle: the parent's wait sees its sentinel and reports the model as crashed
+            pass
 
     def answer(self) -> ModelResult | None:
         """The finished model's result, or None when the worker died without one."""
