@@ -317,12 +317,12 @@ def test_a_crash_or_a_hang_in_one_model_stops_only_that_model(tmp_path, monkeypa
         shutil.copy(model, tmp_path / f"{name}.mpsgraph")
         paths.append(str(tmp_path / f"{name}.mpsgraph"))
     out = tmp_path / "out"
-    results = nn2tosa.convert_many(paths, out, jobs=2, timeout=5)
+    results = nn2tosa.convert_many(paths, out, jobs=2, timeout=10)  # (ample for the others on a busy machine)
     by_name = {r.name: r for r in results}
     assert by_name["crash"].status == "crashed" and by_name["crash"].exit_code == 1
     assert "SIGSEGV" in by_name["crash"].message
     assert by_name["hang"].status == "timeout" and by_name["hang"].exit_code == 2
-    assert "--timeout 5 s" in by_name["hang"].message and by_name["hang"].seconds >= 5
+    assert "--timeout 10 s" in by_name["hang"].message and by_name["hang"].seconds >= 10
     assert all(by_name[n].status == "ok" for n in ("before", "after", "last"))
     # nothing left of the two that died; the others' outputs all there
     assert sorted(p.name for p in out.iterdir()) == ["after.tosa", "before.tosa", "last.tosa"]
