@@ -10,11 +10,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from .effects import Effect
     from .graph import Graph
     from .types import Type
 
@@ -63,6 +64,15 @@ Folder = Callable[[dict[str, Any], list[np.ndarray], list["Type"]], list[np.ndar
 # infer(attrs, operand types) -> result types (shape and storage dtype; quantization is the
 # builder's to choose). The verifier checks declared result shapes and dtypes against it.
 Inferrer = Callable[[dict[str, Any], list["Type"]], list["Type"]]
+# A trait: one of the names below, which passes ask about, or a declared side effect (an Effect
+# constant of nn2tosa.ir.effects).
+Trait: TypeAlias = "str | Effect"
+NAMED_TRAITS = frozenset({
+    "elementwise",  # computes each result element from the operand elements at the same (broadcast) index
+    "constant",  # holds its value in an attribute, no operands
+    "control_flow",  # runs other graphs of the module, named in its attributes
+    "variable",  # declares or accesses a persistent variable
+})
 
 
 @dataclass
@@ -74,7 +84,7 @@ class OpDef:
     doc: str = ""
     verify: Verifier | None = None
     fold: Folder | None = None
-    traits: frozenset[str] = frozenset()
+    traits: frozenset[Trait] = frozenset()
     # ops mirroring a source format may carry fields a newer schema added
     open_attrs: bool = False
     infer: Inferrer | None = None
@@ -117,13 +127,17 @@ def define(
     doc: str = "",
     verify: Verifier | None = None,
     fold: Folder | None = None,
-    traits: Iterable[str] = (),
+    traits: Iterable[Trait] = (),
     open_attrs: bool = False,
     infer: Inferrer | None = None,
 ) -> OpDef:
     """Register an op; returns its definition."""
     if name in _OPS:
         raise ValueError(f"op {name} registered twice")
+    traits = tuple(traits)
+    unknown = [t for t in traits if isinstance(t, str) and t not in NAMED_TRAITS]
+    if unknown:  # a trait no pass asks about would protect nothing (effects are Effect constants)
+        raise ValueError(f"op {name}: unknown trait {unknown[0]!r} (named traits: {', '.join(sorted(NAMED_TRAITS))})")
     d = OpDef(name, operands, results, dict(attrs or {}), doc, verify, fold, frozenset(traits), open_attrs, infer)
     _OPS[name] = d
     return d
