@@ -334,32 +334,36 @@ def source_op_list(graph: Graph) -> list[tuple[str, Any]]:
 
 def run_pipeline(graph: Graph, pipeline: Sequence[Any], report: ConversionReport,
                  progress: ProgressFn | None = None) -> dict[str, dict]:
-    """Run the passes on `graph` in place, timing each into `report`; returns the op censuses taken
-    after legalization and canonicalization (for the report's per-layer attribution)."""
-    from nn2tosa.passes.canonicalize import canonicalize_graph
+    """Run the passes on `graph` in place with the pass manager `nn2tosa opt` uses, timing each and
+    adding its statistics (the rewrites) into `report`; returns the op censuses taken after
+    legalization and canonicalization (for the report's per-layer attribution)."""
+    from nn2tosa.passes import PassManager
 
-    stages: dict[str, dict] = {}
-    for i, p in enumerate(pipeline):
-        if progress is not None:
-            progress(p.name, i, len(pipeline))
-        start = time.perf_counter()
-        if p.name == "canonicalize":  # the same pass, run so that its statistics reach the report
-            stats = canonicalize_graph(graph)
-            for r in stats.rewrites:
-                for pattern, n in r.rewrites.items():
-                    report.rewrites[pattern] = report.rewrites.get(pattern, 0) + n
-                if r.folds:
-                    report.rewrites["constant-fold"] = report.rewrites.get("constant-fold", 0) + r.folds
-            if stats.merged:
-                report.rewrites["cse"] = report.rewrites.get("cse", 0) + stats.merged
-        else:
-            p.run(graph)
-        report.time(p.name, time.perf_counter() - start)
-        if p.name.startswith("legalize-"):
-            stages["legalize"] = census(graph)
-        elif p.name == "canonicalize":
-            stages["canonicalize"] = census(graph)
-    return stages
+    recorder = _ReportInstrumentation(report, progress)
+    PassManager(list(pipeline), verify_each=False, instrumentations=[recorder]).run(graph)
+    return recorder.stages
+
+
+class _ReportInstrumentation:
+    """A PassInstrumentation (nn2tosa.passes.manager): progress before each pass; after it, its time
+    and statistics into the report, and the census of the ops the report attributes to source layers."""
+
+    def __init__(self, report: ConversionReport, progress: ProgressFn | None):
+        self.report, self.progress = report, progress
+        self.stages: dict[str, dict] = {}
+
+    def before_pass(self, info: Any, graph: Graph, index: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(info.name, index, total)
+
+    def after_pass(self, info: Any, graph: Graph, seconds: float, statistics: dict[str, int]) -> None:
+        self.report.time(info.name, seconds)
+        for name, n in statistics.items():
+            self.report.rewrites[name] = self.report.rewrites.get(name, 0) + n
+        if info.name.startswith("legalize-"):
+            self.stages["legalize"] = census(graph)
+        elif info.name == "canonicalize":
+            self.stages["canonicalize"] = census(graph)
 
 
 def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, dict], report: ConversionReport,
