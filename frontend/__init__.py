@@ -12,6 +12,7 @@ from types import ModuleType
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError
 from nn2tosa.fileio import map_file
 from nn2tosa.ir import Graph
+from nn2tosa.ir.registry import register_dialect_module
 from nn2tosa.limits import check_graph
 
 # Sniffing order matters: the TOSA and MPS checks look at a file identifier; Arm NN files
@@ -21,6 +22,10 @@ FORMAT_MODULES = {
     "mps": "nn2tosa.frontend.mps",
     "armnn": "nn2tosa.frontend.armnn",
 }
+
+# The source formats' dialects (op definitions), imported when one of their ops is first looked up.
+register_dialect_module("armnn", "nn2tosa.frontend.armnn.dialect")
+register_dialect_module("mps", "nn2tosa.frontend.mps.dialect")
 
 
 def _module(fmt: str) -> ModuleType | None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mlir import ir
 
     from nn2tosa.ir import Graph
-    from nn2tosa.lowering.target import Target
+    from nn2tosa.dialects.tosa_target import Target
 
 # Layouts Result.write can give a .tosa file (the CLI's --tosa-version).
 TOSA_VERSIONS = ("1.0", "0.100-draft")
@@ -70,11 +70,11 @@ class Result:
 
     @property
     def target(self) -> Target:
-        """The TOSA 1.0 profiles, extensions and level of the output (nn2tosa.lowering.target.Target):
+        """The TOSA 1.0 profiles, extensions and level of the output (nn2tosa.dialects.tosa_target.Target):
         what the graph needs, or the profile `convert` was asked for."""
         if self._target is None:
             from nn2tosa.dialects.tosa import with_distinct_outputs
-            from nn2tosa.lowering.target import required_target
+            from nn2tosa.dialects.tosa_target import required_target
 
             # of what the emitters write: an output that is a graph input is read through an IDENTITY
             self._target = required_target([with_distinct_outputs(g) for g in self.functions])
@@ -395,7 +395,7 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
 # ------------------------------------------------------------------------------ profiles
 def parse_profile(profile: str | Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """"pro_int+int16" (or "pro_int,int16", or a list) -> (profiles, extensions); unknown names are a UsageError."""
-    from nn2tosa.lowering.target import EXTENSIONS, PROFILES
+    from nn2tosa.dialects.tosa_target import EXTENSIONS, PROFILES
 
     items = [profile] if isinstance(profile, str) else list(profile)
     names = [n.strip() for item in items for n in item.replace("+", ",").split(",") if n.strip()]
@@ -411,7 +411,7 @@ def fit_target(graphs: Sequence[Graph], profile: str | Sequence[str]) -> Target:
     """The requested target, after checking that every op of `graphs` runs on it; UnsupportedError
     lists each missing profile or extension with the first op that needs it and how many do."""
     from nn2tosa.ir import INPUT_OP
-    from nn2tosa.lowering.target import (EXTENSION_PROFILE, ROUNDING_MODE_EXTENSION, Target, op_requirement,
+    from nn2tosa.dialects.tosa_target import (EXTENSION_PROFILE, ROUNDING_MODE_EXTENSION, Target, op_requirement,
                                          require_tosa_1_0)
 
     profiles, extensions = parse_profile(profile)

@@ -32,8 +32,10 @@ class PassInfo:
 
 _PASSES: dict[str, PassInfo] = {}
 # Passes registered when first asked for, by the module that defines them: a conversion needs the
-# legalization of its own source format only (importing the other costs ~35 ms of start-up).
-_ON_DEMAND = {"legalize-armnn": "nn2tosa.passes.legalize_armnn", "legalize-mps": "nn2tosa.passes.legalize_mps"}
+# legalization of its own source format only (importing the other costs ~35 ms of start-up), and
+# lowering sits after the passes: this table is the only place here that names it.
+_ON_DEMAND = {"legalize-armnn": "nn2tosa.passes.legalize_armnn", "legalize-mps": "nn2tosa.passes.legalize_mps",
+              "lower-to-tosa": "nn2tosa.lowering.lower"}
 
 
 def _load(names: Iterable[str]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -102,16 +102,21 @@ class Dialect:
     constant_attr: str | None = None  # its attribute holding the numpy value
 
 
-# Where each dialect's definitions live; imported the first time one of its ops is looked up.
+# Where each dialect's definitions live; imported the first time one of its ops is looked up. The
+# shared dialects are here; a source format's dialect is added by its frontend package when imported
+# (nn2tosa.frontend), so the IR names no module above it.
 DIALECT_MODULES = {
     "nn": "nn2tosa.dialects.nn",
     "tosa": "nn2tosa.dialects.tosa",
-    "armnn": "nn2tosa.frontend.armnn.dialect",
-    "mps": "nn2tosa.frontend.mps.dialect",
 }
 
 _OPS: dict[str, OpDef] = {}
 _DIALECTS: dict[str, Dialect] = {}
+
+
+def register_dialect_module(name: str, module: str) -> None:
+    """Say which module defines dialect `name`, to import when one of its ops is first looked up."""
+    DIALECT_MODULES[name] = module
 
 
 def register_dialect(dialect: Dialect) -> Dialect:
@@ -173,6 +178,24 @@ def ops_of(dialect_name: str) -> list[OpDef]:
     """Every op a dialect defines, sorted by name (for docs and coverage reports)."""
     _load(dialect_name)
     return sorted((d for d in _OPS.values() if d.dialect == dialect_name), key=lambda d: d.name)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def registering(table: dict[str, F], keys: Iterable[str], what: str) -> Callable[[F], F]:
+    """A decorator filing the function it decorates in `table` under each of `keys` (the rule registries
+    of legalization and lowering); a key filed twice is an error naming `what` ("lowering rules for")."""
+    keys = tuple(keys)
+
+    def register(fn: F) -> F:
+        for key in keys:
+            if key in table:
+                raise ValueError(f"two {what} {key}")
+            table[key] = fn
+        return fn
+
+    return register
 
 
 def arity_ok(arity: Arity, n: int) -> bool:

@@ -1,6 +1,7 @@
-"""What the two .tosa writers share (`flatbuffer_emitter` for TOSA 1.0, `flatbuffer_0100` for the seed's
-0.100-draft layout): constant data in its flatbuffer encoding, a Builder that sizes its buffer once and
-splices large tensor data in while writing, unique tensor names, and small helpers."""
+"""What the two .tosa writers share (nn2tosa.lowering: `flatbuffer_emitter` for TOSA 1.0, `flatbuffer_0100`
+for the seed's 0.100-draft layout): constant data in its flatbuffer encoding, a Builder that sizes its
+buffer once and splices large tensor data in while writing, unique tensor names (the MLIR emitter's
+too), and small helpers."""
 from __future__ import annotations
 
 import mmap
@@ -112,12 +113,6 @@ class FlatBuilder(flatbuffers.Builder):
         f.write(view[pos:])
 
 
-def bf16_bits(value: float) -> int:
-    """float -> bf16 bits, rounding to nearest even (as MLIR's APFloat does for the MLIR form)."""
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-
-
 def hashable(value: Any) -> Any:
     return tuple(hashable(v) for v in value) if isinstance(value, (list, tuple, np.ndarray)) else value
 
@@ -164,5 +159,12 @@ def constant_bytes(graph: Graph, node: int) -> int:
     return 0
 
 
-__all__ = ["DATA_ALIGNMENT", "FlatBuilder", "Names", "bf16_bits", "camel", "constant_bytes", "hashable", "padded_size",
-           "storage_bytes"]
+def unique_io_names(graph: Graph) -> tuple[list[str], list[str]]:
+    """The tensor names of a graph's inputs and outputs as both emitters write them: each keeps its
+    name, a repeated one gets a suffix (_1, _2, ...), inputs first."""
+    names = Names()
+    return [names.claim(graph.input_name(n)) for n in graph.inputs], [names.claim(o.name) for o in graph.outputs]
+
+
+__all__ = ["DATA_ALIGNMENT", "FlatBuilder", "Names", "camel", "constant_bytes", "hashable", "padded_size",
+           "storage_bytes", "unique_io_names"]
