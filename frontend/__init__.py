@@ -61,7 +61,9 @@ def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None
         fmt = sniff(data)
         if fmt is None:
             raise InvalidInputError(f"not a recognised model: {_tried(data)}", where="offset 0x0")
-        graphs = _module(fmt).read(data, name)
+        reader = _module(fmt)
+        assert reader is not None  # sniff names only formats whose reader imports
+        graphs = reader.read(data, name)
         for g in graphs:
             g.meta.setdefault("format", fmt)
             check_graph(g)  # declared sizes, ranks, list lengths, constants, structure: before any pass

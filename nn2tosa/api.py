@@ -268,7 +268,7 @@ def convert(
     else:
         if progress is not None:
             progress("load", 0, 1)
-        loaded = load(graph_or_path)
+        loaded = load(graph_or_path)  # type: ignore[arg-type]  # (graphs, as a list or tuple, went above)
         units = programs(loaded) if isinstance(loaded, list) else [loaded]
         if len(units) != 1:
             raise ValueError(f"{graph_or_path!r} has {len(units)} partitions: convert each unit of programs(load())")

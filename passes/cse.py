@@ -81,7 +81,7 @@ class _Writes:
         """The writes a read-only op's reads have seen; None when the op does more than read."""
         if any(kind is not EffectKind.READ or resource is None for kind, resource in effects):
             return None
-        return (self.to_anything, *sorted((r, self.to.get(r, 0)) for _, r in effects))
+        return (self.to_anything, *sorted((r, self.to.get(r, 0)) for _, r in effects if r is not None))
 
 
 def eliminate_common_subexpressions(graph: Graph) -> int:

@@ -221,7 +221,8 @@ def real_constant(graph: Graph, value: Value) -> np.ndarray | None:
     data = constant_value(graph, value)
     if data is None:
         return None
-    q = graph.type_of(value).quant
+    t = graph.type_of(value)
+    q = t.quant if isinstance(t, TensorType) else None
     if q is None:
         return data
     if q.axis is not None:

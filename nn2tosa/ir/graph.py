@@ -30,7 +30,7 @@ class Value(NamedTuple):
     """Result `index` of operation `node`."""
 
     node: int
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # the field hides tuple.index, which no Value needs
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ class FlatBuilder(flatbuffers.Builder):
         if self.deferred is not None and n >= self.DEFER_BYTES:
             self.deferred.append((len(self.Bytes) - start, raw))  # distance from the end survives growth
         else:
-            self.Bytes[start:start + n] = memoryview(raw)
+            self.Bytes[start:start + n] = raw.data
         self.Bytes[start + n:start + padded] = bytes(padded - n)
         return self.EndVector()
 
@@ -108,7 +108,7 @@ class FlatBuilder(flatbuffers.Builder):
         pos = self.Head()
         for start, raw in sorted((len(self.Bytes) - rel, raw) for rel, raw in self.deferred or []):
             f.write(view[pos:start])
-            f.write(memoryview(raw))
+            f.write(raw.data)
             pos = start + raw.size
         f.write(view[pos:])
 
@@ -151,7 +151,8 @@ def constant_bytes(graph: Graph, node: int) -> int:
         values = graph.attrs(node).get("values" if op == "tosa.const" else "initial_value")
         if values is None:
             return 0
-        dtype = graph.types(node)[0].dtype if op == "tosa.const" else graph.attrs(node)["type"]
+        result = graph.types(node)[0] if op == "tosa.const" else None  # a tensor
+        dtype = result.dtype if result is not None else graph.attrs(node)["type"]  # type: ignore[union-attr]
         per_element = {"i4": 0.5, "i48": 6, "i1": 1}.get(dtype, TensorType((), dtype).numpy_dtype.itemsize)
         return padded_size(int(np.ceil(values.size * per_element)))
     if op == "tosa.const_shape":

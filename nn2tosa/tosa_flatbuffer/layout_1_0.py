@@ -46,8 +46,8 @@ Converter = Callable[["FlatBuilder", Any, str], int]
 
 def _enum(enum_class: type, renamed: dict[str, str] | None = None) -> Converter:
     """An MLIR enum value name -> the schema's enum value (`renamed` where the spellings differ)."""
-    renamed = renamed or {}
-    return lambda builder, value, input_type: getattr(enum_class, renamed.get(value, value))
+    names = renamed or {}
+    return lambda builder, value, input_type: getattr(enum_class, str(names.get(value, value)))
 
 
 CONVERTERS: dict[str, Converter] = {
