@@ -105,8 +105,6 @@ class PassManager:
 
     def run(self, graph: Graph) -> Graph:
         """Run every pass in order on `graph` (in place) and return it."""
-        from nn2tosa.ir.text import print_ir
-
         unknown = self.print_ir_after - {p.name for p in self.pipeline}
         if unknown:
             raise UsageError(f"--print-ir-after names passes not in the pipeline: {', '.join(sorted(unknown))}")
@@ -122,6 +120,8 @@ class PassManager:
             if self.verify_each:
                 verify(graph)
             if self.print_ir_after_all or p.name in self.print_ir_after:
+                from nn2tosa.ir.text import print_ir  # (imports MLIR: only when asked to print)
+
                 self.out.write(f"// -----// IR Dump After {p.name} //----- //\n")
                 self.out.write(print_ir(graph, elide_constants=True))
                 self.out.write("\n")
