@@ -12,6 +12,7 @@ from types import ModuleType
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError
 from nn2tosa.fileio import map_file
 from nn2tosa.ir import Graph
+from nn2tosa.ir.registry import register_dialect_module
 from nn2tosa.limits import check_graph
 
 # Sniffing order matters: the TOSA and MPS checks look at a file identifier; Arm NN files
@@ -21,6 +22,10 @@ FORMAT_MODULES = {
     "mps": "nn2tosa.frontend.mps",
     "armnn": "nn2tosa.frontend.armnn",
 }
+
+# The source formats' dialects (op definitions), imported when one of their ops is first looked up.
+register_dialect_module("armnn", "nn2tosa.frontend.armnn.dialect")
+register_dialect_module("mps", "nn2tosa.frontend.mps.dialect")
 
 
 def _module(fmt: str) -> ModuleType | None:
@@ -56,7 +61,9 @@ def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None
         fmt = sniff(data)
         if fmt is None:
             raise InvalidInputError(f"not a recognised model: {_tried(data)}", where="offset 0x0")
-        graphs = _module(fmt).read(data, name)
+        reader = _module(fmt)
+        assert reader is not None  # sniff names only formats whose reader imports
+        graphs = reader.read(data, name)
         for g in graphs:
             g.meta.setdefault("format", fmt)
             check_graph(g)  # declared sizes, ranks, list lengths, constants, structure: before any pass

@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Type, Value
+from nn2tosa.ir.types import bf16_bits
 
 # nn-level element types TOSA 1.0 tensors cannot have, and what carries them instead
-_TOSA_ELEMENT = {"f64": "f32", "i64": "i32", "ui8": "i8", "ui16": "i16", "ui32": "i32", "ui64": "i32", "index": "i32"}
+# nn element type -> the TOSA element type that carries it (unsigned data keeps its bits)
+TOSA_ELEMENT_OF = {"f64": "f32", "i64": "i32", "ui8": "i8", "ui16": "i16", "ui32": "i32", "ui64": "i32", "index": "i32"}
 
 
 def tosa_type(t: Type) -> Type:
@@ -24,15 +26,12 @@ def tosa_type(t: Type) -> Type:
     explicit at TOSA level), unsigned and 64-bit types narrowed to what TOSA has."""
     if not isinstance(t, TensorType):
         return t
-    return TensorType(t.shape, _TOSA_ELEMENT.get(t.dtype, t.dtype))
+    return TensorType(t.shape, TOSA_ELEMENT_OF.get(t.dtype, t.dtype))
 
 
-def bf16_bits(values: Any) -> np.ndarray:
-    """Real values -> bf16 storage (uint16 bits), rounded to nearest even (NaN stays NaN)."""
-    values = np.asarray(values, dtype=np.float32)
-    bits = values.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
+def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
+    """The stored array of `v` when a tosa.const makes it (None when it is computed at run time)."""
+    return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None
 
 
 class LoweringUnsupported(Exception):

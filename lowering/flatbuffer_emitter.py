@@ -27,7 +27,7 @@ same graph always gives the same bytes.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,130 +37,16 @@ import numpy as np
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
 from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
 from nn2tosa.fileio import populate, write_atomic
-from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, ops_of
+from nn2tosa.dialects.tosa_target import require_tosa_1_0
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
 from nn2tosa.schemas import tosa_generated as fb
+from nn2tosa.tosa_flatbuffer.common import FlatBuilder, Names, constant_bytes, storage_bytes
+from nn2tosa.tosa_flatbuffer.layout_1_0 import DTYPES, OP_TABLE, OpEntry
 
-from .flatbuffer_common import FlatBuilder, Names, bf16_bits, camel, constant_bytes, hashable, storage_bytes
 from .program import reachable_branches, unknown_branches
-from .target import require_tosa_1_0
 
 VERSION = (1, 0, 0)
 BLOCK_NAME = "main"
-
-DTYPES = {
-    "i1": fb.DType.BOOL, "i4": fb.DType.INT4, "i8": fb.DType.INT8, "i16": fb.DType.INT16, "i32": fb.DType.INT32,
-    "i48": fb.DType.INT48, "f16": fb.DType.FP16, "bf16": fb.DType.BF16, "f32": fb.DType.FP32,
-    "f8E4M3FN": fb.DType.FP8E4M3, "f8E5M2": fb.DType.FP8E5M2,
-}
-
-
-def _scalar_bytes(value: float | int, element_type: str) -> np.ndarray:
-    """One value of `element_type` as its little-endian bytes (CLAMP's min_val/max_val)."""
-    if element_type == "bf16":
-        scalar = np.array(bf16_bits(float(value)), dtype="<u2")
-    elif element_type in ("f16", "f32"):
-        scalar = np.array(value, dtype=TensorType((), element_type).numpy_dtype)
-    elif element_type in ("i8", "i16", "i32"):
-        scalar = np.array(int(value), dtype=TensorType((), element_type).numpy_dtype)
-    else:
-        raise UnsupportedError([Unsupported("tosa.clamp", element_type, "no TOSA 1.0 clamp on this element type")])
-    return scalar.reshape(-1).view(np.uint8)
-
-
-# ------------------------------------------------------------------------------ the op table
-# A converter turns one attribute value into what the generated Add<Field> function takes (a
-# scalar, or the offset of a vector/string created before the table starts).
-Converter = Callable[["FlatBuilder", Any, str], int]
-
-
-def _enum(enum_class: type, renamed: dict[str, str] | None = None) -> Converter:
-    """An MLIR enum value name -> the schema's enum value (`renamed` where the spellings differ)."""
-    renamed = renamed or {}
-    return lambda builder, value, input_type: getattr(enum_class, renamed.get(value, value))
-
-
-CONVERTERS: dict[str, Converter] = {
-    "ints": lambda builder, value, input_type: builder.int32_vector(value),
-    "i32s": lambda builder, value, input_type: builder.int32_vector(value),
-    "i32": lambda builder, value, input_type: int(value),
-    "bool": lambda builder, value, input_type: bool(value),
-    "str": lambda builder, value, input_type: builder.string(value),
-    "elemtype": lambda builder, value, input_type: DTYPES[value],
-    "scalar_like:0": lambda builder, value, input_type: builder.data_vector(_scalar_bytes(value, input_type)),
-    "enum:tosa.nan_mode": _enum(fb.NanPropagationMode),
-    "enum:tosa.rounding_mode": _enum(fb.RoundingMode),
-    "enum:tosa.resize_mode": _enum(fb.ResizeMode, {"NEAREST_NEIGHBOR": "NEAREST"}),
-}
-# What the flatbuffer must say when the IR leaves an optional attribute out (the schema's own
-# default, UNKNOWN, is not what MLIR's default means).
-OPTIONAL_DEFAULTS = {"nan_mode": "PROPAGATE"}
-# Attributes whose schema field has another type than the MLIR attribute.
-FIELD_CONVERTERS: dict[tuple[str, str], Converter] = {
-    ("custom", "implementation_attrs"): lambda builder, value, input_type: builder.data_vector(
-        np.frombuffer(value.encode(), dtype=np.uint8)),
-}
-
-
-@dataclass(frozen=True)
-class Field:
-    name: str  # the attribute's name, in the IR and in the schema
-    convert: Converter
-    add: Callable[["FlatBuilder", Any], None]  # the generated <Table>Add<Field>
-
-
-@dataclass(frozen=True)
-class OpEntry:
-    op: int  # tosa.Op enum value
-    attribute_type: int  # tosa.Attribute union member
-    table: str  # its table name, e.g. "Conv2dAttribute"
-    fields: tuple[Field, ...]
-
-    def build_attribute(self, builder: FlatBuilder, attrs: dict[str, Any], input_type: str) -> int:
-        content = tuple((f.name, hashable(attrs.get(f.name))) for f in self.fields)
-        return builder.once((self.table, input_type, content), lambda: self._write_attribute(builder, attrs, input_type))
-
-    def _write_attribute(self, builder: FlatBuilder, attrs: dict[str, Any], input_type: str) -> int:
-        values = []
-        for f in self.fields:  # vectors and strings first: a table cannot be open while they are built
-            value = attrs.get(f.name, OPTIONAL_DEFAULTS.get(f.name))
-            values.append(None if value is None else f.convert(builder, value, input_type))
-        getattr(fb, f"{self.table}Start")(builder)
-        for f, value in zip(self.fields, values):
-            if value is not None:
-                f.add(builder, value)
-        return getattr(fb, f"{self.table}End")(builder)
-
-
-def _build_op_table() -> dict[str, OpEntry]:
-    """tosa.<op> -> OpEntry, for every op of the tosa dialect. The schema keeps the Attribute union
-    in Op enum order, so an op's attribute table is the union member with the op's value."""
-    union_names = {v: k for k, v in vars(fb.Attribute).items() if isinstance(v, int) and not k.startswith("_")}
-    table = {}
-    for d in ops_of("tosa"):
-        short = d.name.split(".", 1)[1]
-        op_value = getattr(fb.Op, short.upper())
-        attribute_table = union_names[op_value]
-        fields = []
-        for name, spec in d.attrs.items():
-            add = getattr(fb, f"{attribute_table}Add{camel(name)}", None)
-            if add is None:  # MLIR-only attributes (variables' symbol names ...) have no field
-                continue
-            convert = FIELD_CONVERTERS.get((short, name)) or CONVERTERS[spec.kind]
-            fields.append(Field(name, convert, add))
-        table[d.name] = OpEntry(op_value, op_value, attribute_table, tuple(fields))
-    return table
-
-
-OP_TABLE = _build_op_table()
-
-
-# ------------------------------------------------------------------------------ tensor names
-def unique_io_names(graph: Graph) -> tuple[list[str], list[str]]:
-    """The tensor names of a graph's inputs and outputs as both emitters write them: each keeps its
-    name, a repeated one gets a suffix (_1, _2, ...), inputs first."""
-    names = Names()
-    return [names.claim(graph.input_name(n)) for n in graph.inputs], [names.claim(o.name) for o in graph.outputs]
-
 
 # ------------------------------------------------------------------------------ the writer
 @dataclass
@@ -403,4 +289,4 @@ def _write_graph(builder: FlatBuilder, blocks: list[_Block]) -> None:
     builder.Finish(root, file_identifier=b"TOSA")
 
 
-__all__ = ["build_flatbuffer", "write_flatbuffer", "unique_io_names", "OP_TABLE", "DTYPES", "VERSION"]
+__all__ = ["build_flatbuffer", "write_flatbuffer", "VERSION"]

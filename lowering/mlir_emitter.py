@@ -35,13 +35,13 @@ from mlir import ir
 
 from nn2tosa.diagnostics import Nn2TosaError, UnsupportedError
 from nn2tosa.dialects.tosa import unsupported_for_emission, with_distinct_outputs
+from nn2tosa.dialects.tosa_target import Target, require_tosa_1_0
 from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.ir import Graph
 from nn2tosa.ir.mlir_bridge import GRAPH_ATTRS, RESOURCE_THRESHOLD, new_context, to_module
+from nn2tosa.tosa_flatbuffer.common import unique_io_names
 
-from .flatbuffer_emitter import unique_io_names
 from .program import BRANCH_ATTRS, reachable_branches, split_program, unknown_branches
-from .target import Target, require_tosa_1_0
 
 TENSOR_NAME_ATTR = "tosa.tensor_name"
 TARGET_ENV_ATTR = "tosa.target_env"

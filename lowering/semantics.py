@@ -8,17 +8,14 @@ and differs from them by one unit in many places and by more in a few; people va
 CpuRef ask for its integers with `--semantics cpuref`.
 
 The two differ only in the ops `DIFFERENCES` lists; every other quantized op has one lowering. The
-choice travels in the graph's meta (`SEMANTICS_KEY`), where `convert` puts it and the lowering rules
-read it (`LoweringContext.semantics`).
+choice travels in the graph's meta (`SEMANTICS_KEY`, nn2tosa.dialects.integer_semantics), where `convert`
+puts it and the lowering rules read it (`LoweringContext.semantics`).
 """
 from __future__ import annotations
 
-from nn2tosa.ir import Graph
+from nn2tosa.dialects.integer_semantics import (DEFAULT, MEANING, SEMANTICS, SEMANTICS_KEY, semantics_of,
+                                               set_semantics)
 
-SEMANTICS = ("litert", "cpuref")
-MEANING = {"litert": "TFLite's integer kernels", "cpuref": "Arm NN CpuRef's float32 emulation of them"}
-DEFAULT = "litert"
-SEMANTICS_KEY = "integer_semantics"
 SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
 
 _FLOAT = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
@@ -105,12 +102,5 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
 }
 
 
-def semantics_of(graph: Graph) -> str:
-    """The semantics `graph`'s quantized ops are lowered with."""
-    return str(graph.meta.get(SEMANTICS_KEY, DEFAULT))
-
-
-def set_semantics(graph: Graph, semantics: str) -> None:
-    if semantics not in SEMANTICS:
-        raise ValueError(f"semantics {semantics!r}: one of {', '.join(SEMANTICS)}")
-    graph.meta[SEMANTICS_KEY] = semantics
+__all__ = ["DEFAULT", "DIFFERENCES", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY", "SEMANTICS_KEY",
+           "semantics_of", "set_semantics"]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mlir import ir
 
     from nn2tosa.ir import Graph
-    from nn2tosa.lowering.target import Target
+    from nn2tosa.dialects.tosa_target import Target
 
 # Layouts Result.write can give a .tosa file (the CLI's --tosa-version).
 TOSA_VERSIONS = ("1.0", "0.100-draft")
@@ -70,11 +70,11 @@ class Result:
 
     @property
     def target(self) -> Target:
-        """The TOSA 1.0 profiles, extensions and level of the output (nn2tosa.lowering.target.Target):
+        """The TOSA 1.0 profiles, extensions and level of the output (nn2tosa.dialects.tosa_target.Target):
         what the graph needs, or the profile `convert` was asked for."""
         if self._target is None:
             from nn2tosa.dialects.tosa import with_distinct_outputs
-            from nn2tosa.lowering.target import required_target
+            from nn2tosa.dialects.tosa_target import required_target
 
             # of what the emitters write: an output that is a graph input is read through an IDENTITY
             self._target = required_target([with_distinct_outputs(g) for g in self.functions])
@@ -268,7 +268,7 @@ def convert(
     else:
         if progress is not None:
             progress("load", 0, 1)
-        loaded = load(graph_or_path)
+        loaded = load(graph_or_path)  # type: ignore[arg-type]  # (graphs, as a list or tuple, went above)
         units = programs(loaded) if isinstance(loaded, list) else [loaded]
         if len(units) != 1:
             raise ValueError(f"{graph_or_path!r} has {len(units)} partitions: convert each unit of programs(load())")
@@ -334,32 +334,36 @@ def source_op_list(graph: Graph) -> list[tuple[str, Any]]:
 
 def run_pipeline(graph: Graph, pipeline: Sequence[Any], report: ConversionReport,
                  progress: ProgressFn | None = None) -> dict[str, dict]:
-    """Run the passes on `graph` in place, timing each into `report`; returns the op censuses taken
-    after legalization and canonicalization (for the report's per-layer attribution)."""
-    from nn2tosa.passes.canonicalize import canonicalize_graph
+    """Run the passes on `graph` in place with the pass manager `nn2tosa opt` uses, timing each and
+    adding its statistics (the rewrites) into `report`; returns the op censuses taken after
+    legalization and canonicalization (for the report's per-layer attribution)."""
+    from nn2tosa.passes import PassManager
 
-    stages: dict[str, dict] = {}
-    for i, p in enumerate(pipeline):
-        if progress is not None:
-            progress(p.name, i, len(pipeline))
-        start = time.perf_counter()
-        if p.name == "canonicalize":  # the same pass, run so that its statistics reach the report
-            stats = canonicalize_graph(graph)
-            for r in stats.rewrites:
-                for pattern, n in r.rewrites.items():
-                    report.rewrites[pattern] = report.rewrites.get(pattern, 0) + n
-                if r.folds:
-                    report.rewrites["constant-fold"] = report.rewrites.get("constant-fold", 0) + r.folds
-            if stats.merged:
-                report.rewrites["cse"] = report.rewrites.get("cse", 0) + stats.merged
-        else:
-            p.run(graph)
-        report.time(p.name, time.perf_counter() - start)
-        if p.name.startswith("legalize-"):
-            stages["legalize"] = census(graph)
-        elif p.name == "canonicalize":
-            stages["canonicalize"] = census(graph)
-    return stages
+    recorder = _ReportInstrumentation(report, progress)
+    PassManager(list(pipeline), verify_each=False, instrumentations=[recorder]).run(graph)
+    return recorder.stages
+
+
+class _ReportInstrumentation:
+    """A PassInstrumentation (nn2tosa.passes.manager): progress before each pass; after it, its time
+    and statistics into the report, and the census of the ops the report attributes to source layers."""
+
+    def __init__(self, report: ConversionReport, progress: ProgressFn | None):
+        self.report, self.progress = report, progress
+        self.stages: dict[str, dict] = {}
+
+    def before_pass(self, info: Any, graph: Graph, index: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(info.name, index, total)
+
+    def after_pass(self, info: Any, graph: Graph, seconds: float, statistics: dict[str, int]) -> None:
+        self.report.time(info.name, seconds)
+        for name, n in statistics.items():
+            self.report.rewrites[name] = self.report.rewrites.get(name, 0) + n
+        if info.name.startswith("legalize-"):
+            self.stages["legalize"] = census(graph)
+        elif info.name == "canonicalize":
+            self.stages["canonicalize"] = census(graph)
 
 
 def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, dict], report: ConversionReport,
@@ -391,7 +395,7 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
 # ------------------------------------------------------------------------------ profiles
 def parse_profile(profile: str | Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """"pro_int+int16" (or "pro_int,int16", or a list) -> (profiles, extensions); unknown names are a UsageError."""
-    from nn2tosa.lowering.target import EXTENSIONS, PROFILES
+    from nn2tosa.dialects.tosa_target import EXTENSIONS, PROFILES
 
     items = [profile] if isinstance(profile, str) else list(profile)
     names = [n.strip() for item in items for n in item.replace("+", ",").split(",") if n.strip()]
@@ -407,7 +411,7 @@ def fit_target(graphs: Sequence[Graph], profile: str | Sequence[str]) -> Target:
     """The requested target, after checking that every op of `graphs` runs on it; UnsupportedError
     lists each missing profile or extension with the first op that needs it and how many do."""
     from nn2tosa.ir import INPUT_OP
-    from nn2tosa.lowering.target import (EXTENSION_PROFILE, ROUNDING_MODE_EXTENSION, Target, op_requirement,
+    from nn2tosa.dialects.tosa_target import (EXTENSION_PROFILE, ROUNDING_MODE_EXTENSION, Target, op_requirement,
                                          require_tosa_1_0)
 
     profiles, extensions = parse_profile(profile)

@@ -51,8 +51,6 @@ from nn2tosa.ir import TensorType
 FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "quantized": 1e-4, "mixed": 1e-4}
 INTEGER_BOUND = {"fp32": 0, "fp16": 0, "quantized": 1, "mixed": 0}
 TOLERANCES = tuple(FLOAT_BOUND)
-# what each boundary type is carried as in the TOSA graph (lowering.context.tosa_type does the same)
-_CARRIED = {"ui8": "i8", "ui16": "i16", "ui32": "i32", "i64": "i32", "ui64": "i32", "f64": "f32"}  # as lowering/context.py narrows them
 
 
 def reference_model() -> Any:
@@ -129,8 +127,10 @@ def _describe(t: TensorType) -> str:
 def to_boundary(array: np.ndarray, t: TensorType, what: str, file: str | None = None) -> np.ndarray:
     """`array` (in the source type `t`) as the TOSA graph's input holds it; InvalidInputError (naming
     `what` and the array's `file`) if it does not fit."""
+    from nn2tosa.lowering.context import TOSA_ELEMENT_OF  # as lowering narrows boundary types
+
     want = t.numpy_dtype
-    carried = _CARRIED.get(t.dtype)
+    carried = TOSA_ELEMENT_OF.get(t.dtype)
     if tuple(array.shape) != tuple(t.shape) or array.dtype != want:
         raise InvalidInputError(f"{what} must be {_describe(t)} ({want}), the array is "
                                 f"{'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}", file=file)
@@ -328,6 +328,20 @@ class Comparison:
     note: str = ""
 
 
+def float_error(expected: np.ndarray, actual: np.ndarray) -> tuple[float, int, int]:
+    """How far float `actual` is from `expected` (same shape): the largest |difference| over the elements
+    finite in both, relative to max(1, the largest of those |expected|); how many elements are NaN in
+    one but not the other; how many are infinite in either and unequal."""
+    w, g = expected.astype(np.float64), actual.astype(np.float64)
+    nan = np.isnan(w) != np.isnan(g)
+    both = ~np.isnan(w) & ~np.isnan(g)
+    inf = both & (np.isinf(w) | np.isinf(g)) & (w != g)
+    finite = both & np.isfinite(w) & np.isfinite(g)
+    scale = max(1.0, float(np.max(np.abs(w[finite])))) if finite.any() else 1.0
+    err = float(np.max(np.abs(w[finite] - g[finite]))) / scale if finite.any() else 0.0
+    return err, int(nan.sum()), int(inf.sum())
+
+
 def compare(expected: np.ndarray, actual: np.ndarray, tolerance: str) -> Comparison:
     """One output against its expected array under `tolerance` (see the module docstring)."""
     if expected.size != actual.size:
@@ -335,14 +349,8 @@ def compare(expected: np.ndarray, actual: np.ndarray, tolerance: str) -> Compari
     actual = actual.reshape(expected.shape)
     if expected.dtype.kind == "f":
         bound = FLOAT_BOUND[tolerance]
-        w, g = expected.astype(np.float64), actual.astype(np.float64)
-        nan = np.isnan(w) != np.isnan(g)
-        both = ~np.isnan(w) & ~np.isnan(g)
-        inf = both & (np.isinf(w) | np.isinf(g)) & (w != g)
-        finite = both & np.isfinite(w) & np.isfinite(g)
-        scale = max(1.0, float(np.max(np.abs(w[finite])))) if finite.any() else 1.0
-        err = float(np.max(np.abs(w[finite] - g[finite]))) / scale if finite.any() else 0.0
-        note = ", ".join(f"{int(m.sum())} {k} mismatches" for k, m in (("NaN", nan), ("inf", inf)) if m.any())
+        err, nan, inf = float_error(expected, actual)
+        note = ", ".join(f"{n} {k} mismatches" for k, n in (("NaN", nan), ("inf", inf)) if n)
         return Comparison(err <= bound and not note, err, "relative", bound, note)
     bound = INTEGER_BOUND[tolerance]
     g = actual.view(expected.dtype) if actual.dtype.itemsize == expected.dtype.itemsize else actual

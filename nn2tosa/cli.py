@@ -334,6 +334,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
         return 0
     if args.input is None:
         raise UsageError("opt: the following arguments are required: input (or --list-passes)")
+    import nn2tosa.frontend  # noqa: F401  (the source formats' dialects, which IR text may hold)
     from nn2tosa.fileio import check_output_path, write_atomic
     from nn2tosa.ir.text import ParseError, parse_ir, print_ir
 

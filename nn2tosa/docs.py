@@ -258,6 +258,7 @@ def _attrs(d: Any) -> list[tuple[str, str, str]]:
 
 def source_rows(dialect: str) -> list[Row]:
     """One Row per op of a source dialect ("armnn" or "mps")."""
+    import nn2tosa.frontend  # noqa: F401  (registers the source formats' dialects)
     from nn2tosa.ir import Builder, ops_of
 
     floats, quantized, carried = _nn_lowering()
@@ -364,11 +365,11 @@ def _details(rows: list[Row], kind: str) -> list[str]:
 def _data_types() -> list[str]:
     from nn2tosa.frontend.armnn.catalogue import DATA_TYPES
     from nn2tosa.frontend.mps.dtypes import ELEMENT_TYPES
-    from nn2tosa.lowering.context import _TOSA_ELEMENT
+    from nn2tosa.lowering.context import TOSA_ELEMENT_OF
 
     lines = ["## Data types", "",
              "Element types in the IR are MLIR's. At the TOSA boundary, types TOSA 1.0 lacks travel as: "
-             + ", ".join(f"{k} as {v}" for k, v in sorted(_TOSA_ELEMENT.items()))
+             + ", ".join(f"{k} as {v}" for k, v in sorted(TOSA_ELEMENT_OF.items()))
              + " (unsigned quantized data keeps its bits; `convert --report` lists every such tensor).", "",
              "| Arm NN DataType | IR element type | quantized |", "| --- | --- | --- |"]
     for name, t in DATA_TYPES.items():

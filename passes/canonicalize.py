@@ -37,7 +37,7 @@ from nn2tosa.ir import Graph, TensorType, Value, op_def
 from .cse import eliminate_common_subexpressions
 from .dce import dce
 from .layout import LayoutStats, compose, is_identity, moves_only_unit_dims, sink_transposes, transposed_type
-from .manager import register_pass
+from .manager import Statistics, register_pass
 from .rewrite import (PatternSet, RewriteStats, apply_patterns_greedily, constant, producer, real_constant, replace,
                       single_use, uniform_scalar)
 
@@ -430,6 +430,18 @@ class CanonicalizeStats:
         """Ops visited and patterns tried by every stage: the measure of the pass's cost."""
         return self.layout.visited + sum(r.work for r in self.rewrites)
 
+    def statistics(self) -> Statistics:
+        """Rewrites by pattern name, "constant-fold" and "cse" counts (what the conversion report lists)."""
+        counts: Statistics = {}
+        for r in self.rewrites:
+            for pattern, n in r.rewrites.items():
+                counts[pattern] = counts.get(pattern, 0) + n
+            if r.folds:
+                counts["constant-fold"] = counts.get("constant-fold", 0) + r.folds
+        if self.merged:
+            counts["cse"] = counts.get("cse", 0) + self.merged
+        return counts
+
 
 def canonicalize_graph(graph: Graph, patterns: PatternSet = CANONICAL) -> CanonicalizeStats:
     """The canonicalize pipeline on one graph (in place); returns what each stage did."""
@@ -443,6 +455,6 @@ def canonicalize_graph(graph: Graph, patterns: PatternSet = CANONICAL) -> Canoni
 
 
 @register_pass("canonicalize")
-def canonicalize(graph: Graph) -> None:
+def canonicalize(graph: Graph) -> Statistics:
     """Sink transposes, fold constants and batch norms, fuse activations into clamps, remove no-ops, CSE, DCE."""
-    canonicalize_graph(graph)
+    return canonicalize_graph(graph).statistics()

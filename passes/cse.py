@@ -2,10 +2,12 @@
 
 Two ops are the same computation when they have the same name, the same operands (in order),
 the same result types and equal attributes, numpy arrays compared by dtype, shape and bytes (so
-constants with identical contents merge, and NaN payloads count as equal). Ops with side effects
-and ops no dialect defines are left alone. One walk in topological order: operands are already
-merged when an op is looked at, so chains of duplicates collapse in the same walk. The first op
-(in topological order) survives, with its location.
+constants with identical contents merge, and NaN payloads count as equal). Ops no dialect defines
+are left alone, and so are ops with side effects (nn2tosa.ir.effects) but reads: two reads of the
+same state merge only when no op that may write it runs between them. One walk in topological order
+(which keeps ops with effects in their order): operands are already merged when an op is looked at,
+so chains of duplicates collapse in the same walk. The first op (in topological order) survives,
+with its location.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import INPUT_OP, Graph, op_def
+from nn2tosa.ir.effects import EffectKind, effects_of, op_has_effects
 
 from .manager import register_pass
 
@@ -57,23 +60,49 @@ def attrs_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _mergeable(op: str) -> bool:
-    if op == INPUT_OP:
-        return False
-    d = op_def(op)
-    return d is not None and "side_effect" not in d.traits
+class _Writes:
+    """How many ops that may write each piece of state the walk has passed: a read is keyed by these
+    counts, so two reads merge only when no write to their state lies between them."""
+
+    def __init__(self) -> None:
+        self.to: dict[str, int] = {}
+        self.to_anything = 0  # ops whose effects are unknown
+
+    def note(self, effects: list[tuple[EffectKind, str | None]]) -> None:
+        for kind, resource in effects:
+            if kind is EffectKind.READ:
+                continue
+            if resource is None:
+                self.to_anything += 1
+            else:
+                self.to[resource] = self.to.get(resource, 0) + 1
+
+    def seen_by(self, effects: list[tuple[EffectKind, str | None]]) -> tuple[Any, ...] | None:
+        """The writes a read-only op's reads have seen; None when the op does more than read."""
+        if any(kind is not EffectKind.READ or resource is None for kind, resource in effects):
+            return None
+        return (self.to_anything, *sorted((r, self.to.get(r, 0)) for _, r in effects if r is not None))
 
 
 def eliminate_common_subexpressions(graph: Graph) -> int:
     """Merge duplicate ops (in place); returns how many were removed."""
     seen: dict[Any, list[int]] = {}
+    writes = _Writes()
     merged = 0
     for node in graph.topological():
         op = graph.op(node)
-        if not _mergeable(op):
+        if op == INPUT_OP or op_def(op) is None:
             continue
+        state: tuple[Any, ...] = ()
+        if op_has_effects(op):
+            effects = effects_of(graph, node)
+            writes.note(effects)
+            seen_writes = writes.seen_by(effects)
+            if seen_writes is None:
+                continue
+            state = seen_writes
         attrs = graph.attrs(node)
-        key = (op, tuple(graph.operands(node)), tuple(graph.types(node)), _fingerprint(attrs))
+        key = (op, tuple(graph.operands(node)), tuple(graph.types(node)), _fingerprint(attrs), state)
         candidates = seen.setdefault(key, [])
         same = next((c for c in candidates if attrs_equal(graph.attrs(c), attrs)), None)
         if same is None:

@@ -1,8 +1,11 @@
 """Passes registered by name, and a manager that runs a pipeline of them.
 
-A pass is a function `(graph) -> None` that rewrites the graph in place. The manager can
-verify the IR after each pass, print it after some or all passes (MLIR's
-`// -----// IR Dump After NAME //----- //` banner) and time each pass.
+A pass is a function `(graph) -> statistics or None` that rewrites the graph in place; the
+statistics (counter name -> count, MLIR's pass statistics) say what it did. The manager can verify
+the IR after each pass, print it after some or all passes (MLIR's
+`// -----// IR Dump After NAME //----- //` banner) and time each pass; instrumentations
+(MLIR's PassInstrumentation) see every pass start and end, with its time and statistics: that is
+how `nn2tosa.api.convert`, which runs this same manager, reports progress, timings and rewrites.
 """
 from __future__ import annotations
 
@@ -11,12 +14,13 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from nn2tosa.diagnostics import UsageError
 from nn2tosa.ir import Graph, verify
 
-PassFn = Callable[[Graph], None]
+Statistics = dict[str, int]
+PassFn = Callable[[Graph], "Statistics | None"]
 
 
 @dataclass(frozen=True)
@@ -28,8 +32,10 @@ class PassInfo:
 
 _PASSES: dict[str, PassInfo] = {}
 # Passes registered when first asked for, by the module that defines them: a conversion needs the
-# legalization of its own source format only (importing the other costs ~35 ms of start-up).
-_ON_DEMAND = {"legalize-armnn": "nn2tosa.passes.legalize_armnn", "legalize-mps": "nn2tosa.passes.legalize_mps"}
+# legalization of its own source format only (importing the other costs ~35 ms of start-up), and
+# lowering sits after the passes: this table is the only place here that names it.
+_ON_DEMAND = {"legalize-armnn": "nn2tosa.passes.legalize_armnn", "legalize-mps": "nn2tosa.passes.legalize_mps",
+              "lower-to-tosa": "nn2tosa.lowering.lower"}
 
 
 def _load(names: Iterable[str]) -> None:
@@ -72,6 +78,16 @@ def parse_pipeline(pipeline: str | Iterable[str]) -> list[PassInfo]:
     return [_PASSES[n] for n in names]
 
 
+class PassInstrumentation(Protocol):
+    """Hooks the manager calls around every pass (any object with these two methods)."""
+
+    def before_pass(self, info: PassInfo, graph: Graph, index: int, total: int) -> None:
+        """Pass `index` of `total` is about to run on `graph`."""
+
+    def after_pass(self, info: PassInfo, graph: Graph, seconds: float, statistics: Statistics) -> None:
+        """The pass ran for `seconds` and counted `statistics` (empty when it keeps none)."""
+
+
 @dataclass
 class PassManager:
     pipeline: list[PassInfo]
@@ -81,6 +97,7 @@ class PassManager:
     timing: bool = False
     out: TextIO = field(default_factory=lambda: sys.stderr)
     timings: list[tuple[str, float]] = field(default_factory=list)
+    instrumentations: list[PassInstrumentation] = field(default_factory=list)
 
     @classmethod
     def from_names(cls, pipeline: str | Iterable[str], **options) -> "PassManager":
@@ -88,18 +105,23 @@ class PassManager:
 
     def run(self, graph: Graph) -> Graph:
         """Run every pass in order on `graph` (in place) and return it."""
-        from nn2tosa.ir.text import print_ir
-
         unknown = self.print_ir_after - {p.name for p in self.pipeline}
         if unknown:
             raise UsageError(f"--print-ir-after names passes not in the pipeline: {', '.join(sorted(unknown))}")
-        for p in self.pipeline:
+        for i, p in enumerate(self.pipeline):
+            for instrumentation in self.instrumentations:
+                instrumentation.before_pass(p, graph, i, len(self.pipeline))
             start = time.perf_counter()
-            p.run(graph)
-            self.timings.append((p.name, time.perf_counter() - start))
+            statistics = p.run(graph) or {}
+            seconds = time.perf_counter() - start
+            self.timings.append((p.name, seconds))
+            for instrumentation in self.instrumentations:
+                instrumentation.after_pass(p, graph, seconds, statistics)
             if self.verify_each:
                 verify(graph)
             if self.print_ir_after_all or p.name in self.print_ir_after:
+                from nn2tosa.ir.text import print_ir  # (imports MLIR: only when asked to print)
+
                 self.out.write(f"// -----// IR Dump After {p.name} //----- //\n")
                 self.out.write(print_ir(graph, elide_constants=True))
                 self.out.write("\n")

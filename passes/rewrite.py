@@ -10,12 +10,13 @@ in a PatternSet, registered for the op names they match or for every op:
     def remove_identity(graph: Graph, node: int) -> bool: ...
 
 `apply_patterns_greedily(graph, PATTERNS)` keeps a worklist of ops, seeded once in topological
-order. It pops an op, erases it if nothing uses it, else folds it with its registry folder, else
-tries the patterns registered for it in order until one fires. Every op an edit touches (created,
-rewired, gaining or losing a use: the graph's listener reports them) goes back on the worklist,
-so the work is proportional to the graph plus the edits, never to repeated sweeps. A budget of
-rewrites stops pattern sets that ping-pong (the result is then still valid IR, just not fully
-simplified; `RewriteStats.converged` says so).
+order. It pops an op, erases it if nothing uses it (and it declares or writes no state: see
+nn2tosa.ir.effects), else folds it with its registry folder, else tries the patterns registered for
+it in order until one fires. Every op an edit touches (created, rewired, gaining or losing a use:
+the graph's listener reports them) goes back on the worklist, so the work is proportional to the
+graph plus the edits, never to repeated sweeps. A budget of rewrites stops pattern sets that
+ping-pong (the result is then still valid IR, just not fully simplified; `RewriteStats.converged`
+says so).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, op_def
+from nn2tosa.ir.effects import erasable_when_unused, op_has_effects
 
 from .fold import constant_value, try_fold
 
@@ -69,9 +71,12 @@ class PatternSet:
         return wrap
 
     def for_op(self, op: str) -> list[Pattern]:
+        """The patterns to try on `op`: those naming it, and those for every op unless `op` has side
+        effects (a pattern written for any op knows nothing of what must not move or go)."""
         found = self._by_op.get(op)
         if found is None:
-            found = self._by_op[op] = [p for p in self._patterns if p.ops is None or op in p.ops]
+            generic = not op_has_effects(op)
+            found = self._by_op[op] = [p for p in self._patterns if op in (p.ops or ()) or p.ops is None and generic]
         return found
 
     def without(self, *names: str) -> PatternSet:
@@ -107,10 +112,7 @@ class RewriteStats:
 
 def is_trivially_dead(graph: Graph, node: int) -> bool:
     """No op and no graph output reads it, and removing it changes nothing else."""
-    if graph.nx.out_degree(node) or graph.op(node) == INPUT_OP:
-        return False
-    d = op_def(graph.op(node))
-    if d is not None and "side_effect" in d.traits:
+    if graph.nx.out_degree(node) or graph.op(node) == INPUT_OP or not erasable_when_unused(graph, node):
         return False
     return not any(o.value.node == node for o in graph.outputs)
 
@@ -126,8 +128,8 @@ def _fold_grows_constants(graph: Graph, node: int) -> bool:
 def fold_op(graph: Graph, node: int) -> bool:
     """Replace `node` by constants when its registry folder computes it from constant operands."""
     d = op_def(graph.op(node))
-    if d is None or d.fold is None or _fold_grows_constants(graph, node):
-        return False
+    if d is None or d.fold is None or op_has_effects(d.name) or _fold_grows_constants(graph, node):
+        return False  # (what an op with effects computes is not a function of its operands alone)
     return try_fold(graph, node)
 
 
@@ -219,7 +221,8 @@ def real_constant(graph: Graph, value: Value) -> np.ndarray | None:
     data = constant_value(graph, value)
     if data is None:
         return None
-    q = graph.type_of(value).quant
+    t = graph.type_of(value)
+    q = t.quant if isinstance(t, TensorType) else None
     if q is None:
         return data
     if q.axis is not None:

@@ -2,8 +2,10 @@
 
 - `armnn.fbs`, `mps.fbs`, `tosa.fbs`: the schemas (package data), each with a first line naming its source;
   `tosa_0_100.fbs`: the seed's older TOSA layout (0.90 semantics, stamped 0.100.0 draft), for `--tosa-version 0.100-draft`.
-- `*_generated.py`: what `flatc --python --gen-onefile` makes of them (committed; `regenerate.py` remakes
-  them and `--check` tells whether they are current).
+- `tosa_generated.py`, `tosa_0_100_generated.py`: what `flatc --python --gen-onefile` makes of the schemas
+  the `.tosa` writers build with (committed; `regenerate.py` remakes them and `--check` tells whether they
+  are current). Nothing at run time uses flatc's code for `armnn.fbs` and `mps.fbs` (the readers are
+  schema-driven), so it is not shipped: the tests make it with flatc (tests/conftest.py `flatc_module`).
 - `fbs`: a parser for the .fbs language subset these schemas use -> a `Schema` model.
 - `flatread`: a schema-driven, bounds-checked reader (`FlatBuffer`, `Table`); `verify`: a whole-buffer
   verifier. Both raise `nn2tosa.diagnostics.InvalidInputError` on corrupt input and nothing else.
@@ -23,9 +25,11 @@ from importlib import resources
 
 from .fbs import Schema, SchemaError, parse_schema
 
-__all__ = ["SCHEMA_NAMES", "Schema", "SchemaError", "load_schema", "schema_text"]
+__all__ = ["COMMITTED_CODE", "SCHEMA_NAMES", "Schema", "SchemaError", "load_schema", "schema_text"]
 
 SCHEMA_NAMES = ("armnn", "mps", "tosa", "tosa_0_100")
+# The schemas whose flatc code the package ships (<name>_generated.py): the .tosa writers use it.
+COMMITTED_CODE = ("tosa", "tosa_0_100")
 
 
 def schema_text(name: str) -> str:

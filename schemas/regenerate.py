@@ -1,4 +1,4 @@
-"""Regenerate the committed flatc Python code from the packaged schemas.
+"""Regenerate the committed flatc Python code from the packaged schemas (those in COMMITTED_CODE).
 
     python -m nn2tosa.schemas.regenerate            # rewrite schemas/*_generated.py
     python -m nn2tosa.schemas.regenerate --check    # exit 1 if any file differs from what flatc makes
@@ -19,7 +19,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from . import SCHEMA_NAMES
+from . import COMMITTED_CODE
 
 FLATC_VERSION = "25.2.10"
 HERE = Path(__file__).resolve().parent
@@ -49,7 +49,7 @@ def flatc_version(flatc: str) -> str:
     return out.strip().rsplit(" ", 1)[-1]
 
 
-def generate(flatc: str, out_dir: Path, names: tuple[str, ...] = SCHEMA_NAMES) -> dict[str, Path]:
+def generate(flatc: str, out_dir: Path, names: tuple[str, ...] = COMMITTED_CODE) -> dict[str, Path]:
     """Run flatc on each packaged schema into `out_dir`; {name: generated file}."""
     made = {}
     for name in names:

@@ -1,11 +1,15 @@
 """Shared test fixtures: where the corpus is, and how to run the CLI as a user would."""
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tempfile
+import types
 from pathlib import Path
 
 import pytest
@@ -27,6 +31,25 @@ def corpus_manifest() -> list[dict]:
 requires_corpus = pytest.mark.skipif(
     not (CORPUS / "manifest.json").exists(), reason=f"corpus not found at {CORPUS} (see DESIGN.md)"
 )
+
+
+@functools.lru_cache(maxsize=None)
+def flatc_module(name: str) -> types.ModuleType:
+    """flatc's Python code for schemas/<name>.fbs, an independent reader the tests check ours against.
+    Only the .tosa schemas' code ships (nn2tosa.schemas.COMMITTED_CODE); the others' is made here, once
+    per process, with the flatc tosa-tools installs."""
+    from nn2tosa.schemas import COMMITTED_CODE, regenerate
+
+    if name in COMMITTED_CODE:
+        return importlib.import_module(f"nn2tosa.schemas.{name}_generated")
+    flatc = regenerate.find_flatc()
+    if flatc is None:
+        pytest.skip("flatc not found (it comes with tosa-tools: site-packages/bin/flatc)", allow_module_level=True)
+    made = regenerate.generate(flatc, Path(tempfile.mkdtemp(prefix="nn2tosa-flatc-")), (name,))[name]
+    spec = importlib.util.spec_from_file_location(f"{name}_generated", made)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_cli(*args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

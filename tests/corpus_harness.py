@@ -20,9 +20,9 @@ import numpy as np
 
 from conftest import CORPUS, corpus_manifest
 
-os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")
+from nn2tosa.check import FLOAT_BOUND, float_error  # the `check` command's comparison: the corpus README's classes
 
-FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "mixed": 1e-4, "quantized": 1e-4}
+os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")
 
 
 def entries(predicate=lambda e: True) -> list[dict]:
@@ -91,19 +91,12 @@ def judge(expected: list[np.ndarray], actual: list[np.ndarray], tolerance: str) 
             continue
         got = got.reshape(want.shape)
         if want.dtype.kind == "f":
-            w = want.astype(np.float64)
-            g = got.astype(np.float64)
-            nan_mismatch = np.isnan(w) != np.isnan(g)
-            both = ~np.isnan(w) & ~np.isnan(g)
-            inf_mismatch = both & (np.isinf(w) | np.isinf(g)) & (w != g)
-            finite = both & np.isfinite(w) & np.isfinite(g)
-            scale = max(1.0, float(np.max(np.abs(w[finite])))) if finite.any() else 1.0
-            err = float(np.max(np.abs(w[finite] - g[finite]))) / scale if finite.any() else 0.0
+            err, nan_mismatches, inf_mismatches = float_error(want, got)
             j.max_error = max(j.max_error, err)
-            if nan_mismatch.any() or inf_mismatch.any() or err > FLOAT_BOUND[tolerance]:
+            if nan_mismatches or inf_mismatches or err > FLOAT_BOUND[tolerance]:
                 j.ok = False
-                j.problems.append(f"output {i}: relative error {err:.3g}, {int(nan_mismatch.sum())} NaN and "
-                                  f"{int(inf_mismatch.sum())} inf mismatches")
+                j.problems.append(f"output {i}: relative error {err:.3g}, {nan_mismatches} NaN and "
+                                  f"{inf_mismatches} inf mismatches")
         else:
             w = want.astype(np.int64)
             g = (got.view(want.dtype) if got.dtype.itemsize == want.dtype.itemsize and got.dtype != want.dtype

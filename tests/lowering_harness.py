@@ -110,7 +110,7 @@ def check_lowering(graph: Graph, inputs: Sequence[np.ndarray] | None = None, *, 
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
     from nn2tosa.lowering.mlir_emitter import to_mlir
     from nn2tosa.lowering.mlir_emitter import validate as tosa_validate
-    from nn2tosa.lowering.target import required_target
+    from nn2tosa.dialects.tosa_target import required_target
 
     verify(graph)
     tolerance = {**TOLERANCE, **(tolerance or {})}

@@ -26,6 +26,15 @@ def test_importing_the_package_loads_neither_mlir_nor_numpy():
     assert out.split() == ["[]", "False", "False"]
 
 
+def test_converting_to_a_flatbuffer_loads_no_mlir():
+    """MLIR (tens of MB) is imported only for an MLIR output: the pass pipeline that convert runs
+    (the PassManager) imports the IR printer only to print."""
+    code = (f"import sys, nn2tosa; nn2tosa.convert({str(EXAMPLE)!r}).tosa_flatbuffer(); "
+            "print(sorted(m for m in sys.modules if m == 'mlir' or m.startswith('mlir.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_load_reads_a_path_or_bytes():
     from_path = nn2tosa.load(EXAMPLE)
     from_bytes = nn2tosa.load(EXAMPLE.read_bytes())

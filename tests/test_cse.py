@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from nn2tosa.ir import Graph, TensorType, Value, define, verify
+from nn2tosa.ir.effects import UNKNOWN_EFFECTS
 from nn2tosa.passes.cse import attrs_equal, eliminate_common_subexpressions
 
-define("cse_test.effect", operands=1, traits={"side_effect"}, doc="an op with a side effect, for this test")
+define("cse_test.effect", operands=1, traits={UNKNOWN_EFFECTS}, doc="an op with a side effect, for this test")
 
 
 def constants_graph(*arrays: np.ndarray) -> Graph:

@@ -29,7 +29,7 @@ import pytest
 from nn2tosa.ir import Builder, Graph, Loc, ShapeType, TensorType, Value, verify
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 from nn2tosa.lowering.mlir_emitter import module_bytecode, module_text, to_mlir, validate, write_mlir
-from nn2tosa.lowering.target import Target, required_target
+from nn2tosa.dialects.tosa_target import Target, required_target
 from nn2tosa.schemas import tosa_generated as fb
 
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes (from tosa-tools) gives bf16/fp8 numpy types")

@@ -21,12 +21,15 @@ import flatbuffers
 import numpy as np
 import pytest
 
+from conftest import flatc_module
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.schemas import load_schema
-from nn2tosa.schemas import armnn_generated, mps_generated, tosa_generated
+from nn2tosa.schemas import tosa_generated
 from nn2tosa.schemas.fbs import parse_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table, TableVector
 from nn2tosa.schemas.verify import verify_buffer
+
+armnn_generated, mps_generated = flatc_module("armnn"), flatc_module("mps")
 
 CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "manifest.json").is_file(), reason=f"the corpus is not at {CORPUS}")
@@ -425,7 +428,7 @@ def test_python_builder_understated_table_size():
     """flatbuffers' Python Builder de-duplicates vtables without comparing the table size: here the
     InputSlot (a struct at offset 4, 12 bytes) reuses the OutputSlot's vtable (8 bytes). Strict mode
     rejects it with a hint; strict_table_size=False reads what flatc's code reads."""
-    from nn2tosa.schemas import armnn_generated as G
+    G = armnn_generated
 
     b = flatbuffers.Builder(0)
     info_dims = b.CreateNumpyVector(np.array([1, 2], np.uint32))

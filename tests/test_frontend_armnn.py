@@ -1,5 +1,5 @@
 """The Arm NN frontend against the corpus: its manifest, Arm NN CpuRef's outputs, and flatc's
-generated code (schemas/armnn_generated.py) as an independent reader of the same bytes."""
+generated code (tests/conftest.py flatc_module) as an independent reader of the same bytes."""
 from __future__ import annotations
 
 import json
@@ -9,16 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import CORPUS, corpus_manifest, requires_corpus
+from conftest import CORPUS, corpus_manifest, flatc_module, requires_corpus
 from nn2tosa.frontend import load
 from nn2tosa.frontend.armnn import layer_histogram
 from nn2tosa.frontend.armnn.catalogue import layer_kinds
 from nn2tosa.ir import INPUT_OP, Graph, verify
 from nn2tosa.ir.registry import ops_of
 from nn2tosa.ir.text import parse_ir, print_ir
-from nn2tosa.schemas import armnn_generated as gen
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.regenerate import find_flatc
+
+gen = flatc_module("armnn")
 
 ARMNN = [e for e in corpus_manifest() if e["format"] == "armnn"]
 ELEMENT_TYPES = {

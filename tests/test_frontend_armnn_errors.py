@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, run_cli
+from conftest import CORPUS, flatc_module, run_cli
 from nn2tosa.diagnostics import InvalidInputError, UnsupportedError
 from nn2tosa.frontend import load
-from nn2tosa.schemas import armnn_generated as gen
 from nn2tosa.schemas.regenerate import find_flatc
+
+gen = flatc_module("armnn")
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "armnn.fbs"
 FLATC = find_flatc()

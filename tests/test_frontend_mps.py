@@ -14,12 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import flatc_module
 from nn2tosa.frontend import load
 from nn2tosa.frontend.mps import dialect, dtypes
 from nn2tosa.frontend.mps.dialect import LAYOUTS, node_operands, node_results
 from nn2tosa.ir import INPUT_OP, Graph, verify
 from nn2tosa.ir.text import parse_ir, print_ir
-from nn2tosa.schemas import mps_generated
+
+mps_generated = flatc_module("mps")
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 MPS = CORPUS / "mps"

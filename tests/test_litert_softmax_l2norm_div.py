@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nn2tosa.dialects.tosa import with_distinct_outputs
-from nn2tosa.lowering.target import required_target
+from nn2tosa.dialects.tosa_target import required_target
 
 import tflite_kernels as tfl
 from test_quant import one_op, qtype, run

@@ -15,7 +15,7 @@ import pytest
 from nn2tosa.ir import TensorType
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 from nn2tosa.lowering.mlir_emitter import to_mlir, validate
-from nn2tosa.lowering.target import required_target
+from nn2tosa.dialects.tosa_target import required_target
 
 from lowering_harness import builder, check_lowering, lower, nn_graph, run_reference_model
 from nn_reference import evaluate

@@ -93,3 +93,47 @@ assert {"legalize-mps", "legalize-armnn", "canonicalize", "lower-to-tosa"} <= se
     out = subprocess.run([sys.executable, "-c", probe, str(repo / "examples" / "cnn_f32.armnn")],
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == "nn2tosa.frontend.armnn.reader,nn2tosa.passes.legalize_armnn"
+
+
+def test_instrumentations_see_every_pass_with_its_statistics():
+    @register_pass("test-count-ops")
+    def count_ops(graph: Graph) -> dict[str, int]:
+        """Counts the ops (a pass with statistics)."""
+        return {"ops": len(graph)}
+
+    seen = []
+
+    class Recorder:
+        def before_pass(self, info, graph, index, total):
+            seen.append(("before", info.name, index, total))
+
+        def after_pass(self, info, graph, seconds, statistics):
+            assert seconds >= 0
+            seen.append(("after", info.name, statistics))
+
+    try:
+        PassManager.from_names("dce,test-count-ops", instrumentations=[Recorder()]).run(graph_with_dead_code())
+    finally:
+        del available_passes.__globals__["_PASSES"]["test-count-ops"]
+    assert seen == [("before", "dce", 0, 2), ("after", "dce", {}),
+                    ("before", "test-count-ops", 1, 2), ("after", "test-count-ops", {"ops": 5})]  # dce erased the neg
+
+
+def test_convert_runs_the_pass_manager_and_reports_any_pass_statistics():
+    """api.convert drives the same PassManager: a pass's statistics reach the report whatever its name."""
+    from nn2tosa.api import convert
+
+    @register_pass("test-statistics")
+    def statistics(graph: Graph) -> dict[str, int]:
+        """Reports one made-up rewrite."""
+        return {"test-rewrite": 2}
+
+    g = graph_with_dead_code()
+    g.meta["format"] = "nn"
+    try:
+        result = convert(g, passes=["test-statistics", "canonicalize", "test-statistics", "lower-to-tosa"])
+    finally:
+        del available_passes.__globals__["_PASSES"]["test-statistics"]
+    assert result.report.rewrites["test-rewrite"] == 4
+    assert result.report.rewrites["constant-fold"] == 1  # canonicalize's, through the same hook
+    assert list(result.report.timings)[:3] == ["test-statistics", "canonicalize", "lower-to-tosa"]

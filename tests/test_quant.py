@@ -46,7 +46,7 @@ def run(graph: Graph, inputs: list[np.ndarray], semantics: str = "cpuref") -> tu
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
     from nn2tosa.lowering.mlir_emitter import to_mlir, validate
     from nn2tosa.lowering.semantics import set_semantics
-    from nn2tosa.lowering.target import required_target
+    from nn2tosa.dialects.tosa_target import required_target
 
     set_semantics(graph, semantics)
     low = lower(graph)

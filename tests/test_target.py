@@ -11,7 +11,7 @@ import pytest
 from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Value
 from nn2tosa.lowering.mlir_emitter import to_mlir, validate
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
-from nn2tosa.lowering.target import NotTosaError, Target, required_target
+from nn2tosa.dialects.tosa_target import NotTosaError, Target, required_target
 
 
 def graph() -> tuple[Graph, Builder]:

@@ -27,7 +27,8 @@ from test_tosa_reader import FLATC, SCHEMAS, assert_same_outputs, flatc_binary, 
 from nn2tosa.diagnostics import UnsupportedError
 from nn2tosa.frontend import load
 from nn2tosa.ir import INPUT_OP, Graph
-from nn2tosa.lowering.flatbuffer_0100 import LEGACY_OPS, build_flatbuffer_0100, fp8_values
+from nn2tosa.lowering.flatbuffer_0100 import build_flatbuffer_0100
+from nn2tosa.tosa_flatbuffer.layout_0100 import LEGACY_OPS, fp8_values
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 
 # Graphs of test_emit.py that 0.90 cannot express, and the reasons the refusal must give.

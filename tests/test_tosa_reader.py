@@ -31,7 +31,7 @@ from nn2tosa.frontend import load
 from nn2tosa.ir import INPUT_OP, Graph, Value, verify
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 from nn2tosa.lowering.mlir_emitter import to_mlir, write_mlir
-from nn2tosa.lowering.target import required_target
+from nn2tosa.dialects.tosa_target import required_target
 from nn2tosa.schemas import load_schema
 
 ts = pytest.importorskip("tosa_serializer", reason="tosa_serializer comes with tosa-tools")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nn2tosa.ir import Dialect, Graph, TensorType, attr, define, register_dialect
+from nn2tosa.ir.effects import UNKNOWN_EFFECTS
+from nn2tosa.ir.registry import Trait
 from nn2tosa.ir.verify import constant_verifier
 from nn2tosa.schemas import load_schema
 
@@ -78,6 +80,12 @@ def _chain(*verifiers):
     return verify
 
 
+_TRAITS: dict[str, set[Trait]] = {
+    "Constant": {"constant"},
+    "StandIn": {UNKNOWN_EFFECTS},  # an operator Arm NN itself does not know: it may do anything
+}
+
+
 def _define(kind: LayerKind) -> None:
     schema = load_schema("armnn")
     attrs = descriptors.attr_specs(schema, kind.descriptor) if kind.descriptor else {}
@@ -103,7 +111,7 @@ def _define(kind: LayerKind) -> None:
         attrs=attrs,
         doc=doc,
         verify=_chain(*verifiers),
-        traits={"constant"} if kind.name == "Constant" else (),
+        traits=_TRAITS.get(kind.name, ()),
     )
 
 

@@ -107,7 +107,7 @@ def read(data: memoryview, name: str) -> list[Graph]:
 def _check_tosa_1_0(graphs: list[Graph]) -> None:
     """A 1.1 draft file may use type combinations TOSA 1.0 lacks (GATHER on bool, ...): the IR's
     TOSA-level graphs are TOSA 1.0, so those are unsupported, all listed."""
-    from nn2tosa.lowering.target import COMPLIANCE, op_requirement
+    from nn2tosa.dialects.tosa_target import COMPLIANCE, op_requirement
 
     items = []
     for g in graphs:

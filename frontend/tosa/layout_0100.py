@@ -1,6 +1,6 @@
 """The seed's TOSA layout (0.90 semantics, stamped 0.100.0 draft) -> tosa.* ops of TOSA 1.0.
 
-The mapping is the 0.100 writer's table read backwards (nn2tosa.lowering.flatbuffer_0100.LEGACY_OPS):
+The mapping is the 0.100 writer's table read backwards (nn2tosa.tosa_flatbuffer.layout_0100.LEGACY_OPS):
 each row names the IR op, and each of its Fields turns attribute-table fields back into the IR op's
 attributes and constant operands (zero points, RESCALE multiplier/shift, MUL shift, TABLE contents,
 PAD's value as tosa.const; RESHAPE/SLICE/TILE/PAD/RESIZE shapes as tosa.const_shape). The operator's
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import Graph, Loc, TensorType, Value
-from nn2tosa.lowering.flatbuffer_0100 import DTYPES, LEGACY_OPS, UNSIGNED_DTYPES, LegacyOp, ZeroPoint
+from nn2tosa.tosa_flatbuffer.layout_0100 import DTYPES, LEGACY_OPS, UNSIGNED_DTYPES, LegacyOp, ZeroPoint
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import Graph, Loc, TensorType, Value, op_def
-from nn2tosa.lowering.flatbuffer_emitter import DTYPES, OP_TABLE, OPTIONAL_DEFAULTS
+from nn2tosa.tosa_flatbuffer.layout_1_0 import DTYPES, OP_TABLE, OPTIONAL_DEFAULTS
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 
@@ -160,7 +160,7 @@ _EXPLICIT_VARIABLE_OPS = {"VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"}
 def _constant_operands(ir_op: str) -> frozenset[int]:
     """Operand positions TOSA 1.0 requires constant without the dynamic extension: exactly those the
     0.100 layout keeps in attribute fields."""
-    from nn2tosa.lowering.flatbuffer_0100 import LEGACY_OPS
+    from nn2tosa.tosa_flatbuffer.layout_0100 import LEGACY_OPS
 
     row = LEGACY_OPS.get(ir_op)
     return row.folded if row is not None else frozenset()

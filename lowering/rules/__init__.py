@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from nn2tosa.ir.registry import registering
+
 from ..context import LoweringContext
 
 Rule = Callable[[LoweringContext], object]
@@ -18,16 +20,9 @@ QUANTIZED_RULES: dict[str, Rule] = {}
 
 
 def rule(*ops: str, quantized: bool = False) -> Callable[[Rule], Rule]:
-    table = QUANTIZED_RULES if quantized else RULES
-
-    def register(fn: Rule) -> Rule:
-        for op in ops:
-            if op in table:
-                raise ValueError(f"a {'quantized ' if quantized else ''}lowering rule for {op} exists already")
-            table[op] = fn
-        return fn
-
-    return register
+    if quantized:
+        return registering(QUANTIZED_RULES, ops, "quantized lowering rules for")
+    return registering(RULES, ops, "lowering rules for")
 
 
 # Ops that only move stored values: their float rule is right for quantized tensors too, as long

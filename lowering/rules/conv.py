@@ -24,7 +24,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, constant_value
 from . import rule
 from .shape import concat, tosa_slice
 
@@ -47,11 +47,6 @@ def float_type(ctx: LoweringContext, what: str) -> str:
     if others:
         ctx.unsupported(f"{what} on {', '.join(others)} tensors: TOSA computes it on floats (or quantized data) only")
     return dtypes.pop() if len(dtypes) == 1 else "f32"
-
-
-def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
-    """The stored array of `v` when a tosa.const makes it, else None."""
-    return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None
 
 
 def _real(values: np.ndarray, dtype: str) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext
+from ..context import TOSA_ELEMENT_OF, LoweringContext, constant_value
 from . import rule
 
 FLOAT_TYPES = ("f32", "f16", "bf16")
@@ -571,13 +571,6 @@ def pow_(ctx: LoweringContext) -> Value:
     return ctx.cast(a.pow(x, y), _out_dtype(ctx))
 
 
-def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
-    """The stored value of a tosa.const operand (None when it is computed at run time)."""
-    if ctx.graph.op(v.node) != "tosa.const":
-        return None
-    return np.asarray(ctx.graph.attrs(v.node)["values"])
-
-
 def _integer_pow(ctx: LoweringContext) -> Value:
     """x ** y on integers by repeated squaring in i32 (products wrap as nn's integers do); a
     negative exponent gives the truncated real power: 1 for x = 1, +-1 for x = -1, else 0. One
@@ -730,7 +723,7 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
     float -> int rounds half to even and saturates to dst's range (unsigned ranges included);
     to bool is x != 0; unsigned sources are zero-extended; integer narrowing wraps."""
     t = ctx.type_of(x)
-    low_dst = {"f64": "f32", "i64": "i32", "ui8": "i8", "ui16": "i16", "ui32": "i32", "ui64": "i32"}.get(dst, dst)
+    low_dst = TOSA_ELEMENT_OF.get(dst, dst)
     a = Arith(ctx, t.dtype, t.rank)
     if t.dtype == low_dst:
         return x  # the same storage: i32 -> i64, ui8 -> i8 (bits kept), f64 -> f32, ...

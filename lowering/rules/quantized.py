@@ -37,7 +37,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value, op_def
 
-from ..context import LoweringContext, LoweringUnsupported
+from ..context import LoweringContext, LoweringUnsupported, constant_value
 from ..litert_kernels import kernel_for
 from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, saturate_to,
                      source_results, table_i16, ties_possible, widen)
@@ -66,10 +66,6 @@ def same_quantization(a: QInfo, b: QInfo) -> bool:
     return a.dtype == b.dtype and a.scales == b.scales and a.zero_points == b.zero_points
 
 
-def constant_array(ctx: LoweringContext, v: Value) -> np.ndarray | None:
-    return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None
-
-
 # ------------------------------------------------------------------------------ float <-> quantized
 def _channel_shape(q: QInfo, rank: int) -> tuple[int, ...]:
     shape = [1] * rank
@@ -85,7 +81,7 @@ def dequantize_value(ctx: LoweringContext, x: Value, q: QInfo, dtype: str = "f32
     shape = _channel_shape(q, t.rank)
     scales = np.asarray(q.scales, np.float32).reshape(shape)
     zps = np.asarray(q.zero_points, np.int64).reshape(shape)
-    array = constant_array(ctx, x)
+    array = constant_value(ctx, x)
     if array is not None:
         real = (array.astype(np.int64) - zps).astype(np.float32) * scales
         return ctx.const(real.astype(TensorType((), dtype).numpy_dtype), dtype)

@@ -33,11 +33,11 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, constant_value
 from ..quant import QInfo, fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale, saturate_to, widen
 from ..tflite_fixed import quantize_multiplier
 from . import quantized_litert, rule
-from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
+from .quantized import (float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
 from .reduce import reduce_axes
 from .shape import slice_axis
@@ -434,7 +434,7 @@ def batch_norm(ctx: LoweringContext) -> Value:
     axis = int(ctx.attrs["axis"])
     stats = []
     for k in range(1, 5):
-        array = constant_array(ctx, ctx.operands[k])
+        array = constant_value(ctx, ctx.operands[k])
         if array is None or xq is None or yq is None:
             return float_fallback(ctx)
         q = q_in(ctx, k)

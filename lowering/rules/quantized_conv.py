@@ -35,14 +35,14 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, constant_value
 from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
 from .pool import clip_windows, window_counts
 from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
                      tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
-from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
+from .quantized import float_fallback, movement, q_in, q_out, require_per_tensor
 from .shape import pad_constant, tosa_slice
 
 ACCUMULATOR = {"i8": "i32", "i16": "i48"}
@@ -50,7 +50,7 @@ ACCUMULATOR = {"i8": "i32", "i16": "i48"}
 
 # ------------------------------------------------------------------------------ operands
 def _weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
-    w = constant_array(ctx, ctx.operands[k])
+    w = constant_value(ctx, ctx.operands[k])
     wq = q_in(ctx, k)
     if w is None or wq is None:
         ctx.unsupported("quantized convolution with weights computed at run time")
@@ -75,7 +75,7 @@ def _bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.nda
     channels = acc_scales.size
     if len(ctx.operands) < 3:
         return np.zeros(channels, np.int64)
-    b = constant_array(ctx, ctx.operands[2])
+    b = constant_value(ctx, ctx.operands[2])
     bq = q_in(ctx, 2)
     if b is None:
         ctx.unsupported("a bias computed at run time")

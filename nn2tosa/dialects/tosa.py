@@ -28,7 +28,9 @@ import numpy as np
 
 from nn2tosa.diagnostics import Unsupported
 from nn2tosa.ir import INPUT_OP, Dialect, Graph, ShapeType, TensorType, Type, Value, attr, define, op_def, register_dialect
-from nn2tosa.ir.registry import AttrSpec
+from nn2tosa.ir.effects import (BRANCH_EFFECTS, DECLARES_VARIABLE, READS_VARIABLE, UNKNOWN_EFFECTS,
+                                 WRITES_VARIABLE)
+from nn2tosa.ir.registry import AttrSpec, Trait
 from nn2tosa.ir.verify import constant_verifier
 
 register_dialect(Dialect("tosa", "TOSA 1.0 operators", constant_op="tosa.const", constant_attr="values"))
@@ -265,7 +267,7 @@ def _op(
     constants: Iterable[int] = (),
     verify: Callable[[Graph, int], list[str]] | None = None,
     fold: Any = None,
-    traits: Iterable[str] = (),
+    traits: Iterable[Trait] = (),
 ) -> None:
     """Define tosa.<name>. `operands` names the operands (or gives a variadic arity); `shapes` and
     `constants` are the positions of shape operands and of operands that must be tosa.const."""
@@ -448,26 +450,28 @@ _op("identity", ("input1",), "Returns its input unchanged.", fold=_fold_identity
 _op("custom", (0, None), "An implementation-defined operator named by domain and operator name.",
     results=(0, None),
     attrs={"operator_name": attr("str", "the operator's name"), "domain_name": attr("str", "its domain"),
-           "implementation_attrs": attr("str", "implementation-defined attributes")})
+           "implementation_attrs": attr("str", "implementation-defined attributes")},
+    traits={UNKNOWN_EFFECTS})
 
 # Control flow (branches are other graphs of the module, named: the IR has no regions)
 _op("cond_if", (1, None), "Runs then_graph if the i1 condition (first operand) is true, else else_graph, "
     "on the remaining operands.", results=(0, None),
     attrs={"then_graph": attr("str", "name of the graph run when true"),
-           "else_graph": attr("str", "name of the graph run when false")}, traits={"control_flow"})
+           "else_graph": attr("str", "name of the graph run when false")}, traits={"control_flow", BRANCH_EFFECTS})
 _op("while_loop", (0, None), "Runs body_graph while cond_graph returns true, threading the operands.",
     results=(0, None),
     attrs={"cond_graph": attr("str", "name of the condition graph"), "body_graph": attr("str", "name of the body graph")},
-    traits={"control_flow"})
+    traits={"control_flow", BRANCH_EFFECTS})
 
 # Variables
 _op("variable", (), "Declares a persistent variable tensor.", results=0,
     attrs={"sym_name": attr("str", "the variable's name"), "var_shape": attr("ints", "its shape"),
            "type": attr("elemtype", "its element type"),
-           "initial_value": attr("tensor", "its initial value", optional=True)}, traits={"variable"})
+           "initial_value": attr("tensor", "its initial value", optional=True)}, traits={"variable", DECLARES_VARIABLE})
 _op("variable_write", ("input1",), "Writes a variable.", results=0, attrs={"name": attr("str", "the variable")},
-    traits={"variable"})
-_op("variable_read", (), "Reads a variable.", attrs={"name": attr("str", "the variable")}, traits={"variable"})
+    traits={"variable", WRITES_VARIABLE})
+_op("variable_read", (), "Reads a variable.", attrs={"name": attr("str", "the variable")},
+    traits={"variable", READS_VARIABLE})
 
 # Shapes
 define("tosa.const_shape", operands=0,

@@ -20,6 +20,7 @@ import networkx as nx
 
 from nn2tosa import limits
 
+from .effects import op_has_effects
 from .types import Type
 
 INPUT_OP = "graph.input"
@@ -29,7 +30,7 @@ class Value(NamedTuple):
     """Result `index` of operation `node`."""
 
     node: int
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # the field hides tuple.index, which no Value needs
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ class Graph:
     # appending to or replacing the list directly makes it rebuild (see _outputs_of)
     _output_index: dict[Value, list[Output]] = field(default_factory=dict, repr=False, compare=False)
     _output_index_key: tuple[int, int] | None = field(default=None, repr=False, compare=False)
+    # the ops whose definitions declare side effects (nn2tosa.ir.effects), kept in order by topological()
+    _effectful: set[int] = field(default_factory=set, repr=False, compare=False)
 
     def _touched(self, node: int) -> None:
         if self.listener is not None:
@@ -121,6 +124,8 @@ class Graph:
         node = self._next_id
         self._next_id += 1
         self.nx.add_node(node, op=op, attrs=dict(attrs or {}), loc=loc, types=list(types))
+        if op_has_effects(op):
+            self._effectful.add(node)
         for k, v in enumerate(operands):
             self._connect(v, node, k)
         self._touched(node)
@@ -230,9 +235,16 @@ class Graph:
         return iter(sorted(self.nx.nodes))
 
     def topological(self) -> list[int]:
-        """Operations in dependency order, ties broken by creation order (deterministic)."""
+        """Operations in dependency order, ties broken by creation order (deterministic). Ops with
+        side effects (nn2tosa.ir.effects) also depend on each other: they run in creation order,
+        so a read of a variable stays on its side of every write."""
         pred, succ = self.nx._pred, self.nx._succ
         indegree = {n: sum(len(keyed) for keyed in sources.values()) for n, sources in pred.items()}
+        # each op with effects waits for the one created before it
+        effectful = sorted(self._effectful)
+        after = dict(zip(effectful, effectful[1:]))
+        for n in effectful[1:]:
+            indegree[n] += 1
         ready = [n for n, d in indegree.items() if d == 0]
         heapq.heapify(ready)
         order = []
@@ -243,6 +255,12 @@ class Graph:
                 indegree[v] -= len(keyed)
                 if indegree[v] == 0:
                     heapq.heappush(ready, v)
+            if after:
+                v = after.get(n)
+                if v is not None:
+                    indegree[v] -= 1
+                    if indegree[v] == 0:
+                        heapq.heappush(ready, v)
         if len(order) != len(indegree):
             raise ValueError("the graph has a cycle")
         return order
@@ -295,6 +313,7 @@ class Graph:
             self.inputs.remove(node)
         producers = {u for u, _ in self.nx.in_edges(node)}
         self.nx.remove_node(node)
+        self._effectful.discard(node)
         for u in sorted(producers):
             self._touched(u)
 
@@ -308,6 +327,7 @@ class Graph:
         g.inputs = list(self.inputs)
         g.outputs = [Output(o.value, o.name) for o in self.outputs]
         g._next_id = self._next_id
+        g._effectful = set(self._effectful)
         return g
 
     def histogram(self) -> dict[str, int]:

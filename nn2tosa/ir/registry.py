@@ -10,11 +10,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from .effects import Effect
     from .graph import Graph
     from .types import Type
 
@@ -63,6 +64,15 @@ Folder = Callable[[dict[str, Any], list[np.ndarray], list["Type"]], list[np.ndar
 # infer(attrs, operand types) -> result types (shape and storage dtype; quantization is the
 # builder's to choose). The verifier checks declared result shapes and dtypes against it.
 Inferrer = Callable[[dict[str, Any], list["Type"]], list["Type"]]
+# A trait: one of the names below, which passes ask about, or a declared side effect (an Effect
+# constant of nn2tosa.ir.effects).
+Trait: TypeAlias = "str | Effect"
+NAMED_TRAITS = frozenset({
+    "elementwise",  # computes each result element from the operand elements at the same (broadcast) index
+    "constant",  # holds its value in an attribute, no operands
+    "control_flow",  # runs other graphs of the module, named in its attributes
+    "variable",  # declares or accesses a persistent variable
+})
 
 
 @dataclass
@@ -74,7 +84,7 @@ class OpDef:
     doc: str = ""
     verify: Verifier | None = None
     fold: Folder | None = None
-    traits: frozenset[str] = frozenset()
+    traits: frozenset[Trait] = frozenset()
     # ops mirroring a source format may carry fields a newer schema added
     open_attrs: bool = False
     infer: Inferrer | None = None
@@ -92,16 +102,21 @@ class Dialect:
     constant_attr: str | None = None  # its attribute holding the numpy value
 
 
-# Where each dialect's definitions live; imported the first time one of its ops is looked up.
+# Where each dialect's definitions live; imported the first time one of its ops is looked up. The
+# shared dialects are here; a source format's dialect is added by its frontend package when imported
+# (nn2tosa.frontend), so the IR names no module above it.
 DIALECT_MODULES = {
     "nn": "nn2tosa.dialects.nn",
     "tosa": "nn2tosa.dialects.tosa",
-    "armnn": "nn2tosa.frontend.armnn.dialect",
-    "mps": "nn2tosa.frontend.mps.dialect",
 }
 
 _OPS: dict[str, OpDef] = {}
 _DIALECTS: dict[str, Dialect] = {}
+
+
+def register_dialect_module(name: str, module: str) -> None:
+    """Say which module defines dialect `name`, to import when one of its ops is first looked up."""
+    DIALECT_MODULES[name] = module
 
 
 def register_dialect(dialect: Dialect) -> Dialect:
@@ -117,13 +132,17 @@ def define(
     doc: str = "",
     verify: Verifier | None = None,
     fold: Folder | None = None,
-    traits: Iterable[str] = (),
+    traits: Iterable[Trait] = (),
     open_attrs: bool = False,
     infer: Inferrer | None = None,
 ) -> OpDef:
     """Register an op; returns its definition."""
     if name in _OPS:
         raise ValueError(f"op {name} registered twice")
+    traits = tuple(traits)
+    unknown = [t for t in traits if isinstance(t, str) and t not in NAMED_TRAITS]
+    if unknown:  # a trait no pass asks about would protect nothing (effects are Effect constants)
+        raise ValueError(f"op {name}: unknown trait {unknown[0]!r} (named traits: {', '.join(sorted(NAMED_TRAITS))})")
     d = OpDef(name, operands, results, dict(attrs or {}), doc, verify, fold, frozenset(traits), open_attrs, infer)
     _OPS[name] = d
     return d
@@ -159,6 +178,24 @@ def ops_of(dialect_name: str) -> list[OpDef]:
     """Every op a dialect defines, sorted by name (for docs and coverage reports)."""
     _load(dialect_name)
     return sorted((d for d in _OPS.values() if d.dialect == dialect_name), key=lambda d: d.name)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def registering(table: dict[str, F], keys: Iterable[str], what: str) -> Callable[[F], F]:
+    """A decorator filing the function it decorates in `table` under each of `keys` (the rule registries
+    of legalization and lowering); a key filed twice is an error naming `what` ("lowering rules for")."""
+    keys = tuple(keys)
+
+    def register(fn: F) -> F:
+        for key in keys:
+            if key in table:
+                raise ValueError(f"two {what} {key}")
+            table[key] = fn
+        return fn
+
+    return register
 
 
 def arity_ok(arity: Arity, n: int) -> bool:

@@ -59,6 +59,16 @@ def element_type_of(dtype: np.dtype | type) -> str:
         raise ValueError(f"no element type for numpy dtype {dt}") from None
 
 
+def bf16_bits(values: object) -> np.ndarray:
+    """Real values -> bf16 storage (the uint16 bits nn2tosa keeps bf16 in), rounded to nearest even as
+    MLIR's APFloat rounds; every NaN becomes the quiet NaN 0x7FC0 (rounding its bits could carry into
+    the exponent or the sign, giving an infinity or -0)."""
+    values = np.asarray(values, dtype=np.float32)
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
+
+
 def bit_width(element_type: str) -> int:
     if element_type in ("index",):
         return 64

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nn2tosa.ir import Value
+from nn2tosa.ir.registry import registering
 
 from .layer import Layer
 
@@ -35,12 +36,4 @@ NO_MEANING: dict[str, str] = {
 
 def rule(*layer_types: str) -> Callable[[Rule], Rule]:
     """Register a rule for one or more Arm NN layer types."""
-
-    def register(fn: Rule) -> Rule:
-        for name in layer_types:
-            if name in RULES:
-                raise ValueError(f"two legalization rules for Arm NN {name}")
-            RULES[name] = fn
-        return fn
-
-    return register
+    return registering(RULES, layer_types, "legalization rules for Arm NN")

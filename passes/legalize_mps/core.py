@@ -25,7 +25,8 @@ import numpy as np
 from nn2tosa.frontend.mps.dialect import node_operands, node_results
 from nn2tosa.frontend.mps.dtypes import ELEMENT_TYPES
 from nn2tosa.ir import Builder, Graph, TensorType, Value, op_def
-from nn2tosa.ir.types import FLOAT_TYPES, bit_width
+from nn2tosa.ir.registry import registering
+from nn2tosa.ir.types import FLOAT_TYPES, bf16_bits, bit_width
 
 from ..fold import constant_value
 
@@ -45,15 +46,7 @@ RULES: dict[str, Rule] = {}
 
 def rule(*members: str) -> Callable[[Rule], Rule]:
     """Register a rule for MPSNodeUnion members (`"MPSConv2D"`, ...)."""
-
-    def register(fn: Rule) -> Rule:
-        for member in members:
-            if member in RULES:
-                raise ValueError(f"two rules for {member}")
-            RULES[member] = fn
-        return fn
-
-    return register
+    return registering(RULES, members, "legalization rules for")
 
 
 # ------------------------------------------------------------------------------ element types
@@ -94,13 +87,6 @@ def element_type(mps_dtype: str) -> str:
     if element is None:
         raise NotLegalizable(f"data type {mps_dtype} has no nn element type")
     return element
-
-
-def bf16_bits(values: np.ndarray) -> np.ndarray:
-    """Numbers -> the raw bits of their nearest bfloat16 (ties to even), nn2tosa's bf16 storage."""
-    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
 
 
 # Constants this pass computes itself (fills, ranges, index tables, default affine parameters) are

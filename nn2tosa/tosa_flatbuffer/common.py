@@ -1,6 +1,7 @@
-"""What the two .tosa writers share (`flatbuffer_emitter` for TOSA 1.0, `flatbuffer_0100` for the seed's
-0.100-draft layout): constant data in its flatbuffer encoding, a Builder that sizes its buffer once and
-splices large tensor data in while writing, unique tensor names, and small helpers."""
+"""What the two .tosa writers share (nn2tosa.lowering: `flatbuffer_emitter` for TOSA 1.0, `flatbuffer_0100`
+for the seed's 0.100-draft layout): constant data in its flatbuffer encoding, a Builder that sizes its
+buffer once and splices large tensor data in while writing, unique tensor names (the MLIR emitter's
+too), and small helpers."""
 from __future__ import annotations
 
 import mmap
@@ -94,7 +95,7 @@ class FlatBuilder(flatbuffers.Builder):
         if self.deferred is not None and n >= self.DEFER_BYTES:
             self.deferred.append((len(self.Bytes) - start, raw))  # distance from the end survives growth
         else:
-            self.Bytes[start:start + n] = memoryview(raw)
+            self.Bytes[start:start + n] = raw.data
         self.Bytes[start + n:start + padded] = bytes(padded - n)
         return self.EndVector()
 
@@ -107,15 +108,9 @@ class FlatBuilder(flatbuffers.Builder):
         pos = self.Head()
         for start, raw in sorted((len(self.Bytes) - rel, raw) for rel, raw in self.deferred or []):
             f.write(view[pos:start])
-            f.write(memoryview(raw))
+            f.write(raw.data)
             pos = start + raw.size
         f.write(view[pos:])
-
-
-def bf16_bits(value: float) -> int:
-    """float -> bf16 bits, rounding to nearest even (as MLIR's APFloat does for the MLIR form)."""
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def hashable(value: Any) -> Any:
@@ -156,7 +151,8 @@ def constant_bytes(graph: Graph, node: int) -> int:
         values = graph.attrs(node).get("values" if op == "tosa.const" else "initial_value")
         if values is None:
             return 0
-        dtype = graph.types(node)[0].dtype if op == "tosa.const" else graph.attrs(node)["type"]
+        result = graph.types(node)[0] if op == "tosa.const" else None  # a tensor
+        dtype = result.dtype if result is not None else graph.attrs(node)["type"]  # type: ignore[union-attr]
         per_element = {"i4": 0.5, "i48": 6, "i1": 1}.get(dtype, TensorType((), dtype).numpy_dtype.itemsize)
         return padded_size(int(np.ceil(values.size * per_element)))
     if op == "tosa.const_shape":
@@ -164,5 +160,12 @@ def constant_bytes(graph: Graph, node: int) -> int:
     return 0
 
 
-__all__ = ["DATA_ALIGNMENT", "FlatBuilder", "Names", "bf16_bits", "camel", "constant_bytes", "hashable", "padded_size",
-           "storage_bytes"]
+def unique_io_names(graph: Graph) -> tuple[list[str], list[str]]:
+    """The tensor names of a graph's inputs and outputs as both emitters write them: each keeps its
+    name, a repeated one gets a suffix (_1, _2, ...), inputs first."""
+    names = Names()
+    return [names.claim(graph.input_name(n)) for n in graph.inputs], [names.claim(o.name) for o in graph.outputs]
+
+
+__all__ = ["DATA_ALIGNMENT", "FlatBuilder", "Names", "camel", "constant_bytes", "hashable", "padded_size",
+           "storage_bytes", "unique_io_names"]
