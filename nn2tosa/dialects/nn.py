@@ -478,6 +478,13 @@ def _check_bias(types: list[Type], channels: int) -> None:
         raise ValueError(f"bias {list(types[2].shape)} for {channels} output channels")
 
 
+def _check_in_channels(w: Type, weight_channels: int, channels: int) -> None:
+    """Weights whose input-channel dimension is the input's channel count (a transposed or 3-D
+    convolution of mismatched channels has no meaning; the reference model refuses it at run time)."""
+    if weight_channels != channels:
+        raise ValueError(f"weights {list(w.shape)} do not match {channels} input channels")
+
+
 def _infer_conv2d(attrs: Attrs, types: list[Type]) -> list[Type]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
@@ -502,8 +509,7 @@ def _infer_depthwise(attrs: Attrs, types: list[Type]) -> list[Type]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     kh, kw, wc, m = w.shape
-    if wc != c:
-        raise ValueError(f"weights {list(w.shape)} do not match {c} input channels")
+    _check_in_channels(w, wc, c)
     _check_bias(types, c * m)
     (sy, sx), (dy, dx), (pt, pb, pl, pr) = attrs["stride"], attrs["dilation"], attrs["pad"]
     return [TensorType((n, _window_out(h, kh, sy, dy, pt, pb), _window_out(wd, kw, sx, dx, pl, pr), c * m), x.dtype)]
@@ -516,8 +522,9 @@ define("nn.depthwise_conv2d", operands=(2, 3), attrs=dict(_CONV_ATTRS),
 
 def _infer_conv3d(attrs: Attrs, types: list[Type]) -> list[Type]:
     x, w = types[0], types[1]
-    n, d, h, wd, _ = x.shape
-    o, kd, kh, kw, _ = w.shape
+    n, d, h, wd, c = x.shape
+    o, kd, kh, kw, wc = w.shape
+    _check_in_channels(w, wc, c)
     _check_bias(types, o)
     (sz, sy, sx), (dz, dy, dx) = attrs["stride"], attrs["dilation"]
     pf, pk, pt, pb, pl, pr = attrs["pad"]
@@ -534,8 +541,9 @@ define("nn.conv3d", operands=(2, 3),
 
 def _infer_transpose_conv(attrs: Attrs, types: list[Type]) -> list[Type]:
     x, w = types[0], types[1]
-    n, h, wd, _ = x.shape
-    o, kh, kw, _ = w.shape
+    n, h, wd, c = x.shape
+    o, kh, kw, wc = w.shape
+    _check_in_channels(w, wc, c)
     _check_bias(types, o)
     (sy, sx), (pt, pb, pl, pr) = attrs["stride"], attrs["out_pad"]
     return [TensorType((n, (h - 1) * sy + pt + pb + kh, (wd - 1) * sx + pl + pr + kw, o), x.dtype)]
