@@ -13,7 +13,9 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - comparisons: operands quantized alike compare their integers; otherwise the F's on a unit finer
   than both scales;
 - reductions: sum and mean add (x - zp) exactly in i32 and RESCALE once (the mean divides by the
-  count there); max and min select stored integers (the encoding is monotonic);
+  count there); over H and W of NHWC data the sum is a DEPTHWISE_CONV2D of ones and TFLite's mean
+  an AVG_POOL2D where that is exact (quantized_mean.py); max and min select stored integers (the
+  encoding is monotonic);
 - softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
   256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
   (CpuRef's; semantics "litert" lowers softmax, L2 normalization and division as TFLite's integer
@@ -40,6 +42,7 @@ from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
 from . import quantized_litert, rule
 from .quantized import (constant_array, float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
+from .quantized_mean import mean_as_avg_pool, spatial_sum
 from .reduce import reduce_axes
 from .shape import slice_axis
 
@@ -324,10 +327,15 @@ def reduce_sum(ctx: LoweringContext) -> Value:
     count = math.prod(ctx.type_of(x).shape[a] for a in axes)
     if xq.span * count >= 1 << 30:
         ctx.unsupported("the quantized sum does not fit i32")
-    total = reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
     mean = ctx.op_name == "nn.reduce_mean"
     if ctx.semantics == "litert" and mean:
         multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count)
+        pooled = mean_as_avg_pool(ctx, x, xq, yq, axes, multiplier, exponent)
+        if pooled is not None:
+            return _keep_dims_result(ctx, pooled)
+    # over H and W a DEPTHWISE_CONV2D of ones (what NPU compilers map), else REDUCE_SUMs
+    total = spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+    if ctx.semantics == "litert" and mean:
         return _keep_dims_result(ctx, requantize_like_tflite(ctx, total, multiplier, exponent, yq))
     # CpuRef's sum, and LiteRT's: its SUM kernel (the builtin one; the reference kernel reads int8
     # data as uint8) rounds sum * s_in / s_out half away from zero
