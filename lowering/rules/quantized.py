@@ -377,7 +377,8 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
         if np.array_equal(np.clip(got, low, high), want):
             y = rescale(ctx, x, 0.0, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point,
                         fixed=(multiplier, shift), rounding=rounding)
-            return clamp_int(ctx, y, low, high)
+            # a CLAMP only where the RESCALE reaches past the results (relu's lower bound, relu6's upper)
+            return clamp_int(ctx, y, low if got.min() < low else yq.qmin, high if got.max() > high else yq.qmax)
     return None
 
 

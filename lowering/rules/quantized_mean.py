@@ -7,10 +7,12 @@ DEPTHWISE_CONV2D of ones, which is what these helpers build.
   REDUCE_SUMs (both semantics requantize that sum as before).
 - `mean_as_avg_pool`: TFLite's mean as AVG_POOL2D (+ a RESCALE to the output quantization) where
   that gives TFLite's integer for every sum the window can have (checked here, all of them).
-  AVG_POOL2D rounds the mean to the input's units first; TFLite multiplies the sum by
-  s_in / (count * s_out) in one fixed-point step. They agree when the output is no finer than the
-  input (e.g. equal scales, the usual Keras/TFLite global pool), and differ when it is finer: ResNet-50's
-  mean (s_in / s_out = 5.5) would lose its fractional part, so it keeps the exact sum.
+  AVG_POOL2D rounds sum / count once; TFLite's mean rounds twice (MultiplyByQuantizedMultiplier: the
+  rounding doubling high multiply, then a rounding shift, by a truncated multiplier of
+  s_in / (count * s_out)), so 7 / 16 is 0 to AVG_POOL2D and 1 to TFLite. Over windows of 2 to 196
+  elements, six output scales and three zero-point pairs, the two agree only for windows of 2 or 3
+  elements; every global pool of a real network (ResNet-50's 7 x 7, MobileNet's) keeps the exact
+  sum and TFLite's own RESCALE, at the same Vela cost as TFLite's MEAN.
 """
 from __future__ import annotations
 

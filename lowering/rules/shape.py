@@ -70,6 +70,8 @@ def pad_constant(ctx: LoweringContext, x: Value, pads: Sequence[int], value: flo
     """One TOSA PAD of x's rank with a constant fill. (TOSA 1.0 limits PAD's input rank to the level's
     MAX_RANK, not the length of its padding shape; MLIR 22's tosa-validate wrongly applies MAX_RANK to
     that length, which `mlir_emitter.validate` accounts for.)"""
+    if not any(pads):
+        return x
     t = ctx.type_of(x)
     out = tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(t.shape))
     return ctx.op("tosa.pad", [x, ctx.shape(pads), ctx.zero_point(t.dtype, value)], types=[t.with_shape(out)])
