@@ -265,12 +265,13 @@ _INT_MIN = {"i8": -128, "ui8": 0, "i16": -32768, "ui16": 0, "i32": -(1 << 31)}
 def _stored_fill(t: TensorType, value: float) -> float | int:
     """What a constant pad with real `value` writes into a tensor of type `t` (quantized: the
     stored integer, rounded half away from zero and clamped as the quantized pad rule encodes it)."""
-    if t.quant is None:
-        return value
+    if t.quant is None or math.isnan(value) or t.dtype not in _INT_MIN:
+        return value  # (NaN equals no fill: nothing folds)
     lo, hi = _INT_MIN[t.dtype], {"i8": 127, "ui8": 255, "i16": 32767, "ui16": 65535, "i32": (1 << 31) - 1}[t.dtype]
-    if math.isinf(value):
-        return lo if value < 0 else hi
-    scaled = float(np.float32(value) / np.float32(t.quant.scale))
+    with np.errstate(all="ignore"):
+        scaled = float(np.float32(value) / np.float32(t.quant.scale))
+    if not math.isfinite(scaled):
+        return lo if scaled < 0 else hi
     return int(np.clip(math.copysign(math.floor(abs(scaled) + 0.5), scaled) + t.quant.zero_point, lo, hi))
 
 
