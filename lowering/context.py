@@ -99,6 +99,10 @@ class LoweringContext:
 
     # ---- common shapes of ops
     def reshape(self, x: Value, shape: Sequence[int]) -> Value:
+        """x reshaped; a reshape of a reshape reads the first one's operand, so a pair that cancels
+        (a view a rule took and another rule undid) leaves no op (the inner one dies in DCE)."""
+        while self.graph.op(x.node) == "tosa.reshape":
+            x = self.graph.operand(x.node, 0)
         t = self.type_of(x)
         if tuple(shape) == tuple(t.shape):
             return x

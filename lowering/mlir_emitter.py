@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -240,6 +241,14 @@ def write_mlir(module: ir.Module, path: str | os.PathLike, *, bytecode: bool | N
                                         elide_constants=elide_constants))
 
 
+# MLIR 22's tosa-validate checks the length of every !tosa.shape against MAX_RANK, so a rank-4 PAD
+# (padding !tosa.shape<8>) "exceeds MAX_RANK". TOSA 1.0 limits PAD's input rank (which the validator
+# checks on the tensor operand) and shape operations' lengths (MAX_SHAPE_LEN, arm/tosa-specification#29);
+# MLIR fixed its check in llvm/llvm-project#175020 (tosa-opt from tosa-tools accepts such a PAD).
+_PAD_SHAPE_LENGTH_FALSE_ALARM = re.compile(r"^'tosa\.pad' op failed shape type level check: "
+                                           r"'!tosa\.shape<\d+>' exceeds MAX_RANK")
+
+
 def validate(module: ir.Module, target: Target | None = None) -> list[str]:
     """Run MLIR's `tosa-attach-target` (with `target`; without one, the module's own
     tosa.target_env is kept) and `tosa-validate{strict-op-spec-alignment}` on a copy of `module`.
@@ -259,7 +268,7 @@ def validate(module: ir.Module, target: Target | None = None) -> list[str]:
         try:
             pm.run(copy.operation)
         except ir.MLIRError as e:
-            return _diagnostic_lines(e)
+            return [line for line in _diagnostic_lines(e) if not _PAD_SHAPE_LENGTH_FALSE_ALARM.match(line)]
     return []
 
 

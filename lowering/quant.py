@@ -271,6 +271,18 @@ def requantize_like_tflite(ctx: LoweringContext, acc: Value, multiplier: int, ex
     return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0], fixed=(multiplier, shift))
 
 
+def rescale_values(v: np.ndarray, multiplier: int, shift: int, rounding: str = "SINGLE_ROUND") -> np.ndarray:
+    """What RESCALE computes from integers v - in_zp (TOSA 1.0 apply_scale_32, before the output zero
+    point and saturation): (v * multiplier + round) >> shift, round = 2**(shift - 1) (halves up), and
+    for DOUBLE_ROUND past a shift of 31 another 2**30 away from zero. Lowerings that pick a cheaper
+    RESCALE form check it against the kernel they reproduce with this, on every input."""
+    v = np.asarray(v, np.int64)
+    offset = np.int64(1 << (shift - 1))
+    if rounding == "DOUBLE_ROUND" and shift > 31:
+        offset = np.where(v >= 0, offset + (1 << 30), offset - (1 << 30))
+    return (v * np.int64(multiplier) + offset) >> np.int64(shift)
+
+
 def ties_possible(factor: float, max_abs: int) -> bool:
     """Whether some integer |v| <= max_abs times `factor` (as RESCALE represents it) is exactly an odd
     multiple of 1/2, where RESCALE's half-up rounding and Arm NN's half-away one differ for v < 0."""

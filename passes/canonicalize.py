@@ -20,6 +20,9 @@ The patterns, each a small function registered for the ops it matches:
   A batch norm that cannot fold (no such producer) but has constant statistics becomes
   x * scale + shift with both precomputed the same way; otherwise it stays.
 - mul / add / sub of a per-output-channel constant after such a conv folds into its weights/bias.
+- pads into windows: a constant pad of H, W that writes what the following conv2d /
+  depthwise_conv2d / max_pool2d's own padding reads (the zero point; a value that never wins a max)
+  becomes that op's `pad` attribute (`fold_pad_into_window`).
 - activations as clamp: relu -> clamp(0, inf); maximum/minimum with a constant of one value ->
   clamp; clamp(clamp) -> one clamp when the ranges overlap (so min(max(x, 0), 6) becomes
   clamp(0, 6)). Bounds are real values, so quantized ops keep their real bounds.
@@ -245,6 +248,74 @@ def drop_neutral_operand(graph: Graph, node: int) -> bool:
                 _is_neutral(constant(graph, c), value, negative_zero):
             return replace(graph, node, x)
     return False
+
+
+# ------------------------------------------------------------------------------ pads into windows
+# What padding the window op does itself reads: (fill of a float input, stored fill of a quantized one)
+_WINDOW_PAD_FILL: dict[str, Callable[[TensorType], tuple[float, int]]] = {
+    # a convolution's padding adds nothing: real 0 (the input zero point, TOSA's input_zp)
+    "nn.conv2d": lambda t: (0.0, t.quant.zero_point if t.quant else 0),
+    "nn.depthwise_conv2d": lambda t: (0.0, t.quant.zero_point if t.quant else 0),
+    # max pooling's padding never wins: -inf, or the integer minimum
+    "nn.max_pool2d": lambda t: (-math.inf, _INT_MIN.get(t.dtype, 0)),
+}
+_INT_MIN = {"i8": -128, "ui8": 0, "i16": -32768, "ui16": 0, "i32": -(1 << 31)}
+
+
+def _stored_fill(t: TensorType, value: float) -> float | int:
+    """What a constant pad with real `value` writes into a tensor of type `t` (quantized: the
+    stored integer, rounded half away from zero and clamped as the quantized pad rule encodes it)."""
+    if t.quant is None or math.isnan(value) or t.dtype not in _INT_MIN:
+        return value  # (NaN equals no fill: nothing folds)
+    lo, hi = _INT_MIN[t.dtype], {"i8": 127, "ui8": 255, "i16": 32767, "ui16": 65535, "i32": (1 << 31) - 1}[t.dtype]
+    with np.errstate(all="ignore"):
+        scaled = float(np.float32(value) / np.float32(t.quant.scale))
+    if not math.isfinite(scaled):
+        return lo if scaled < 0 else hi
+    return int(np.clip(math.copysign(math.floor(abs(scaled) + 0.5), scaled) + t.quant.zero_point, lo, hi))
+
+
+def _never_above(graph: Graph, x: Value, value: float) -> bool:
+    """Every element of x is at least `value` (x is a clamp's result with min >= value)."""
+    clamp = producer(graph, x, "nn.clamp")
+    return clamp is not None and graph.attrs(clamp)["min"] >= value
+
+
+@CANONICAL.pattern(*_WINDOW_PAD_FILL)
+def fold_pad_into_window(graph: Graph, node: int) -> bool:
+    """A constant pad of H and W only, read by nothing else, becomes the conv2d / depthwise_conv2d /
+    max_pool2d's own padding when it writes what that padding reads: the input zero point (real 0)
+    for a convolution; for max pooling a value that never wins (the lowest value, or a fill no
+    element is below: the input is a clamp with min >= fill), with the padding staying under the
+    kernel so every window keeps a real element. avg_pool2d is left alone: the padding it counts
+    is padded explicitly again at lowering (TOSA leaves padding out of the count), so nothing is won."""
+    pad = producer(graph, graph.operand(node, 0), "nn.pad")
+    if pad is None or not single_use(graph, graph.operand(node, 0)):
+        return False
+    attrs, x = graph.attrs(pad), graph.operand(pad, 0)
+    pads, x_type, padded = list(attrs["pads"]), graph.type_of(x), graph.types(pad)[0]
+    if (attrs["mode"] != "constant" or len(pads) != 8 or any(pads[:2]) or any(pads[6:])
+            or x_type.dtype != padded.dtype or x_type.quant != padded.quant
+            or (x_type.quant is not None and x_type.quant.axis is not None)):
+        return False
+    op = graph.op(node)
+    real_fill, stored_fill = _WINDOW_PAD_FILL[op](x_type)
+    fill = attrs["value"]
+    writes = _stored_fill(x_type, fill)
+    if op == "nn.max_pool2d":
+        wins_never = writes == stored_fill if x_type.quant is not None else fill == real_fill
+        if not (wins_never or _never_above(graph, x, fill)):
+            return False
+    elif writes != (stored_fill if x_type.quant is not None else real_fill):
+        return False
+    window = dict(graph.attrs(node))
+    merged = [p + q for p, q in zip(window["pad"], pads[2:6])]
+    if op == "nn.max_pool2d":
+        kh, kw = window["kernel"]
+        if list(window.get("dilation", [1, 1])) != [1, 1] or max(merged[:2]) >= kh or max(merged[2:]) >= kw:
+            return False
+    window["pad"] = merged
+    return replace(graph, node, _new_op(graph, node, [x, *graph.operands(node)[1:]], window))
 
 
 # ------------------------------------------------------------------------------ activations as clamp

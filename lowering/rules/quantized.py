@@ -16,7 +16,9 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
   neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT); other functions TOSA's interpolated
   513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32
-  result (Cast of QSymmS16 to Signed32) is CAST, MUL, ADD when the table is affine.
+  result (Cast of QSymmS16 to Signed32) is CAST, MUL, ADD when the table is affine. An i8 -> i8
+  requantize or relu / clamp with requantization is RESCALE + CLAMP instead of a TABLE where that
+  reproduces the table on all 256 inputs (`rescale_and_clamp`).
   Under litert semantics (lowering/semantics.py) the tables hold what TFLite's integer kernel of the
   op computes where it has one (`kernel_results`, lowering/litert_kernels.py), and the int16
   piecewise-linear functions rescale by TFLite's multipliers (`_litert_i16`).
@@ -39,8 +41,9 @@ from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported, constant_value
 from ..litert_kernels import kernel_for
-from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, saturate_to,
-                     source_results, table_i16, ties_possible, widen)
+from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, multiplier_shift, narrow, qinfo, rescale,
+                     rescale_values, saturate_to, source_results, table_i16, ties_possible, widen)
+from ..tflite_fixed import quantize_multiplier
 from . import RULES, rule
 from .shape import concat, pad_constant
 
@@ -342,6 +345,39 @@ TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn
              "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
 
 
+# i8 -> i8 functions that are a requantization, clamped: RESCALE (+ CLAMP) where exact, not a TABLE
+RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity")
+
+
+def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
+    """The op's integers (TFLite's kernel, or CpuRef's encode of the float function) for i8 -> i8 as
+    one RESCALE by the ratio of the scales plus a CLAMP to the results' range, when one of the
+    multipliers the kernels use (TFLite's QuantizeMultiplier of the float32 or the double ratio,
+    with DOUBLE_ROUND; RESCALE's own with half-up rounding) gives them for all 256 inputs; else None
+    (a TABLE then). The form NPU compilers fuse into the producer, as TFLite's relu6 with requantize."""
+    kernel = kernel_results(ctx, xq, yq)
+    want = kernel if kernel is not None else source_results(source_function(ctx), xq, yq)
+    want = np.asarray(want, np.int64)
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+    low, high = int(want.min()), int(want.max())
+    ratio = xq.scale / yq.scale
+    candidates = []
+    for real in (float(np.float32(xq.scale) / np.float32(yq.scale)), ratio):
+        m, e = quantize_multiplier(real)
+        candidates += [(m, 31 - e, "DOUBLE_ROUND"), (m, 31 - e, "SINGLE_ROUND")]
+    candidates.append((*multiplier_shift(ratio), "SINGLE_ROUND"))
+    for multiplier, shift, rounding in candidates:
+        if multiplier <= 0 or not 2 <= shift <= 62:
+            continue
+        got = np.clip(rescale_values(v, multiplier, shift, rounding) + yq.zero_point, yq.qmin, yq.qmax)
+        if np.array_equal(np.clip(got, low, high), want):
+            y = rescale(ctx, x, 0.0, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point,
+                        fixed=(multiplier, shift), rounding=rounding)
+            # a CLAMP only where the RESCALE reaches past the results (relu's lower bound, relu6's upper)
+            return clamp_int(ctx, y, low if got.min() < low else yq.qmin, high if got.max() > high else yq.qmax)
+    return None
+
+
 @rule(*TABULATED, quantized=True)
 def unary(ctx: LoweringContext) -> Value:
     xq, yq = q_in(ctx), q_out(ctx)
@@ -351,6 +387,10 @@ def unary(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
+    if ctx.op_name in RESCALE_CLAMP and xq.dtype == yq.dtype == "i8":
+        y = rescale_and_clamp(ctx, x, xq, yq)
+        if y is not None:
+            return y
     if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
         return _litert_i16(ctx, x, xq, yq)
     if xq.dtype == "i16" and ctx.op_name in EXACT_I16:

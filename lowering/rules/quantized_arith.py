@@ -13,7 +13,9 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - comparisons: operands quantized alike compare their integers; otherwise the F's on a unit finer
   than both scales;
 - reductions: sum and mean add (x - zp) exactly in i32 and RESCALE once (the mean divides by the
-  count there); max and min select stored integers (the encoding is monotonic);
+  count there); over H and W of NHWC data the sum is a DEPTHWISE_CONV2D of ones and TFLite's mean
+  an AVG_POOL2D where that is exact (quantized_mean.py); max and min select stored integers (the
+  encoding is monotonic);
 - softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
   256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
   (CpuRef's; semantics "litert" lowers softmax, L2 normalization and division as TFLite's integer
@@ -34,11 +36,13 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value
-from ..quant import QInfo, fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale, saturate_to, widen
-from ..tflite_fixed import quantize_multiplier
+from ..quant import (QInfo, fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale, rescale_values,
+                     saturate_to, widen)
+from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
 from . import quantized_litert, rule
 from .quantized import (float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
+from .quantized_mean import mean_as_avg_pool, spatial_sum
 from .reduce import reduce_axes
 from .shape import slice_axis
 
@@ -89,20 +93,52 @@ def _tflite_add(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], 
     """TFLite's integer ADD/SUB (general scales): each x - zp shifted left by 20 bits (8-bit data) or
     15 (16-bit), times its multiplier s / (2 * max s) with MultiplyByQuantizedMultiplier, the two
     added (subtracted), and the result times 2 * max s / (2**shift * s_out), each a RESCALE with
-    DOUBLE_ROUND and TFLite's multipliers (computed in double from the float32 scales)."""
+    DOUBLE_ROUND and TFLite's multipliers (computed in double from the float32 scales). For 8-bit
+    data each term is one RESCALE when that gives TFLite's outputs for every pair of inputs
+    (`_single_rescale_terms`): the form NPU compilers fuse into the ADD."""
     left_shift = 20 if all(q.dtype == "i8" for q in (*qs, yq)) else 15
     twice_max = 2.0 * max(q.scale for q in qs)
-    rank = max(ctx.type_of(x).rank for x in xs)
-    terms = []
-    for x, q in zip(xs, qs):
-        factor = float(1 << left_shift)
-        if q.span <= max_input_for(factor):  # the shift is exact in one RESCALE
-            shifted = widen(ctx, x, q, factor)
-        else:
-            shifted = ctx.mul(widen(ctx, x, q), ctx.scalar(1 << left_shift, "i32", rank))
-        terms.append(requantize_like_tflite(ctx, shifted, *quantize_multiplier(q.scale / twice_max), I32))
+    multipliers = [quantize_multiplier(q.scale / twice_max) for q in qs]
+    out_multiplier = quantize_multiplier(twice_max / ((1 << left_shift) * yq.scale))
+    if left_shift == 20 and _single_rescale_terms(ctx.op_name, qs, yq, multipliers, out_multiplier):
+        # (x - zp) * 2**20 * m / 2**(31 - e) in one rounding: shift 11 - e (e <= 0 here)
+        terms = [rescale(ctx, x, 0.0, "i32", in_zp=q.zero_point, fixed=(m, 11 - e))
+                 for x, q, (m, e) in zip(xs, qs, multipliers)]
+    else:
+        terms = [requantize_like_tflite(ctx, _shifted(ctx, x, q, left_shift), m, e, I32)
+                 for x, q, (m, e) in zip(xs, qs, multipliers)]
     total = ctx.binary(ADDITIVE[ctx.op_name], *terms)
-    return requantize_like_tflite(ctx, total, *quantize_multiplier(twice_max / ((1 << left_shift) * yq.scale)), yq)
+    return requantize_like_tflite(ctx, total, *out_multiplier, yq)
+
+
+def _shifted(ctx: LoweringContext, x: Value, q: QInfo, left_shift: int) -> Value:
+    """(x - zp) * 2**left_shift as i32."""
+    factor = float(1 << left_shift)
+    if q.span <= max_input_for(factor):  # the shift is exact in one RESCALE
+        return widen(ctx, x, q, factor)
+    rank = ctx.type_of(x).rank
+    return ctx.mul(widen(ctx, x, q), ctx.scalar(1 << left_shift, "i32", rank))
+
+
+def _single_rescale_terms(op: str, qs: Sequence[QInfo], yq: QInfo, multipliers: Sequence[tuple[int, int]],
+                          out_multiplier: tuple[int, int]) -> bool:
+    """Whether rounding each 8-bit term once, (x - zp) * m / 2**(11 - e), instead of TFLite's twice
+    (the rounding doubling high multiply of (x - zp) * 2**20, then the rounding shift by -e) gives
+    TFLite's output for all 256 x 256 input pairs. The terms differ by one now and then; the output
+    multiplier (about 2**-20) almost always absorbs that, which this checks rather than assumes."""
+    if any(e > 0 or m <= 0 for m, e in multipliers):
+        return False
+    exact, single = [], []
+    for q, (m, e) in zip(qs, multipliers):
+        v = np.arange(q.qmin, q.qmax + 1, dtype=np.int64) - q.zero_point
+        exact.append(multiply_by_quantized_multiplier(v << 20, m, e))
+        single.append(rescale_values(v, m, 11 - e))
+
+    def outputs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        total = a[:, None] + b[None, :] if op == "nn.add" else a[:, None] - b[None, :]
+        return np.clip(multiply_by_quantized_multiplier(total, *out_multiplier) + yq.zero_point, yq.qmin, yq.qmax)
+
+    return bool(np.array_equal(outputs(*exact), outputs(*single)))
 
 
 # An i32 result of a TFLite-style requantization (zero point 0).
@@ -291,10 +327,15 @@ def reduce_sum(ctx: LoweringContext) -> Value:
     count = math.prod(ctx.type_of(x).shape[a] for a in axes)
     if xq.span * count >= 1 << 30:
         ctx.unsupported("the quantized sum does not fit i32")
-    total = reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
     mean = ctx.op_name == "nn.reduce_mean"
     if ctx.semantics == "litert" and mean:
         multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count)
+        pooled = mean_as_avg_pool(ctx, x, xq, yq, axes, multiplier, exponent)
+        if pooled is not None:
+            return _keep_dims_result(ctx, pooled)
+    # over H and W a DEPTHWISE_CONV2D of ones (what NPU compilers map), else REDUCE_SUMs
+    total = spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+    if ctx.semantics == "litert" and mean:
         return _keep_dims_result(ctx, requantize_like_tflite(ctx, total, multiplier, exponent, yq))
     # CpuRef's sum, and LiteRT's: its SUM kernel (the builtin one; the reference kernel reads int8
     # data as uint8) rounds sum * s_in / s_out half away from zero

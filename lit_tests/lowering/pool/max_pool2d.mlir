@@ -9,12 +9,10 @@ func.func @native(%x: tensor<1x7x7x2xf32>) -> tensor<1x4x4x2xf32> {
   return %y : tensor<1x4x4x2xf32>
 }
 
-// Padding >= kernel (TOSA forbids it): explicit -inf padding (one axis at a time on a rank-3 view:
-// MLIR's level check counts PAD's padding list as a rank), then an unpadded pool.
+// Padding >= kernel (TOSA forbids it): explicit -inf padding (one rank-4 PAD), then an unpadded pool.
 // CHECK-LABEL: sym_name = "big_pad"
 // CHECK: %[[NEG:.*]] = "tosa.const"() <{values = dense<0xFF800000> : tensor<1xf32>}>
-// CHECK: "tosa.pad"(%{{.*}}, %{{.*}}, %[[NEG]]) : (tensor<1x3x3xf32>, !tosa.shape<6>, tensor<1xf32>) -> tensor<1x7x3xf32>
-// CHECK: "tosa.pad"(%{{.*}}, %{{.*}}, %[[NEG]]) : (tensor<7x3x1xf32>, !tosa.shape<6>, tensor<1xf32>) -> tensor<7x4x1xf32>
+// CHECK: "tosa.pad"(%{{.*}}, %{{.*}}, %[[NEG]]) : (tensor<1x3x3x1xf32>, !tosa.shape<8>, tensor<1xf32>) -> tensor<1x7x4x1xf32>
 // CHECK: "tosa.max_pool2d"(%{{.*}}) <{kernel = array<i64: 2, 2>, {{.*}}pad = array<i64: 0, 0, 0, 0>, {{.*}}}> : (tensor<1x7x4x1xf32>) -> tensor<1x6x3x1xf32>
 func.func @big_pad(%x: tensor<1x3x3x1xf32>) -> tensor<1x6x3x1xf32> {
   %y = "nn.max_pool2d"(%x) {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, pad = array<i64: 3, 1, 0, 1>, dilation = array<i64: 1, 1>} : (tensor<1x3x3x1xf32>) -> tensor<1x6x3x1xf32>

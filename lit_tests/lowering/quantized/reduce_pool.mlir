@@ -1,13 +1,13 @@
 // CpuRef's integers (--semantics cpuref); TFLite's, the default, are litert.mlir's
 // RUN: %nn2tosa opt %s --semantics cpuref --passes=lower-to-tosa,cse,dce | %FileCheck %s
 
-// mean: (x - zp) summed exactly in i32 over each axis, one rounding by s_x / (count * s_y) = 1/8
-// (exact halves possible: rounded away from zero, see conv.mlir)
+// mean: (x - zp) summed exactly in i32 (over H and W one DEPTHWISE_CONV2D of ones with the input
+// zero point), one rounding by s_x / (count * s_y) = 1/8 (exact halves possible: rounded away from
+// zero, see conv.mlir)
 // CHECK-LABEL: sym_name = "mean"
-// CHECK: %[[X:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<1x4x4x2xi32>
-// CHECK: %[[S1:.*]] = "tosa.reduce_sum"(%[[X]]) <{axis = 1 : i32}>
-// CHECK: %[[S2:.*]] = "tosa.reduce_sum"(%[[S1]]) <{axis = 2 : i32}>
-// CHECK: %[[ABS:.*]] = "tosa.abs"(%[[S2]])
+// CHECK: %[[S:.*]] = "tosa.depthwise_conv2d"(%arg{{[0-9]+}}, {{.*}}) -> tensor<1x1x1x2xi32>
+// CHECK-NOT: "tosa.reduce_sum"
+// CHECK: %[[ABS:.*]] = "tosa.abs"(%[[S]])
 // CHECK: %[[SH:.*]] = "tosa.const"() <{values = dense<33> : tensor<1xi8>}>
 // CHECK: "tosa.rescale"(%[[ABS]], %{{.*}}, %[[SH]], {{.*}}) -> tensor<1x1x1x2xi32>
 // CHECK: "tosa.rescale"({{.*}}) -> tensor<1x1x1x2xi8>

@@ -10,11 +10,13 @@ func.func @constant(%x: tensor<2x3xf32>) -> tensor<3x8xf32> {
   return %a : tensor<3x8xf32>
 }
 
-// Rank 4: one axis at a time on an [outer, axis, inner] view (MLIR's level check caps shape
-// values at 6 entries).
+// Rank 4: one PAD of the tensor's rank (TOSA limits PAD's rank to the level's MAX_RANK), no
+// reshaped views around it.
 // CHECK-LABEL: sym_name = "constant_rank4"
-// CHECK: "tosa.pad"{{.*}} : (tensor<2x3x20xf32>, !tosa.shape<6>, tensor<1xf32>) -> tensor<2x4x20xf32>
-// CHECK-NOT: !tosa.shape<8>
+// CHECK-NOT: "tosa.reshape"
+// CHECK: "tosa.pad"{{.*}} : (tensor<2x3x4x5xf32>, !tosa.shape<8>, tensor<1xf32>) -> tensor<2x4x4x5xf32>
+// CHECK-NOT: "tosa.reshape"
+// CHECK: "func.return"
 func.func @constant_rank4(%x: tensor<2x3x4x5xf32>) -> tensor<2x4x4x5xf32> {
   %a = "nn.pad"(%x) {pads = array<i64: 0, 0, 1, 0, 0, 0, 0, 0>, mode = "constant", value = 0.0 : f64} : (tensor<2x3x4x5xf32>) -> tensor<2x4x4x5xf32>
   return %a : tensor<2x4x4x5xf32>
