@@ -277,7 +277,7 @@ def rescale_values(v: np.ndarray, multiplier: int, shift: int, rounding: str = "
     for DOUBLE_ROUND past a shift of 31 another 2**30 away from zero. Lowerings that pick a cheaper
     RESCALE form check it against the kernel they reproduce with this, on every input."""
     v = np.asarray(v, np.int64)
-    offset = np.int64(1 << (shift - 1))
+    offset: np.ndarray = np.full(v.shape, 1 << (shift - 1), np.int64)
     if rounding == "DOUBLE_ROUND" and shift > 31:
         offset = np.where(v >= 0, offset + (1 << 30), offset - (1 << 30))
     return (v * np.int64(multiplier) + offset) >> np.int64(shift)
