@@ -137,9 +137,9 @@ class Graph:
         self.outputs.append(Output(value, name))
 
     def _check_value(self, value: Value) -> None:
-        if value.node not in self.nx:
+        if value.node not in self.nx._node:
             raise KeyError(f"no operation %{value.node}")
-        if not 0 <= value.index < len(self.nx.nodes[value.node]["types"]):
+        if not 0 <= value.index < len(self.nx._node[value.node]["types"]):
             raise KeyError(f"%{value.node} has no result #{value.index}")
 
     def _connect(self, value: Value, node: int, operand: int) -> None:
@@ -157,19 +157,19 @@ class Graph:
         return self.nx.number_of_nodes()
 
     def op(self, node: int) -> str:
-        return self.nx.nodes[node]["op"]
+        return self.nx._node[node]["op"]
 
     def attrs(self, node: int) -> dict[str, Any]:
-        return self.nx.nodes[node]["attrs"]
+        return self.nx._node[node]["attrs"]
 
     def loc(self, node: int) -> Loc | None:
-        return self.nx.nodes[node]["loc"]
+        return self.nx._node[node]["loc"]
 
     def types(self, node: int) -> list[Type]:
-        return self.nx.nodes[node]["types"]
+        return self.nx._node[node]["types"]
 
     def type_of(self, value: Value) -> Type:
-        return self.nx.nodes[value.node]["types"][value.index]
+        return self.nx._node[value.node]["types"][value.index]
 
     def results(self, node: int) -> list[Value]:
         return [Value(node, i) for i in range(len(self.types(node)))]
