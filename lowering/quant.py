@@ -108,7 +108,8 @@ def qinfo(t: TensorType) -> QInfo:
         raise ValueError(f"quantized {t.dtype} tensors are not supported")
     dtype, offset = _CARRIER[t.dtype]
     q = t.quant
-    return QInfo(dtype, tuple(float(s) for s in q.scales), tuple(int(z) - offset for z in q.zero_points), q.axis, offset)
+    zero_points = tuple(map(int, q.zero_points)) if not offset else tuple(int(z) - offset for z in q.zero_points)
+    return QInfo(dtype, tuple(map(float, q.scales)), zero_points, q.axis, offset)
 
 
 def carried_type(t: TensorType) -> TensorType:
@@ -142,28 +143,55 @@ class RescaleRangeError(LoweringUnsupported, ValueError):
 
 
 def multiplier_shift(scale: float, scale32: bool = True) -> tuple[int, int]:
-    """A non-negative real scale as RESCALE's (multiplier, shift): scale ~ multiplier * 2**-shift.
+    """A non-negative real scale as RESCALE's (multiplier, shift): scale ~ multiplier * 2**-shift
+    (one entry of multipliers_shifts, which says how)."""
+    multipliers, shifts = multipliers_shifts(np.array([scale], dtype=np.float64), scale32)
+    return int(multipliers[0]), int(shifts[0])
+
+
+def multipliers_shifts(scales: Sequence[float] | np.ndarray, scale32: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Non-negative real scales as RESCALE's multipliers and shifts (int64 arrays, one pair per
+    scale, computed for the whole array at once): scale ~ multiplier * 2**-shift.
 
     mantissa, exp = frexp(scale); multiplier = mantissa * 2**31 rounded half up (2**15 for a 16-bit
     multiplier), halved with exp + 1 when it rounds up to 2**31; shift = 31 - exp (15 - exp);
-    shift is kept in TOSA's 2..62 (a tiny scale loses low multiplier bits, a zero scale is 0, 2)."""
-    if not math.isfinite(scale) or scale < 0:
-        raise RescaleRangeError(f"rescale factor {scale} is not a finite non-negative number")
+    shift is kept in TOSA's 2..62 (a tiny scale loses low multiplier bits, a zero scale is 0, 2).
+    Float64 holds mantissa * 2**31 + 0.5 exactly, so this is the same integer arithmetic per scale.
+    The first scale RESCALE cannot take raises RescaleRangeError."""
+    multipliers, shifts, problem = _multipliers_shifts(scales, scale32)
+    if problem is not None:
+        raise RescaleRangeError(problem[1])
+    return multipliers, shifts
+
+
+def _multipliers_shifts(scales: Sequence[float] | np.ndarray,
+                        scale32: bool) -> tuple[np.ndarray, np.ndarray, tuple[int, str] | None]:
+    """multipliers_shifts without raising: also (index, message) of the first scale RESCALE cannot
+    take, or None (its entries are then meaningless)."""
+    scales = np.asarray(scales, dtype=np.float64).reshape(-1)
     bits = 31 if scale32 else 15
-    if scale == 0:
-        return 0, 2
-    mantissa, exp = math.frexp(scale)
-    multiplier = math.floor(mantissa * (1 << bits) + 0.5)  # halves away from zero, as TFLite's QuantizeMultiplier
-    if multiplier == 1 << bits:
-        multiplier //= 2
-        exp += 1
-    shift = bits - exp
-    if shift > 62:
-        multiplier >>= shift - 62
-        shift = 62
-    if shift < 2:
-        raise RescaleRangeError(f"rescale factor {scale} is too large for RESCALE (shift {shift} < 2)")
-    return int(multiplier), int(shift)
+    invalid = ~np.isfinite(scales) | (scales < 0)
+    mantissa, exp = np.frexp(np.where(invalid, 0.0, scales))
+    # halves away from zero, as TFLite's QuantizeMultiplier
+    multipliers = np.floor(mantissa * float(1 << bits) + 0.5).astype(np.int64)
+    carry = multipliers == 1 << bits
+    multipliers[carry] >>= 1
+    shifts = bits - (exp.astype(np.int64) + carry)
+    excess = shifts - 62
+    if np.any(excess > 0):  # a tiny scale: drop the multiplier's low bits (all of them past 63)
+        drop = np.clip(excess, 0, 63)
+        multipliers = np.where(drop >= 63, 0, multipliers >> np.minimum(drop, 62))
+        shifts = np.minimum(shifts, 62)
+    zero = scales == 0
+    multipliers[zero], shifts[zero] = 0, 2
+    bad = invalid | (~zero & (shifts < 2))
+    if not np.any(bad):
+        return multipliers, shifts, None
+    first = int(np.argmax(bad))
+    scale = float(scales[first])
+    if invalid[first]:
+        return multipliers, shifts, (first, f"rescale factor {scale} is not a finite non-negative number")
+    return multipliers, shifts, (first, f"rescale factor {scale} is too large for RESCALE (shift {int(shifts[first])} < 2)")
 
 
 def max_input_for(scale: float, scale32: bool = True) -> int:
@@ -215,9 +243,13 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     if per_channel and scales.size != t.shape[-1]:
         raise ValueError(f"{scales.size} scales for {t.shape[-1]} channels")
     scale32 = t.dtype != "i48"
-    pairs = [multiplier_shift(float(s), scale32) for s in scales] if fixed is None else [fixed]
-    multipliers = np.array([m for m, _ in pairs], dtype=np.int32 if scale32 else np.int16)
-    shifts = np.array([s for _, s in pairs], dtype=np.int8)
+    if fixed is None:
+        wide_multipliers, wide_shifts = multipliers_shifts(scales, scale32)
+        multipliers = wide_multipliers.astype(np.int32 if scale32 else np.int16)
+        shifts = wide_shifts.astype(np.int8)
+    else:
+        multipliers = np.array([fixed[0]], dtype=np.int32 if scale32 else np.int16)
+        shifts = np.array([fixed[1]], dtype=np.int8)
     # DOUBLE_ROUND needs a 32-bit multiplier, and differs from SINGLE_ROUND only for shifts above 31
     mode = (rounding or rounding_mode(ctx)) if scale32 and shifts.max() > 31 else "SINGLE_ROUND"
     attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
@@ -237,20 +269,22 @@ def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray =
     return rescale(ctx, x, factor, "i32", in_zp=q.zero_points[0])
 
 
-def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo, max_abs: int | None = None,
-           rounding: str | None = None, halves_away: bool | None = None) -> Value:
+def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QInfo,
+           max_abs: int | Callable[[], int] | None = None, rounding: str | None = None,
+           halves_away: bool | None = None) -> Value:
     """An i32 (or i48) accumulator times `factor`, rounded, plus the output zero point, saturated to
     the output's carried type. Given the accumulator's bound `max_abs`, halves round away from zero
     as Arm NN's Quantize does wherever an exact half can occur (ties_possible): RESCALE of |acc|
     (half up is half away for non-negative values), the sign put back, then a RESCALE by 1 adding the
     zero point; elsewhere one RESCALE. Under LiteRT semantics one RESCALE unless `halves_away` asks
     for that rounding: TFLite's kernels round halves by their own rule (`rounding`, default the
-    semantics' mode), not CpuRef's."""
+    semantics' mode), not CpuRef's. `max_abs` may be a function computing the bound, called only
+    when the rounding needs it (a convolution's bound reads every weight)."""
     factors = np.atleast_1d(np.asarray(factor, dtype=np.float64))
     if halves_away is None:
         halves_away = ctx.semantics == "cpuref"
     if (not halves_away or max_abs is None or ctx.type_of(acc).dtype != "i32"
-            or not any(ties_possible(float(f), max_abs) for f in factors)):
+            or not ties_possible(factors, max_abs() if callable(max_abs) else max_abs)):
         return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0], rounding=rounding)
     rank = ctx.type_of(acc).rank
     magnitude = rescale(ctx, ctx.op("tosa.abs", [acc]), factor, "i32")
@@ -283,16 +317,25 @@ def rescale_values(v: np.ndarray, multiplier: int, shift: int, rounding: str = "
     return (v * np.int64(multiplier) + offset) >> np.int64(shift)
 
 
-def ties_possible(factor: float, max_abs: int) -> bool:
-    """Whether some integer |v| <= max_abs times `factor` (as RESCALE represents it) is exactly an odd
-    multiple of 1/2, where RESCALE's half-up rounding and Arm NN's half-away one differ for v < 0."""
-    multiplier, shift = multiplier_shift(factor)
-    if multiplier == 0:
-        return False
+def ties_possible(factor: float | Sequence[float] | np.ndarray, max_abs: int) -> bool:
+    """Whether some integer |v| <= max_abs times `factor` (as RESCALE represents it; with several
+    factors, any of them, judged in order: a factor RESCALE cannot take raises unless an earlier
+    one already answers yes) is exactly an odd multiple of 1/2, where RESCALE's half-up rounding and
+    Arm NN's half-away one differ for v < 0."""
+    multipliers, shifts, problem = _multipliers_shifts(np.atleast_1d(np.asarray(factor, dtype=np.float64)), True)
     # v * multiplier / 2**shift is an odd multiple of 1/2 only for v an odd multiple of
-    # 2**(shift - 1 - trailing zeros of the multiplier); an integer factor never gives one
-    trailing = (multiplier & -multiplier).bit_length() - 1
-    return trailing <= shift - 1 and 1 << (shift - 1 - trailing) <= max(max_abs, 1)
+    # 2**(shift - 1 - trailing zeros of the multiplier); an integer factor (or 0) never gives one
+    lowest_bit = (multipliers & -multipliers).astype(np.float64)  # a power of two, exact in float64
+    trailing = np.frexp(lowest_bit)[1].astype(np.int64) - 1
+    room = shifts - 1 - trailing
+    smallest_v = np.left_shift(np.int64(1), np.clip(room, 0, 62))
+    limit = min(max(int(max_abs), 1), 1 << 62)  # smallest_v < 2**62: a larger bound changes nothing
+    ties = (multipliers != 0) & (room >= 0) & (smallest_v <= limit)
+    if problem is not None:
+        if np.any(ties[:problem[0]]):
+            return True
+        raise RescaleRangeError(problem[1])
+    return bool(np.any(ties))
 
 
 def clamp_int(ctx: LoweringContext, x: Value, low: int, high: int) -> Value:

@@ -1,3 +1,3 @@
-from nn2tosa.cli import main
+from nn2tosa.cli import run
 
-raise SystemExit(main())
+run()

@@ -37,8 +37,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from nn2tosa.diagnostics import InvalidInputError
 
 if TYPE_CHECKING:
@@ -120,12 +118,20 @@ def nbytes(shape: Iterable[int] | int, dtype: Any) -> int:
     return count * _itemsize(dtype)
 
 
+_ITEMSIZES: dict[str, int] = {}  # element type name -> bytes (every constant a pass builds asks)
+
+
 def _itemsize(dtype: Any) -> int:
     """Bytes per element; MLIR element type names win over numpy's ("i4" is int4 held in a byte)."""
+    if isinstance(dtype, str) and dtype in _ITEMSIZES:
+        return _ITEMSIZES[dtype]
+    import numpy as np  # here: the command line builds its parser from this module without numpy
+
     from nn2tosa.ir.types import ELEMENT_TYPES, numpy_dtype
 
     if isinstance(dtype, str) and dtype in ELEMENT_TYPES:
-        return numpy_dtype(dtype).itemsize
+        size = _ITEMSIZES[dtype] = numpy_dtype(dtype).itemsize
+        return size
     return np.dtype(dtype).itemsize
 
 
@@ -203,6 +209,8 @@ def check_graph(graph: Graph) -> None:
     match their type's shape and element type; operands reading results that do not exist; cycles.
     (Repeated output names are the emitters' to make unique, with a suffix.) Raises
     InvalidInputError / LimitExceededError naming the op."""
+    import numpy as np
+
     from nn2tosa.ir import TensorType, dialect
     from nn2tosa.ir.types import numpy_dtype
 

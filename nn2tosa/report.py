@@ -43,13 +43,15 @@ def census(graph: Graph) -> dict[Loc | None, Counter]:
     return counts
 
 
-def constant_ops() -> frozenset[str]:
-    """The op of each dialect that holds a constant (armnn.Constant, mps.constant, nn.constant, tosa.const)."""
+def constant_ops(dialects: Iterable[str] | None = None) -> frozenset[str]:
+    """The op of each dialect that holds a constant (armnn.Constant, mps.constant, nn.constant, tosa.const):
+    of every dialect, or of `dialects` only (looking one up imports it: an Arm NN conversion need not
+    load the MPS dialect and its schema)."""
     from nn2tosa.ir import dialect
     from nn2tosa.ir.registry import DIALECT_MODULES
 
     ops = set()
-    for name in DIALECT_MODULES:
+    for name in DIALECT_MODULES if dialects is None else sorted(set(dialects) & set(DIALECT_MODULES)):
         d = dialect(name)
         if d is not None and d.constant_op:
             ops.add(d.constant_op)
@@ -111,7 +113,8 @@ class ConversionReport:
         for g in finals:
             for loc, counts in census(g).items():
                 end.setdefault(loc, Counter()).update(counts)
-        constants = constant_ops()
+        constants = constant_ops({op.split(".", 1)[0] for op, _ in source}
+                                 | {op.split(".", 1)[0] for counts in end.values() for op in counts})
         legalized = stages.get("legalize")
         canonical = stages.get("canonicalize")
         self.source_ops = []

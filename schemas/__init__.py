@@ -21,7 +21,7 @@ Typical use:
 from __future__ import annotations
 
 import functools
-from importlib import resources
+from pathlib import Path
 
 from .fbs import Schema, SchemaError, parse_schema
 
@@ -36,7 +36,18 @@ def schema_text(name: str) -> str:
     """The text of the packaged schema `name` (one of SCHEMA_NAMES)."""
     if name not in SCHEMA_NAMES:
         raise ValueError(f"unknown schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
-    return resources.files(__name__).joinpath(f"{name}.fbs").read_text(encoding="utf-8")
+    return _package_file(f"{name}.fbs")
+
+
+def _package_file(path: str) -> str:
+    """A file of this package as text: beside this module (an installed or editable package: no
+    importlib.resources, which imports zipfile & co. at every start), else through the import system."""
+    beside = Path(__file__).parent / path
+    if beside.is_file():
+        return beside.read_text(encoding="utf-8")
+    from importlib import resources
+
+    return resources.files(__name__).joinpath(path).read_text(encoding="utf-8")
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,8 +58,5 @@ def load_schema(name: str) -> Schema:
     """
     text = schema_text(name)
 
-    def load_include(path: str) -> str:
-        # Includes resolve against the package folder, the way flatc resolves them beside the file.
-        return resources.files(__name__).joinpath(path).read_text(encoding="utf-8")
-
-    return parse_schema(text, filename=f"{name}.fbs", loader=load_include)
+    # Includes resolve against the package folder, the way flatc resolves them beside the file.
+    return parse_schema(text, filename=f"{name}.fbs", loader=_package_file)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = [
     "SCALARS",
@@ -271,8 +272,7 @@ _TOKEN_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(NamedTuple):  # a tuple, not a dataclass: a schema has thousands of tokens
     kind: str  # "string" | "number" | "ident" | "punct" | "eof"
     text: str
     line: int

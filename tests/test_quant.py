@@ -612,3 +612,54 @@ def test_qlstm_without_cifg_with_peephole_layer_norm_projection_and_clips_is_cpu
     want = cpuref_qlstm(x, h, c, params, types, attrs)
     for have, expected in zip(got, want):
         np.testing.assert_array_equal(have.astype(np.int64).reshape(expected.shape), expected)
+
+
+def _quantize_multiplier(scale: float, bits: int = 31) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier on one double, in Python integers (the reference for the array form)."""
+    import math
+
+    if scale == 0:
+        return 0, 2
+    mantissa, exp = math.frexp(scale)
+    multiplier = math.floor(mantissa * (1 << bits) + 0.5)
+    if multiplier == 1 << bits:
+        multiplier, exp = multiplier // 2, exp + 1
+    shift = bits - exp
+    if shift > 62:
+        multiplier, shift = multiplier >> (shift - 62), 62
+    return multiplier, shift
+
+
+def test_multipliers_and_shifts_of_a_whole_axis_are_the_per_scale_integers():
+    from nn2tosa.lowering.quant import multipliers_shifts
+
+    rng = np.random.default_rng(7)
+    scales = np.concatenate([rng.random(3000) * 10.0 ** rng.integers(-40, 4, 3000),
+                             rng.random(500).astype(np.float32).astype(np.float64),  # per-channel f32 scales
+                             [0.0, 1.0, 0.5, 1 - 2.0 ** -40, 2.0 ** -70, 5e-324, 2.0 ** 12]])
+    for bits, scale32 in ((31, True), (15, False)):
+        multipliers, shifts = multipliers_shifts(scales, scale32)
+        want = [_quantize_multiplier(float(s), bits) for s in scales]
+        assert list(zip(multipliers.tolist(), shifts.tolist())) == want
+
+
+def test_multipliers_shifts_name_the_first_scale_rescale_cannot_take():
+    from nn2tosa.lowering.quant import RescaleRangeError, multipliers_shifts
+
+    with pytest.raises(RescaleRangeError, match=r"rescale factor 1e\+30 is too large"):
+        multipliers_shifts([0.5, 1e30, float("nan")])
+    with pytest.raises(RescaleRangeError, match="rescale factor nan is not a finite"):
+        multipliers_shifts([0.5, float("nan"), 1e30])
+
+
+@pytest.mark.parametrize("max_abs", [1, 3, 17, 255, 1000])
+def test_ties_possible_over_an_axis_is_any_exact_half_by_brute_force(max_abs):
+    from nn2tosa.lowering.quant import ties_possible
+
+    rng = np.random.default_rng(max_abs)
+    factors = [0.5, 0.25, 0.75, 1.0, 3.0, 1 / 3, 2.0 ** -9, 0.1] + list(rng.integers(1, 64, 8) / 64.0)
+    for f in factors:
+        m, s = _quantize_multiplier(f)
+        exact_half = any((v * m) % (1 << s) == 1 << (s - 1) for v in range(1, max_abs + 1))
+        assert ties_possible(f, max_abs) == exact_half, f
+    assert ties_possible(np.array(factors), max_abs) == any(ties_possible(f, max_abs) for f in factors)

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
@@ -361,7 +360,9 @@ class _Reader:
         try:
             self.graph.topological()
         except ValueError:
-            cycle = nx.find_cycle(self.graph.nx)
+            import networkx as nx  # only for this message: the IR does not import networkx
+
+            cycle = nx.find_cycle(self.graph.nx.to_networkx())
             names = [self.by_node[u].where for u, *_ in cycle if u in self.by_node]
             raise InvalidInputError(f"the connections form a cycle: {' -> '.join(names + names[:1])}") from None
 

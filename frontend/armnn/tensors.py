@@ -18,8 +18,6 @@ vector of whatever element size makes its length match the tensor.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
@@ -65,10 +63,10 @@ def _quantization(info: Table, dtype_name: str, rank: int, shape: list[int], wha
     scales = info.get("quantizationScales")
     if scales is not None and len(scales) > 0:
         axis = _scales_axis(len(scales), shape, int(info.get("quantizationDim")), what)
-        return Quant(tuple(_scale(s, what) for s in scales.tolist()), (offset,) * len(scales), axis)
+        return Quant(_scales(scales, what), (offset,) * len(scales), axis)
     scale = float(info.get("quantizationScale"))
     if dtype.quantized or (dtype.element == "i32" and scale not in _UNSET_SCALES):
-        return Quant((_scale(scale, what),), (offset,))
+        return Quant(_scales(np.array([scale]), what), (offset,))
     return None
 
 
@@ -99,10 +97,13 @@ def check_per_axis(t: TensorType, what: str) -> None:
                                 f"{t.shape[q.axis]}")
 
 
-def _scale(value: float, what: str) -> float:
-    if not (math.isfinite(value) and value > 0):
+def _scales(values: np.ndarray, what: str) -> tuple[float, ...]:
+    """Quantization scales as floats, checked in one pass over the (per-channel: thousands) values."""
+    bad = ~(np.isfinite(values) & (values > 0))
+    if np.any(bad):
+        value = float(values[int(np.argmax(bad))])
         raise InvalidInputError(f"{what}: quantization scale {value} is not a positive number")
-    return float(value)
+    return tuple(values.tolist())
 
 
 def const_array(buf: memoryview, tensor: Table, what: str) -> tuple[np.ndarray, TensorType]:

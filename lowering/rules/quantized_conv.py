@@ -95,6 +95,17 @@ def _accumulator_bits(weights_abs_sum: np.ndarray, span: int, bias: np.ndarray) 
     return max(0, math.ceil(math.log2(max(bound, 1.0))) - 30)
 
 
+def _abs_sums(w: np.ndarray, zero_point: int, axes: tuple[int, ...]) -> np.ndarray:
+    """Sum of |w - zero_point| over `axes`, flattened (int64). int8 weights go through a 256-entry
+    table of |v - zero_point| (at most 255: one byte per weight instead of a wide temporary)."""
+    if w.dtype == np.int8:
+        table = np.abs(np.arange(-128, 128) - zero_point).astype(np.uint8)
+        centred = table[w.view(np.uint8) ^ np.uint8(0x80)]
+    else:  # |i16 - zero point| fits i32: half int64's temporary
+        centred = np.abs(w.astype(np.int32) - zero_point)
+    return centred.sum(axis=axes, dtype=np.int64).reshape(-1)
+
+
 def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """i16 weights as 256 * hi + lo: hi (int8) and lo - 128 (int8, weight zero point -128)."""
     w = w.astype(np.int64)
@@ -122,27 +133,34 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     acc_type = ACCUMULATOR[xq.dtype]
     attrs["acc_type"] = acc_type
     wzp = wq.zero_points[0]
-    centred = np.abs(w.astype(np.int32) - wzp)  # |i8 or i16 - zero point| fits i32: half int64's temporary
-    abs_sum = centred.sum(axis=channel_axis_sum, dtype=np.int64).reshape(-1)
+    sums: list[np.ndarray] = []
+
+    def abs_sum() -> np.ndarray:
+        """Sum of |w - zero point| per output channel (it reads every weight: only when asked)."""
+        if not sums:
+            sums.append(_abs_sums(w, wzp, channel_axis_sum))
+        return sums[0]
+
+    def bound() -> int:
+        return int(np.max(abs_sum() * xq.span + np.abs(bias))) if bias.size else 0
 
     def conv(weights: np.ndarray, weight_zp: int, bias_values: np.ndarray) -> Value:
         operands = [x, ctx.const(weights, "i8"), ctx.const(bias_values, acc_type), ctx.zero_point(xq.dtype, xq.zero_point),
                     ctx.zero_point("i8", weight_zp)]
         return drop_extra(ctx, ctx.op(op, operands, attrs), extra)
 
-    bound = int(np.max(abs_sum * xq.span + np.abs(bias))) if bias.size else 0
     if wq.dtype == "i8":
         acc = conv(w, wzp, bias)
         if acc_type == "i32":
             return narrow(ctx, acc, out_scales, yq, max_abs=bound, rounding=rounding)
-        k = _accumulator_bits(abs_sum, xq.span, bias)
+        k = _accumulator_bits(abs_sum(), xq.span, bias)
         acc = rescale(ctx, acc, 2.0 ** -k, "i32")
         return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound, rounding=rounding)
     if wq.dtype != "i16" or wzp != 0 or xq.dtype != "i16":
         ctx.unsupported(f"quantized convolution of {xq.dtype} data with {wq.dtype} weights")
     hi, lo = _split_i16_weights(w)
-    per_channel = math.prod(w.shape) // max(abs_sum.size, 1)
-    k = _accumulator_bits(abs_sum + 512 * per_channel, xq.span, bias)  # |256 hi| + |lo| <= |w| + 510
+    per_channel = math.prod(w.shape) // max(abs_sum().size, 1)
+    k = _accumulator_bits(abs_sum() + 512 * per_channel, xq.span, bias)  # |256 hi| + |lo| <= |w| + 510
     if k > 8:
         ctx.unsupported("the int16 accumulator does not fit i32 after dropping 8 bits")
     high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")

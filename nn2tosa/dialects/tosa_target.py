@@ -274,6 +274,21 @@ def _where(graph: Graph, node: int) -> str:
     return f"{graph.op(node)} %{node}" + (f" '{loc.name}'" if loc else "")
 
 
+class _Where:
+    """_where(graph, node), formatted when first turned into a string (most ops never are)."""
+
+    __slots__ = ("graph", "node")
+
+    def __init__(self, graph: Graph, node: int):
+        self.graph, self.node = graph, node
+
+    def __str__(self) -> str:
+        return _where(self.graph, self.node)
+
+    def __format__(self, spec: str) -> str:  # f"{where}: ..."
+        return format(str(self), spec)
+
+
 def op_requirement(graph: Graph, node: int) -> str | None:
     """The requirement code of one op (see `_rows`), or None when TOSA 1.0 has no such op/type combination."""
     name = graph.op(node).split(".", 1)[1]
@@ -288,19 +303,21 @@ def required_target(graphs: Graph | Iterable[Graph]) -> Target:
     """The smallest TOSA 1.0 target that runs every op of the TOSA-level graph(s)."""
     graphs = [graphs] if isinstance(graphs, Graph) else list(graphs)
     needed: dict[str, str] = {}  # item -> first op needing it
-    either: list[str] = []  # ops any profile can run
+    either: list[str] = []  # ops any profile can run (the first one named)
     problems: list[str] = []
     level_reasons: list[str] = []
-
-    def need(item: str, where: str) -> None:
-        needed.setdefault(item, where)
 
     for g in graphs:
         for node in g.topological():
             op = g.op(node)
             if op == INPUT_OP:
                 continue
-            where = _where(g, node)
+            where = _Where(g, node)  # the op's name for a message, made only if one needs it
+
+            def need(item: str, where: _Where = where) -> None:
+                if item not in needed:
+                    needed[item] = str(where)
+
             requirement = op_requirement(g, node)
             if requirement is None:
                 sig = _signature(g, node, COMPLIANCE[op.split(".", 1)[1]][0]) if op.split(".", 1)[1] in COMPLIANCE else ()
@@ -308,20 +325,21 @@ def required_target(graphs: Graph | Iterable[Graph]) -> Target:
                 continue
             for part in requirement.split("+"):
                 if part == "any":
-                    either.append(where)
+                    if not either:
+                        either.append(str(where))
                 elif part in ("int", "fp"):
-                    need(f"pro_{part}", where)
+                    need(f"pro_{part}")
                 else:
-                    need(part, where)
+                    need(part)
                     if part in EXTENSION_PROFILE:
-                        need(EXTENSION_PROFILE[part], where)
+                        need(EXTENSION_PROFILE[part])
             mode = g.attrs(node).get("rounding_mode")
             if op == "tosa.rescale" and mode in ROUNDING_MODE_EXTENSION:
-                need(ROUNDING_MODE_EXTENSION[mode], where)
-                need("pro_int", where)
+                need(ROUNDING_MODE_EXTENSION[mode])
+                need("pro_int")
             types = [g.type_of(v) for v in g.operands(node)] + g.types(node)
             if any(_is_dynamic(t) for t in types):
-                need("dynamic", where)
+                need("dynamic")
             level_reasons.extend(f"{where}: {p}" for p in level_8k_problems(g, node, types))
     if either and not any(p in needed for p in PROFILES):
         # ops both profiles have (bool logic, i32 arithmetic, shapes): the integer profile is enough

@@ -1,4 +1,5 @@
-"""The IR: a dataflow graph of operations over networkx.MultiDiGraph.
+"""The IR: a dataflow graph of operations over a MultiDiGraph (networkx's API, plain dicts:
+multidigraph.py).
 
 A node is an operation: its data holds `op` (dialect-prefixed name such as "nn.conv2d"),
 `attrs` (dict of Python values, numpy arrays for tensors), `loc` (a Loc or None) and `types`
@@ -16,11 +17,10 @@ from typing import Any, NamedTuple
 
 import heapq
 
-import networkx as nx
-
 from nn2tosa import limits
 
 from .effects import op_has_effects
+from .multidigraph import MultiDiGraph
 from .types import Type
 
 INPUT_OP = "graph.input"
@@ -89,7 +89,7 @@ class Graph:
 
     name: str = "main"
     meta: dict[str, Any] = field(default_factory=dict)  # graph-level facts: source format, version, ...
-    nx: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
+    nx: MultiDiGraph = field(default_factory=MultiDiGraph)
     inputs: list[int] = field(default_factory=list)
     outputs: list[Output] = field(default_factory=list)
     _next_id: int = 0
@@ -142,9 +142,9 @@ class Graph:
         self.outputs.append(Output(value, name))
 
     def _check_value(self, value: Value) -> None:
-        if value.node not in self.nx:
+        if value.node not in self.nx._node:
             raise KeyError(f"no operation %{value.node}")
-        if not 0 <= value.index < len(self.nx.nodes[value.node]["types"]):
+        if not 0 <= value.index < len(self.nx._node[value.node]["types"]):
             raise KeyError(f"%{value.node} has no result #{value.index}")
 
     def _connect(self, value: Value, node: int, operand: int) -> None:
@@ -162,26 +162,26 @@ class Graph:
         return self.nx.number_of_nodes()
 
     def op(self, node: int) -> str:
-        return self.nx.nodes[node]["op"]
+        return self.nx._node[node]["op"]
 
     def attrs(self, node: int) -> dict[str, Any]:
-        return self.nx.nodes[node]["attrs"]
+        return self.nx._node[node]["attrs"]
 
     def loc(self, node: int) -> Loc | None:
-        return self.nx.nodes[node]["loc"]
+        return self.nx._node[node]["loc"]
 
     def types(self, node: int) -> list[Type]:
-        return self.nx.nodes[node]["types"]
+        return self.nx._node[node]["types"]
 
     def type_of(self, value: Value) -> Type:
-        return self.nx.nodes[value.node]["types"][value.index]
+        return self.nx._node[value.node]["types"][value.index]
 
     def results(self, node: int) -> list[Value]:
         return [Value(node, i) for i in range(len(self.types(node)))]
 
-    # The edge queries below read networkx's adjacency dicts (`_pred[v][u][key]` / `_succ[u][v][key]`
+    # The edge queries below read the adjacency dicts (`_pred[v][u][key]` / `_succ[u][v][key]`
     # -> edge data) directly: they run a few times per op in every pass, and networkx's edge views
-    # cost several times the lookup itself.
+    # (networkx's, when the IR was built on it) cost several times the lookup itself.
     def operands(self, node: int) -> list[Value]:
         """Operand values in operand order."""
         edges = sorted((key, u, data["result"]) for u, keyed in self.nx._pred[node].items()
@@ -320,7 +320,7 @@ class Graph:
     def copy(self) -> Graph:
         """A structural copy; attribute values (numpy arrays included) are shared, not copied."""
         g = Graph(self.name, dict(self.meta))
-        g.nx = nx.MultiDiGraph()
+        g.nx = MultiDiGraph()
         for n, data in self.nx.nodes(data=True):
             g.nx.add_node(n, op=data["op"], attrs=dict(data["attrs"]), loc=data["loc"], types=list(data["types"]))
         g.nx.add_edges_from(self.nx.edges(keys=True, data=True))
