@@ -327,14 +327,34 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     return drop_extra(ctx, y, extra)
 
 
+def _reciprocal_scale_exact(xq: QInfo, counts: np.ndarray) -> bool:
+    """Whether TOSA AVG_POOL2D's division of a window sum S by its count n rounds S / n half away from
+    zero for every sum of stored integers of xq's type. It multiplies by reciprocal_scale(n) =
+    floor((2**30 + 1) * 2**k / n) / 2**(30 + k) (2**(k-1) < n <= 2**k), never below 1 / n, and rounds
+    half up: an excess e over 1 / n moves S / n by e * |S|, which leaves every rounding as exact
+    arithmetic's while e * max |S| < 1 / (2 n) (values of S / n + 1/2 are 1 / (2 n) apart). Above
+    zero that is half up; below, the excess pushes exact halves down: half away from zero, TFLite's
+    (S +- n // 2) / n truncated."""
+    largest = max(abs(xq.qmin + xq.offset), abs(xq.qmax + xq.offset))
+    for n in np.unique(counts):
+        n = int(n)
+        k = (n - 1).bit_length()
+        excess = (((1 << 30) + 1 << k) // n) / 2.0 ** (30 + k) - 1.0 / n
+        if excess * largest * n >= 1.0 / (2 * n):
+            return False
+    return True
+
+
 def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], stride: list[int],
                          pad: list[int]) -> Value:
     """TFLite's integer AveragePool (input and output quantized alike, padding not counted): the sum
     of the stored integers of each window divided by its count n, rounded half away from zero as
-    (sum +- n // 2) / n truncated. TOSA AVG_POOL2D rounds half up on (x - zero point), which differs
-    where the stored sum is negative and an odd multiple of n / 2. Here: exact window sums from a
-    DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half added,
-    INTDIV (truncating) by the per-position count."""
+    (sum +- n // 2) / n truncated. TOSA AVG_POOL2D computes exactly that with zero points that make
+    it sum the stored integers (0, or -128 for uint8 carried as int8: TFLite sums the unsigned
+    values) wherever `_reciprocal_scale_exact` holds (every 8-bit pool; 16-bit windows up to
+    thousands of elements): one op every Ethos-U maps. Elsewhere: exact window sums from a
+    DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half
+    added, INTDIV (truncating) by the per-position count."""
     x = ctx.operands[0]
     _, h, w, c = ctx.type_of(x).shape
     _, oh, ow, _ = ctx.out_types[0].shape
@@ -344,6 +364,11 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
         counts = counts[:1, :1]
     counts = counts.reshape((1, *counts.shape, 1)).astype(np.int64)
     x, window_pad, extra = fit_windows(ctx, x, kernel, stride, pad)
+    if _reciprocal_scale_exact(xq, counts):
+        zp = ctx.zero_point(xq.dtype, -xq.offset)
+        y = ctx.op("tosa.avg_pool2d", [x, zp, ctx.zero_point(xq.dtype, -xq.offset)],
+                   {"kernel": kernel, "stride": stride, "pad": window_pad, "acc_type": "i32"})
+        return drop_extra(ctx, y, extra)
     acc_type = ACCUMULATOR[xq.dtype]
     ones = ctx.const(np.ones((*kernel, c, 1), np.int8), "i8")
     attrs = {"pad": window_pad, "stride": stride, "dilation": [1, 1], "acc_type": acc_type}
