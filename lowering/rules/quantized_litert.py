@@ -75,7 +75,7 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
     if yq.dtype != "i8" or xq.dtype != "i8" or yq.zero_point != -128 or not _near(yq.scale, 1 / 256):
         return None
     depth = ctx.type_of(x).shape[axis]
-    if depth >= 512:  # the kernel's output shift leaves 0..31 only while the Q12.19 sum stays below 2**28
+    if depth >= 4096:  # the Q12.19 sum of up to 4095 exps of at most 1 stays below 2**31
         return None
     multiplier, left = quantize_multiplier(min(beta * xq.scale * 2.0 ** 26, 2.0 ** 31 - 1))
     if left < 0:
@@ -98,10 +98,36 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
     e = ctx.binary("tosa.add", e, _scalar(ctx, 128 * ((1 << 16) + (1 << 8) + 1), e))  # Q0.31
     total = ctx.op("tosa.reduce_sum", [_pot(ctx, e, -12)], {"axis": axis})  # Q12.19
     scale, headroom = _reciprocal(ctx, total)
-    # RoundingDivideByPOT(scale * exp, bits over unit + 31 - 8), bits over unit = 12 - headroom
+    # RoundingDivideByPOT(scale * exp, bits over unit + 31 - 8), bits over unit = 12 - headroom: past 31
+    # (a sum of 512 or more, depth >= 512) as LiteRT's compiled kernel computes it
     shift = ctx.binary("tosa.sub", _scalar(ctx, 35, headroom), headroom)
-    y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, scale, e, 31), shift, {"round": True})
-    return _pot(ctx, y, 0, "i8", out_zp=-128)
+    q = _mul(ctx, scale, e, 31)  # >= 0
+    clamped = shift if depth < 512 else ctx.binary("tosa.minimum", shift, _scalar(ctx, 31, shift))
+    near = ctx.binary("tosa.arithmetic_right_shift", q, clamped, {"round": True})
+    if depth >= 512:  # RESCALE by 1 takes values below 2**29 only; these saturate the output anyway
+        near = ctx.binary("tosa.minimum", _past_31(ctx, q, shift, near, largest=35), _scalar(ctx, 1 << 20, q))
+    return _pot(ctx, near, 0, "i8", out_zp=-128)
+
+
+def _past_31(ctx: LoweringContext, q: Value, e: Value, near: Value, largest: int = 1 << 31) -> Value:
+    """gemmlowp's RoundingDivideByPOT(q, e) for e up to 63 as LiteRT computes it compiled (x86-64 and
+    AArch64 alike): for e > 31, where gemmlowp only asserts, its mask 2**e - 1 truncated to int32 is all
+    ones and the int32 shift takes e modulo 32, giving (q >> (e - 32)) + (q >= 0), far from the
+    quotient. `near` is the result for e <= 31 (e clamped to 31 there). Arithmetic only (no SELECT,
+    which Ethos-U55 and U65 lack); e modulo 32 is e - 32 when e never reaches 64 (`largest`), else
+    a BITWISE_AND (which U55 and U65 lack too)."""
+    def sign_bit(v: Value) -> Value:  # -1 for negative values, else 0
+        return ctx.binary("tosa.arithmetic_right_shift", v, _scalar(ctx, 31, v), {"round": False})
+
+    if largest < 64:
+        modulo = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", e, _scalar(ctx, 32, e)), _scalar(ctx, 0, e))
+    else:
+        modulo = ctx.binary("tosa.bitwise_and", e, _scalar(ctx, 31, e))
+    far = ctx.binary("tosa.add", ctx.binary("tosa.arithmetic_right_shift", q, modulo, {"round": False}),
+                     ctx.binary("tosa.add", sign_bit(q), _scalar(ctx, 1, q)))
+    beyond = ctx.binary("tosa.minimum", ctx.binary("tosa.arithmetic_right_shift", e, _scalar(ctx, 5, e),
+                                                   {"round": False}), _scalar(ctx, 1, e))  # e > 31: 1, else 0
+    return ctx.binary("tosa.add", near, _mul(ctx, beyond, ctx.binary("tosa.sub", far, near)))
 
 
 def _exp_table() -> np.ndarray:
@@ -278,11 +304,6 @@ def div(ctx: LoweringContext, a: Value, b: Value, aq: QInfo, bq: QInfo, yq: QInf
     quotient = _srdhm(ctx, _srdhm(ctx, ctx.binary("tosa.logical_left_shift", x, headroom), reciprocal), multiplier)
     e = ctx.binary("tosa.add", _sub(ctx, 31 - exponent, headroom_plus_one), headroom)
     near = _rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
-    far = ctx.binary("tosa.add", ctx.binary("tosa.arithmetic_right_shift", quotient,
-                                            ctx.binary("tosa.bitwise_and", e, _scalar(ctx, 31, e)), {"round": False}),
-                     ctx.binary("tosa.add", sign_bit(quotient), _scalar(ctx, 1, quotient)))
-    beyond = ctx.binary("tosa.minimum", ctx.binary("tosa.arithmetic_right_shift", e, _scalar(ctx, 5, e),
-                                                   {"round": False}), _scalar(ctx, 1, e))  # e > 31: 1, else 0
-    y = ctx.binary("tosa.add", near, _mul(ctx, beyond, ctx.binary("tosa.sub", far, near)))
+    y = _past_31(ctx, quotient, e, near)
     y = clamp_int(ctx, y, -(1 << 20), 1 << 20)  # RESCALE by 1 takes |y| < 2**29 only; the output saturates anyway
     return _pot(ctx, y, 0, yq.dtype, out_zp=yq.zero_point if yq.dtype == "i8" else 0)
