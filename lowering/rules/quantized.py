@@ -38,10 +38,11 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported
-from ..litert_kernels import kernel_for
+from ..litert_kernels import kernel_for, sigmoid_fixed_point
 from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, saturate_to,
                      source_results, table_i16, ties_possible, widen)
 from . import RULES, rule
+from .quantized_litert import sigmoid_tanh_int16
 from .shape import concat, pad_constant
 
 
@@ -205,7 +206,7 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
     is why exactness decides, not the table size. TFLite's int16 exp, log, rsqrt and gelu interpolate
     513-entry tables as TOSA does (one exact TABLE); its int16 logistic and tanh round their input to
     another grid and interpolate 512- or 256-input segments of a different table: no TOSA TABLE pair
-    reproduces them, so they GATHER."""
+    reproduces them, and `unary` computes them step by step (quantized_litert.sigmoid_tanh_int16)."""
     kernel = kernel_results(ctx, xq, yq)
     want = kernel if kernel is not None else source_results(fn, xq, yq)
     if xq.dtype == "i8":
@@ -357,6 +358,9 @@ def unary(ctx: LoweringContext) -> Value:
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
     if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
         return _litert_i16(ctx, x, xq, yq)
+    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq) if ctx.semantics == "litert" else None
+    if fixed_point is not None:  # TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does
+        return sigmoid_tanh_int16(ctx, x, fixed_point)
     if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
         return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
     return lookup(ctx, x, source_function(ctx), xq, yq)

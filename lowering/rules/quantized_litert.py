@@ -24,6 +24,7 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
+from ..litert_kernels import SigmoidFixedPoint
 from ..quant import QInfo, clamp_int, rescale
 from ..tflite_fixed import INT32_MAX, exp_on_negative_values, lut_int16_entries, quantize_multiplier, srdhm
 
@@ -173,6 +174,41 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
     shift = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
     y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), shift, {"round": True})
     return _pot(ctx, y, 0, "i16")  # saturates at 32767
+
+
+# ------------------------------------------------------------------------------ int16 logistic and tanh
+def _byte_tables(ctx: LoweringContext, index: Value, values: np.ndarray) -> Value:
+    """values[index] (0 <= values < 2**16, index an i8 tensor holding i - 128) as i32, from two int8
+    TABLEs of its bytes (stored minus 128; the 128s come back as one constant)."""
+    high = _pot(ctx, ctx.op("tosa.table", [index, ctx.const(((values >> 8) - 128).astype(np.int8), "i8")]), 8)
+    low = _pot(ctx, ctx.op("tosa.table", [index, ctx.const(((values & 0xFF) - 128).astype(np.int8), "i8")]), 0)
+    return ctx.binary("tosa.add", ctx.binary("tosa.add", high, low), _scalar(ctx, 128 * 257, high))
+
+
+def sigmoid_tanh_int16(ctx: LoweringContext, x: Value, fp: SigmoidFixedPoint) -> Value:
+    """reference_integer_ops::Logistic / Tanh (int16) step by step (litert_kernels.SigmoidFixedPoint):
+    the input rescaled (RESCALE to i32, MUL, rounding shift), |s| by its sign, the 256-entry sigmoid
+    table and its slopes read at |s| >> bits through int8 TABLEs of their bytes, the interpolation
+    in i32, one rounding RESCALE, and the mirror for s < 0 as a multiplication by the sign. TOSA's
+    int16 TABLE interpolates 128-input segments of x, which TFLite's rescaled 256- or 512-input
+    segments of s do not line up with; this form uses only the ops every Ethos-U maps (no GATHER)."""
+    s = _mul(ctx, rescale(ctx, x, 1.0, "i32", rounding="SINGLE_ROUND"), _scalar(ctx, fp.multiplier, x))
+    if fp.shift:
+        s = ctx.binary("tosa.arithmetic_right_shift", s, _scalar(ctx, fp.shift, s), {"round": True})
+    sign = ctx.binary("tosa.add", _shl(ctx, ctx.binary("tosa.arithmetic_right_shift", s, _scalar(ctx, 31, s),
+                                                       {"round": False}), 1), _scalar(ctx, 1, s))  # -1 or 1
+    magnitude = _mul(ctx, s, sign)
+    segment = ctx.binary("tosa.arithmetic_right_shift", magnitude, _scalar(ctx, fp.bits, s), {"round": False})
+    fraction = ctx.binary("tosa.sub", magnitude, _shl(ctx, segment, fp.bits))
+    index = _pot(ctx, ctx.binary("tosa.minimum", segment, _scalar(ctx, 255, s)), 0, "i8", out_zp=-128)
+    r = ctx.binary("tosa.add", _shl(ctx, _byte_tables(ctx, index, fp.entries), fp.bits),
+                   _mul(ctx, fraction, _byte_tables(ctx, index, fp.slopes)))
+    if fp.tanh:  # ((r + 128) >> 8) - 32768, negated below 0
+        y = _mul(ctx, ctx.binary("tosa.add", _pot(ctx, r, -8), _scalar(ctx, -32768, s)), sign)
+    else:  # 16384 +- (((r + 512) >> 10) - 16384)
+        y = ctx.binary("tosa.add", _mul(ctx, ctx.binary("tosa.add", _pot(ctx, r, -10), _scalar(ctx, -16384, s)), sign),
+                       _scalar(ctx, 16384, s))
+    return _pot(ctx, y, 0, "i16")
 
 
 # ------------------------------------------------------------------------------ L2 normalization
