@@ -314,8 +314,7 @@ class SigmoidFixedPoint:
 def sigmoid_fixed_point(op: str, x: QInfo, y: QInfo) -> SigmoidFixedPoint | None:
     """The fixed point of TFLite's int16 logistic (`op` "nn.sigmoid") or tanh ("nn.tanh") for these
     quantizations, or None where `kernel_for` gives no such kernel."""
-    kernel = kernel_for(op, {}, x, y)
-    if kernel is None or op not in ("nn.sigmoid", "nn.tanh") or x.dtype != "i16":
+    if op not in ("nn.sigmoid", "nn.tanh") or x.dtype != "i16" or kernel_for(op, {}, x, y) is None:
         return None
     tanh = op == "nn.tanh"
     multiplier, shift = _input_rescale_16(x.scale, (0, 1) if tanh else (0,))
