@@ -1,7 +1,7 @@
 """Vela on nn2tosa's TOSA against Vela on the TFLite model, for Ethos-U55 and Ethos-U85.
 
     python bench/vela.py [--filter SUBSTRING] [--jobs 2] [--accelerator ethos-u55-256 ...]
-                         [--convert-option target=ethos-u55 ...] [--markdown bench/results/vela.md]
+                         [--convert-option KEY=VALUE ...] [--isolate] [--markdown bench/results/vela.md]
                          [--json bench/results/vela.json]
 
 Every `armnn/litert_*` corpus file (TFLiteConverter models parsed by Arm NN, each with its `.tflite`
@@ -57,8 +57,9 @@ def convert_to_tosa(job: tuple[Path, Path, dict]) -> str | None:
     return None
 
 
-def compile_job(job: tuple[Path, str]) -> VelaOutcome:
-    return compile_with_vela(*job)
+def compile_job(job: tuple[Path, str, bool]) -> VelaOutcome:
+    model, accelerator, isolate = job
+    return compile_with_vela(model, accelerator, in_process=not isolate)
 
 
 def _cell(outcome: VelaOutcome | None) -> tuple[str, str]:
@@ -112,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="an accelerator configuration (repeatable; default both)")
     ap.add_argument("--convert-option", action="append", default=[], metavar="KEY=VALUE",
                     help="an option of nn2tosa.convert, e.g. target=ethos-u55 (repeatable)")
+    ap.add_argument("--isolate", action="store_true",
+                    help="run the `vela` command for each compilation instead of Vela in the worker processes")
     ap.add_argument("--markdown", default=str(REPO / "bench" / "results" / "vela.md"))
     ap.add_argument("--json", default=str(REPO / "bench" / "results" / "vela.json"))
     args = ap.parse_args(argv)
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                 if error is None:
                     jobs.append((tosa, accel))
                 jobs.append((tflite, accel))
-        outcomes = dict(zip(jobs, pool.map(compile_job, jobs, chunksize=1)))
+        outcomes = dict(zip(jobs, pool.map(compile_job, [(*job, args.isolate) for job in jobs], chunksize=1)))
     rows = []
     for (name, _, tflite), tosa, error in zip(chosen, tosa_paths, errors):
         row = {"model": name, "convert_error": error or ""}
