@@ -82,9 +82,16 @@ def markdown(rows: list[dict], accelerators: list[str], convert_options: dict) -
         partial = sum(r[accel]["tflite"]["compiled"] and r[accel]["tflite"]["cpu_ops"] > 0 for r in rows)
         missing = [r["model"] for r in rows if r[accel]["tflite"]["compiled"] and not r[accel]["tflite"]["cpu_ops"]
                    and not (r[accel]["tosa"] and r[accel]["tosa"]["compiled"])]
+        both = [(r[accel]["tosa"]["cycles"], r[accel]["tflite"]["cycles"]) for r in rows
+                if r[accel]["tosa"] and r[accel]["tosa"]["cycles"] and r[accel]["tflite"]["compiled"]
+                and not r[accel]["tflite"]["cpu_ops"] and r[accel]["tflite"]["cycles"]]
+        total_tosa, total_tflite = sum(t for t, _ in both), sum(f for _, f in both)
         lines.append(f"- **{accel}**: from TOSA {tosa} of {len(rows)} compile; from TFLite {tflite} with every "
                      f"operator on the NPU ({partial} more with CPU operators). Compiled from TFLite but not from "
-                     f"TOSA: {', '.join(missing) if missing else 'none'}.")
+                     f"TOSA: {', '.join(missing) if missing else 'none'}. Cycles over the {len(both)} models both "
+                     f"routes compile: TOSA {total_tosa:,}, TFLite {total_tflite:,}"
+                     f"{f' ({total_tosa / total_tflite:.2f}x)' if total_tflite else ''}; TOSA at or below TFLite on "
+                     f"{sum(t <= f for t, f in both)} of them.")
     lines.append("")
     for accel in accelerators:
         lines += [f"### {accel}", "", "| model | TOSA | TFLite | TOSA cycles | TFLite cycles | ratio | Vela's message |",
