@@ -6,8 +6,9 @@
 
 Every `armnn/litert_*` corpus file (TFLiteConverter models parsed by Arm NN, each with its `.tflite`
 beside it) and the bench ResNet-50 int8 (../shared/bench-pairs) is converted by nn2tosa to `.tosa`
-(default semantics: LiteRT's integers), and Vela 5.2.0 (`ethos-u-vela`, the test extra) compiles both
-the `.tosa` and the `.tflite` for each accelerator. The table gives, per route, whether Vela compiled
+(default semantics: LiteRT's integers) with the `--target` preset of each accelerator (ethos-u55 for
+ethos-u55-256, ...; `--no-target` leaves it out), and Vela 5.2.0 (`ethos-u-vela`, the test extra)
+compiles both the `.tosa` and the `.tflite` for each accelerator. The table gives, per route, whether Vela compiled
 it (`yes`; for a `.tflite`, `cpu N` when N operators were left to the CPU, which TOSA input cannot do),
 the `cycles_total` of Vela's summary, the TOSA / TFLite cycle ratio and Vela's message when it failed.
 A model counts as compiled from TFLite only with every operator on the NPU.
@@ -43,6 +44,11 @@ def models(substring: str = "") -> list[tuple[str, Path, Path]]:
         if armnn.exists() and tflite.exists():
             found.append((f"bench-pairs/{stem}", armnn, tflite))
     return [m for m in found if substring in m[0]]
+
+
+def preset(accelerator: str) -> str:
+    """nn2tosa's --target preset for a Vela accelerator configuration: ethos-u55-256 -> ethos-u55."""
+    return accelerator.rsplit("-", 1)[0]
 
 
 def convert_to_tosa(job: tuple[Path, Path, dict]) -> str | None:
@@ -120,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="an accelerator configuration (repeatable; default both)")
     ap.add_argument("--convert-option", action="append", default=[], metavar="KEY=VALUE",
                     help="an option of nn2tosa.convert, e.g. target=ethos-u55 (repeatable)")
+    ap.add_argument("--no-target", action="store_true", help="convert without the accelerator's --target preset")
     ap.add_argument("--isolate", action="store_true",
                     help="run the `vela` command for each compilation instead of Vela in the worker processes")
     ap.add_argument("--markdown", default=str(REPO / "bench" / "results" / "vela.md"))
@@ -129,23 +136,27 @@ def main(argv: list[str] | None = None) -> int:
     options = dict(item.split("=", 1) for item in args.convert_option)
     chosen = models(args.filter)
     with tempfile.TemporaryDirectory(prefix="nn2tosa-vela-") as work, multiprocessing.Pool(args.jobs) as pool:
-        tosa_paths = [Path(work) / f"{name.replace('/', '__')}.tosa" for name, _, _ in chosen]
-        errors = pool.map(convert_to_tosa, [(armnn, out, options) for (_, armnn, _), out in zip(chosen, tosa_paths)])
+        conversions = [(armnn, Path(work) / f"{name.replace('/', '__')}.{accel}.tosa",
+                        options if args.no_target else {"target": preset(accel), **options})
+                       for name, armnn, _ in chosen for accel in accelerators]
+        errors = dict(zip((out for _, out, _ in conversions), pool.map(convert_to_tosa, conversions)))
         jobs = []
-        for (name, _, tflite), tosa, error in zip(chosen, tosa_paths, errors):
-            for accel in accelerators:
-                if error is None:
-                    jobs.append((tosa, accel))
-                jobs.append((tflite, accel))
+        for _, tosa, _ in conversions:
+            if errors[tosa] is None:
+                jobs.append((tosa, tosa.suffixes[-2][1:]))
+        jobs += [(tflite, accel) for _, _, tflite in chosen for accel in accelerators]
         outcomes = dict(zip(jobs, pool.map(compile_job, [(*job, args.isolate) for job in jobs], chunksize=1)))
-    rows = []
-    for (name, _, tflite), tosa, error in zip(chosen, tosa_paths, errors):
-        row = {"model": name, "convert_error": error or ""}
-        for accel in accelerators:
-            t = outcomes.get((tosa, accel))
-            row[accel] = {"tosa": t.as_dict() if t else None, "tflite": outcomes[(tflite, accel)].as_dict()}
-        rows.append(row)
-    text = markdown(rows, accelerators, options)
+        rows = []
+        for name, _, tflite in chosen:
+            row = {"model": name, "convert_error": ""}
+            for accel in accelerators:
+                tosa = Path(work) / f"{name.replace('/', '__')}.{accel}.tosa"
+                row["convert_error"] = row["convert_error"] or errors[tosa] or ""
+                t = outcomes.get((tosa, accel))
+                row[accel] = {"tosa": t.as_dict() if t else None, "tflite": outcomes[(tflite, accel)].as_dict()}
+            rows.append(row)
+    described = options if args.no_target else {"target": "the accelerator's preset", **options}
+    text = markdown(rows, accelerators, described)
     print(text)
     for path, content in ((args.markdown, text), (args.json, json.dumps(rows, indent=1) + "\n")):
         if path:

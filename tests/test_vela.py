@@ -1,7 +1,8 @@
 """Arm's Vela (ethos-u-vela 5.2.0, the NPU compiler that reads TOSA) compiles nn2tosa's `.tosa` of every
 `armnn/litert_23.08` corpus file for Ethos-U55 and Ethos-U85 wherever it compiles that file's `.tflite`
 with every operator on the NPU (TOSA input has no CPU fallback: one operator Vela cannot map fails
-the whole file). The `.tflite` is compiled here too, so the expectation comes from Vela itself, not
+the whole file). The `.tosa` is converted with the accelerator's `--target` preset (ethos-u55 for
+ethos-u55-256); the `.tflite` is compiled here too, so the expectation comes from Vela itself, not
 from a list. `bench/vela.py` runs the same comparison on every litert_* file and ResNet-50 with cycles.
 """
 from __future__ import annotations
@@ -18,14 +19,9 @@ from vela_harness import ACCELERATORS, compile_with_vela, vela_command
 FOLDER = CORPUS / "armnn" / "litert_23.08"
 MODELS = sorted(p.stem for p in FOLDER.glob("*.armnn") if p.with_suffix(".tflite").exists())
 
-# (file stem, accelerator) -> (Vela's message, why the TOSA route cannot compile where the TFLite one does)
-EXCEPTIONS: dict[tuple[str, str], tuple[str, str]] = {
-    ("q8_resize_bilinear_align", "ethos-u55-256"): (
-        "RuntimeError: Non-passthrough operation (Resize) could not run on NPU",
-        "Vela maps a TFLite align-corners bilinear resize on U55 by its own decomposition (which rounds as the "
-        "NPU does); TFLite's ResizeBilinearInteger weighs in 10-bit fixed point, a TOSA RESIZE with scale "
-        "[1024, r] that Vela does not map on U55, and an exact decomposition into ops it maps is not written yet"),
-}
+# (file stem, accelerator) -> (Vela's message, why the TOSA route cannot compile where the TFLite one does);
+# none at present
+EXCEPTIONS: dict[tuple[str, str], tuple[str, str]] = {}
 
 pytestmark = [
     pytest.mark.skipif(vela_command() is None, reason="Vela is not installed (the test extra has ethos-u-vela)"),
@@ -34,12 +30,12 @@ pytestmark = [
 
 
 @functools.lru_cache(maxsize=None)
-def tosa_of(stem: str) -> Path:
-    """nn2tosa's `.tosa` of the corpus file (default options: LiteRT's integers), once per process."""
+def tosa_of(stem: str, target: str) -> Path:
+    """nn2tosa's `.tosa` of the corpus file for an Ethos-U preset (LiteRT's integers), once per process."""
     import nn2tosa
 
-    out = Path(tempfile.mkdtemp(prefix="nn2tosa-vela-test-")) / f"{stem}.tosa"
-    out.write_bytes(nn2tosa.convert(FOLDER / f"{stem}.armnn").tosa_flatbuffer())
+    out = Path(tempfile.mkdtemp(prefix="nn2tosa-vela-test-")) / f"{stem}.{target}.tosa"
+    out.write_bytes(nn2tosa.convert(FOLDER / f"{stem}.armnn", target=target).tosa_flatbuffer())
     return out
 
 
@@ -50,7 +46,7 @@ def test_tosa_compiles_wherever_the_tflite_does(stem: str, accelerator: str):
     if not tflite.all_on_npu:
         pytest.skip(f"Vela does not put all of {stem}.tflite on the {accelerator} NPU "
                     f"({tflite.message or f'{tflite.cpu_ops} CPU operators'}): nothing to match")
-    tosa = compile_with_vela(tosa_of(stem), accelerator, in_process=True)
+    tosa = compile_with_vela(tosa_of(stem, accelerator.rsplit("-", 1)[0]), accelerator, in_process=True)
     exception = EXCEPTIONS.get((stem, accelerator))
     if exception is not None:
         message, _why = exception

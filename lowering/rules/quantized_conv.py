@@ -36,6 +36,7 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
+from ..npu_target import choose
 from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
@@ -460,7 +461,11 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     i32 (always for i8). None: neither can compute it exactly."""
     dtype = ctx.type_of(x).dtype
     bits = (sy.n * sx.n).bit_length() - 1
-    if sy.fits_resize() and sx.fits_resize():
+    resizes = sy.fits_resize() and sx.fits_resize()
+    upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
+    if upscale and (not resizes or choose(ctx, "resize_bilinear_integer_upscale") == "transpose_conv2d"):
+        acc = _upscale_sum(ctx, x, sy.n, sx.n)
+    elif resizes:
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
@@ -475,6 +480,32 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
                                                      {"round": False}))
         acc = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
     return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
+
+
+_MAX_UPSCALE_WEIGHT = 64  # the centre weight k_y * k_x of `_upscale_sum` in int8 (two 8x axes)
+
+
+def _upscale_factor(s: Sampling) -> int:
+    """k when the axis is an exact integer upscale with aligned corners (out - 1 = k (size - 1): TFLite's
+    align_corners by an integer factor, k = 1 for an axis left alone), else a value past any limit."""
+    exact = s.d == 1 and s.offset == 0 and s.size > 1 and s.border == 0
+    return s.n if exact else _MAX_UPSCALE_WEIGHT + 1
+
+
+def _upscale_sum(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
+    """The bilinear sum of an exact integer upscale (`_upscale_factor`): output o reads input o // k and
+    the next with weights k - o % k and o % k, which is a TRANSPOSE_CONV2D of stride k with the triangle
+    k - |t| (t = -(k-1)..k-1) on each axis, cropped by k - 1 at both ends through its out_pad, channel
+    by channel (a diagonal weight). Integer weights in units of ky * kx, as RESIZE's (which Vela does
+    not map on Ethos-U55/U65); the stored integers are weighed, zero points 0."""
+    channels = ctx.type_of(x).shape[-1]
+    triangle = [np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)]
+    weights = np.zeros((channels, 2 * ky - 1, 2 * kx - 1, channels), np.int8)
+    weights[np.arange(channels), :, :, np.arange(channels)] = np.outer(*triangle)
+    attrs = {"stride": [ky, kx], "out_pad": [1 - ky, 1 - ky, 1 - kx, 1 - kx], "acc_type": "i32"}
+    operands = [x, ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
+                ctx.zero_point("i8")]
+    return ctx.op("tosa.transpose_conv2d", operands, attrs)
 
 
 def _rounded_i48_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, bits: int) -> Value:
