@@ -45,6 +45,8 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "sigmoid, tanh, exp, log, elu, gelu (int8)": (
         "a float32 table (LUTPopulate): the function times the float32 reciprocal of the output scale, rounded half "
         "away; log of a value <= 0 is the lowest output", _FLOAT),
+    "requantize (int8 to int16)": ("TFLite's Requantize: MultiplyByQuantizedMultiplier of x - zp (one RESCALE "
+                                   "DOUBLE_ROUND)", "an exact 256-entry GATHER of the float32 requantization"),
     "requantize, abs, relu, clamp, leaky_relu (int16)": (
         "one RESCALE DOUBLE_ROUND by TFLite's multiplier: negative halves round up",
         "RESCALE of |x| with the sign put back where halves can occur (halves away from zero)"),

@@ -249,10 +249,15 @@ def affine_lookup(ctx: LoweringContext, x: Value, results: np.ndarray, xq: QInfo
 
 
 def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-    """x re-encoded in y's quantization: an exact table from i8; from wider types one RESCALE, or
-    `narrow`'s half-away rounding where the ratio of scales can make exact halves."""
+    """x re-encoded in y's quantization: an exact table from i8 (to i16 under litert semantics one RESCALE,
+    TFLite's Requantize); from wider types one RESCALE, or `narrow`'s half-away rounding where the
+    ratio of scales can make exact halves."""
     if same_quantization(xq, yq):
         return x
+    if xq.dtype == "i8" and yq.dtype == "i16" and yq.zero_point == 0 and ctx.semantics == "litert":
+        # TFLite's Requantize: MultiplyByQuantizedMultiplier of x - zp, one RESCALE (no GATHER table;
+        # RESCALE has no int16 output zero point, TFLite's int16 has none either)
+        return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
     if xq.dtype == "i8":
         return lookup(ctx, x, lambda r: r, xq, yq)
     ratio = xq.scale / yq.scale
@@ -358,6 +363,8 @@ def unary(ctx: LoweringContext) -> Value:
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
     if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
         return _litert_i16(ctx, x, xq, yq)
+    if xq.dtype == "i8" and yq.dtype == "i16" and ctx.op_name in ("nn.requantize", "nn.identity"):
+        return requantize_value(ctx, x, xq, yq)
     fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq) if ctx.semantics == "litert" else None
     if fixed_point is not None:  # TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does
         return sigmoid_tanh_int16(ctx, x, fixed_point)
