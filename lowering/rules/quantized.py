@@ -39,8 +39,8 @@ from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported
 from ..litert_kernels import kernel_for, sigmoid_fixed_point
-from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, saturate_to,
-                     source_results, table_i16, ties_possible, widen)
+from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, narrow, qinfo, rescale, rescale_values,
+                     saturate_to, source_results, table_i16, ties_possible, widen)
 from . import RULES, rule
 from .quantized_litert import sigmoid_tanh_int16
 from .shape import concat, pad_constant
@@ -335,6 +335,13 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
         return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))
     # leaky_relu: the alpha branch multiplies by |alpha ratio| and puts the sign back before the zero point
     alpha = float(f32(xq.scale) * f32(ctx.attrs["alpha"]) / f32(yq.scale))
+    extremum = _leaky_relu_as_extremum(ctx, xq, yq, ratio, alpha)
+    if extremum is not None:
+        def branch(factor: float) -> Value:  # as below, in i32 (RESCALE has no int32 output zero point)
+            if factor >= 0:
+                return rescale(ctx, v, factor, "i32")
+            return ctx.negate(rescale(ctx, v, -factor, "i32"))
+        return rescale(ctx, ctx.binary(extremum, branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
     if alpha < 0:
         low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
     else:
@@ -342,6 +349,29 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
     positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
     return ctx.op("tosa.select", [positive, high, low])
+
+
+def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float, alpha: float) -> str | None:
+    """"tosa.maximum" or "tosa.minimum" when that op of the two branches of TFLite's int16 leaky relu (x - zp
+    rescaled by `ratio`, or by `alpha`) is the x >= zp choice between them for every input (checked
+    here on all 65536, with RESCALE's own integers: usually MAXIMUM for alpha below 1, MINIMUM above),
+    and the branches stay within what a RESCALE by 1 reads (|v| < 2**29); else None (SELECT, which
+    Ethos-U55 and U65 lack)."""
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+
+    def branch(factor: float, dtype: str, zp: int = 0) -> np.ndarray:
+        if factor >= 0:
+            return rescale_values(ctx, v, factor, dtype, out_zp=zp)
+        return rescale_values(ctx, -rescale_values(ctx, v, -factor, "i32"), 1.0, dtype, out_zp=zp)
+
+    if max(np.abs(branch(ratio, "i32")).max(), np.abs(branch(alpha, "i32")).max()) >= 1 << 29:
+        return None
+    high, low = branch(ratio, yq.dtype, yq.zero_point), branch(alpha, yq.dtype, yq.zero_point)
+    chosen = np.where(v >= 0, high, low)
+    for op, combine in (("tosa.maximum", np.maximum), ("tosa.minimum", np.minimum)):
+        if np.array_equal(chosen, combine(high, low)):
+            return op
+    return None
 
 
 LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")

@@ -64,3 +64,28 @@ func.func @logistic16(%x: tensor<1x16x!quant.uniform<i16:f32, 0.000244140625>>) 
   %y = "nn.sigmoid"(%x) : (tensor<1x16x!quant.uniform<i16:f32, 0.000244140625>>) -> tensor<1x16x!quant.uniform<i16:f32, 3.0517578125e-05>>
   return %y : tensor<1x16x!quant.uniform<i16:f32, 3.0517578125e-05>>
 }
+
+// int16 leaky relu (alpha 0.2): TFLite's two rescaled branches in i32 and their MAXIMUM, which is its
+// x >= zp choice on every input (checked at lowering time), instead of GREATER_EQUAL + SELECT
+// CHECK-LABEL: sym_name = "leaky_relu16"
+// CHECK: %[[V:.*]] = "tosa.rescale"(%arg{{[0-9]+}}, {{.*}}) -> tensor<1x16xi32>
+// CHECK: %[[HIGH:.*]] = "tosa.rescale"(%[[V]], {{.*}}) -> tensor<1x16xi32>
+// CHECK: %[[LOW:.*]] = "tosa.rescale"(%[[V]], {{.*}}) -> tensor<1x16xi32>
+// CHECK: %[[M:.*]] = "tosa.maximum"(%[[HIGH]], %[[LOW]])
+// CHECK: "tosa.rescale"(%[[M]], {{.*}}) -> tensor<1x16xi16>
+// CHECK-NOT: "tosa.select"
+// CHECK-NOT: "tosa.greater_equal"
+func.func @leaky_relu16(%x: tensor<1x16x!quant.uniform<i16:f32, 3.0518e-05>>) -> tensor<1x16x!quant.uniform<i16:f32, 2.1e-05>> {
+  %y = "nn.leaky_relu"(%x) {alpha = 0.2 : f64} : (tensor<1x16x!quant.uniform<i16:f32, 3.0518e-05>>) -> tensor<1x16x!quant.uniform<i16:f32, 2.1e-05>>
+  return %y : tensor<1x16x!quant.uniform<i16:f32, 2.1e-05>>
+}
+
+// int8 -> int16 requantize: TFLite's Requantize, one RESCALE with the input zero point (no GATHER)
+// CHECK-LABEL: sym_name = "requantize_8_16"
+// CHECK: %[[ZP:.*]] = "tosa.const"() <{values = dense<5> : tensor<1xi8>}>
+// CHECK: "tosa.rescale"(%arg{{[0-9]+}}, %{{.*}}, %{{.*}}, %[[ZP]], %{{.*}}) {{.*}} -> tensor<1x16xi16>
+// CHECK-NOT: "tosa.gather"
+func.func @requantize_8_16(%x: tensor<1x16x!quant.uniform<i8:f32, 0.0235:5>>) -> tensor<1x16x!quant.uniform<i16:f32, 3.1e-05>> {
+  %y = "nn.requantize"(%x) : (tensor<1x16x!quant.uniform<i8:f32, 0.0235:5>>) -> tensor<1x16x!quant.uniform<i16:f32, 3.1e-05>>
+  return %y : tensor<1x16x!quant.uniform<i16:f32, 3.1e-05>>
+}
