@@ -318,6 +318,8 @@ def sigmoid_fixed_point(op: str, x: QInfo, y: QInfo) -> SigmoidFixedPoint | None
         return None
     tanh = op == "nn.tanh"
     multiplier, shift = _input_rescale_16(x.scale, (0, 1) if tanh else (0,))
+    if multiplier << 15 >= 1 << 31:  # x * multiplier must stay in int32 (a scale past 2.67: all saturated)
+        return None
     bits, saturated = (8, 0xFFFF << 8) if tanh else (9, 0x7FFF << 10)
     entries = _SIGMOID_TABLE.copy()
     slopes = np.append(np.diff(_SIGMOID_TABLE), 0)

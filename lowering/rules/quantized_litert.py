@@ -6,12 +6,14 @@ of a difference of int8 values become int8 TABLEs (one per byte of the result); 
 interpolated int16 tables become int16 TABLEs fed as TFLite feeds them. The per-row parts (the
 reciprocal of a sum, an inverse square root) are gemmlowp's fixed-point steps: MUL with shift 31 is
 its SaturatingRoundingDoublingHighMul, CLZ and shifts normalize, ARITHMETIC_RIGHT_SHIFT with `round`
-is its RoundingDivideByPOT of a non-negative value (CLZ and the shifts are pro_int ops Vela may not
-map). They return None where TFLite would refuse the tensor's quantization (or the shape exceeds what
-the kernel handles), and the caller then lowers as CpuRef computes.
+is its RoundingDivideByPOT of a non-negative value (Vela maps CLZ, the shifts, MINIMUM and MAXIMUM on
+every Ethos-U, BITWISE_AND not on U55/U65: docs/vela.md). They return None where TFLite would refuse
+the tensor's quantization (or the shape exceeds what the kernel handles), and the caller then lowers
+as CpuRef computes.
 
-- softmax_int8 (reference_ops::Softmax, int8/uint8 in, int8/uint8 out at scale 1/256);
+- softmax_int8 (reference_ops::Softmax, int8/uint8 in, int8/uint8 out at scale 1/256, rows up to 4095);
 - softmax_int16 (reference_ops::SoftmaxInt16, scale 1/32768 out);
+- sigmoid_tanh_int16 (reference_integer_ops::Logistic and Tanh, int16);
 - l2_normalize (int8 reference_integer_ops::L2Normalization, uint8 reference_ops::L2Normalization);
 - div (reference_ops::DivElementwise: uint8, int8, int16).
 """
