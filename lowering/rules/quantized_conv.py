@@ -367,7 +367,7 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
     x, window_pad, extra = fit_windows(ctx, x, kernel, stride, pad)
     if _reciprocal_scale_exact(xq, counts):
         zp = ctx.zero_point(xq.dtype, -xq.offset)
-        y = ctx.op("tosa.avg_pool2d", [x, zp, ctx.zero_point(xq.dtype, -xq.offset)],
+        y = ctx.op("tosa.avg_pool2d", [x, zp, zp],
                    {"kernel": kernel, "stride": stride, "pad": window_pad, "acc_type": "i32"})
         return drop_extra(ctx, y, extra)
     acc_type = ACCUMULATOR[xq.dtype]
@@ -458,7 +458,9 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     is the same in and out) weighed with its 10-bit weights, an exact sum over unit = sy.n * sx.n
     (a power of two: tflite_bilinear_sampling), rounded half away from zero. The sum comes from
     RESIZE, or beyond RESIZE's limits from GATHERed neighbours and constant weights while it fits
-    i32 (always for i8). None: neither can compute it exactly."""
+    i32 (always for i8). An aligned integer upscale of int8 data is a TRANSPOSE_CONV2D instead where
+    the --target preset asks for it (`_upscale_sum`; Vela maps no such RESIZE on Ethos-U55/U65) or
+    RESIZE cannot take it. None: nothing can compute it exactly."""
     dtype = ctx.type_of(x).dtype
     bits = (sy.n * sx.n).bit_length() - 1
     resizes = sy.fits_resize() and sx.fits_resize()
