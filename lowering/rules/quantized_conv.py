@@ -339,6 +339,8 @@ def _reciprocal_scale_exact(xq: QInfo, counts: np.ndarray) -> bool:
     largest = max(abs(xq.qmin + xq.offset), abs(xq.qmax + xq.offset))
     for n in np.unique(counts):
         n = int(n)
+        if n <= 0:  # a window of padding only (TFLite refuses it): left to the INTDIV form
+            return False
         k = (n - 1).bit_length()
         excess = (((1 << 30) + 1 << k) // n) / 2.0 ** (30 + k) - 1.0 / n
         if excess * largest * n >= 1.0 / (2 * n):
