@@ -97,9 +97,11 @@ def clamp(x: QInfo, y: QInfo, low: float, high: float) -> Kernel:
     m, e = quantize_multiplier(float(F32(x.scale) / F32(y.scale)))
 
     def bound(value: float, other: int) -> int:
-        if not math.isfinite(value):
+        with np.errstate(over="ignore"):
+            steps = F32(value) / F32(y.scale)
+        if not np.isfinite(steps):  # an infinite bound, or one whose float32 quotient overflows: no bound
             return other
-        return y.zero_point + int(_round_away(F32(value) / F32(y.scale)))
+        return y.zero_point + int(_round_away(steps))
 
     lo, hi = max(y.qmin, bound(low, y.qmin)), min(y.qmax, bound(high, y.qmax))
 

@@ -3,6 +3,7 @@
     import nn2tosa
     result = nn2tosa.convert("model.armnn")
     result.mlir_module()  /  result.mlir_text()  /  result.tosa_flatbuffer()  /  result.report
+    nn2tosa.convert_many(["a.armnn", "b.pte"], "out", emit="tosa,mlirbc")   # -> [ModelResult, ...]
 
 `load`, `convert` and `Result` (nn2tosa.api) are imported on first use, so importing the package
 (and starting the command line) loads neither numpy nor MLIR.
@@ -12,10 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["load", "convert", "Result", "__version__"]
+__all__ = ["load", "convert", "convert_many", "ModelResult", "Result", "__version__"]
 
 if TYPE_CHECKING:
     from nn2tosa.api import Result, convert, load
+    from nn2tosa.zoo import ModelResult, convert_many
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +25,8 @@ def __getattr__(name: str) -> Any:
         from nn2tosa import api
 
         return getattr(api, name)
+    if name in ("convert_many", "ModelResult"):  # many models into a directory (nn2tosa/zoo.py)
+        from nn2tosa import zoo
+
+        return getattr(zoo, name)
     raise AttributeError(f"module 'nn2tosa' has no attribute {name!r}")

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 2 invalid or corrupt input (or a bad command line); 3 valid input with
 constructs nn2tosa cannot convert (all listed); 1 anything else. Errors are one line,
-`nn2tosa: error: ...`, unless --debug asks for the traceback.
+`nn2tosa: error: ...`, unless --debug asks for the traceback. `convert --out-dir` (many models,
+nn2tosa/zoo.py) exits with the worst class among its models: 1, then 2, then 3, then 0.
 """
 from __future__ import annotations
 
@@ -86,11 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"nn2tosa {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("convert", help="convert a model to TOSA MLIR (.mlir, .mlirbc) and/or a .tosa flatbuffer")
-    p.add_argument("input", help="model file: .armnn, MPS payload (.mpsgraph), .pte, or .tosa")
-    p.add_argument("-o", "--output", action="append", required=True, metavar="OUT",
+    p = sub.add_parser("convert", help="convert a model to TOSA MLIR (.mlir, .mlirbc) and/or a .tosa flatbuffer; "
+                                       "several models into a directory with --out-dir")
+    p.add_argument("input", nargs="+", help="model file: .armnn, MPS payload (.mpsgraph), .pte, or .tosa; several "
+                                            "with --out-dir")
+    p.add_argument("-o", "--output", action="append", metavar="OUT",
                    help="output file; the extension picks the kind (.mlir, .mlirbc, .tosa); '-' writes MLIR text "
                         "to stdout; may be repeated")
+    from nn2tosa.zoo import add_zoo_arguments
+
+    add_zoo_arguments(p)
     p.add_argument("--partition", type=int, metavar="N", help="convert only partition N of a multi-partition .pte")
     p.add_argument("--elide-constants", action="store_true", help="elide large constants in MLIR text output")
     p.add_argument("--mlir-pretty", action="store_true",
@@ -193,6 +199,22 @@ def _load(path: str) -> list:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    from nn2tosa.zoo import cmd_convert_many, refuse_zoo_options
+
+    if args.out_dir is not None:  # many models, each into the directory (nn2tosa/zoo.py)
+        return cmd_convert_many(args)
+    refuse_zoo_options(args)
+    if args.output is None:
+        raise UsageError("the following arguments are required: -o/--output (or --out-dir DIR for several models)")
+    if len(args.input) != 1:
+        raise UsageError(f"{len(args.input)} inputs: several models go into a directory (--out-dir DIR)")
+    args.input = args.input[0]
+    convert_and_write(args, *output_kinds(args))
+    return 0
+
+
+def output_kinds(args: argparse.Namespace) -> tuple[list[str], str | None]:
+    """(the kind of each -o output, the --partial sidecar path or None), checked before any work."""
     from nn2tosa.fileio import check_output_path
 
     kinds = []
@@ -212,6 +234,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
         from nn2tosa.mlir_pipeline import check_pipeline
 
         check_pipeline(args.mlir_pipeline)
+    return kinds, sidecar
+
+
+def convert_and_write(args: argparse.Namespace, kinds: list[str], sidecar: str | None) -> tuple[list[Any], list[str]]:
+    """Convert `args.input` and write `args.output` (one kind each), the sidecar and the JSON report, all
+    or nothing; (the Results, the paths written). Each model of `convert --out-dir` goes through here too."""
     from nn2tosa.progress import ProgressBar, progress_for
 
     bar = ProgressBar(sys.stderr) if args.progress else progress_for(args.input) if args.progress is None else None
@@ -222,7 +250,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             bar.close()
 
 
-def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, bar: Any) -> int:
+def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, bar: Any) -> tuple[list[Any], list[str]]:
     if bar is not None:
         bar("load", 0, 1)
     start = time.perf_counter()
@@ -258,6 +286,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                     bar("mlir-pipeline", 0, 1)
                 run_pipeline(result.mlir_module(), args.mlir_pipeline)
         written: list[dict[str, list[str]]] = [{} for _ in results]
+        extras: list[str] = []  # sidecars and reports
         with all_or_nothing():  # every output is written, or none is
             for out, kind in zip(args.output, kinds):
                 for i, result in enumerate(results):
@@ -271,9 +300,11 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                 if sidecar is not None:
                     path = sidecar if len(results) == 1 else _partition_path(sidecar, i)
                     write_atomic(path, (json.dumps(result.sidecar(written[i]), indent=1) + "\n").encode())
+                    extras.append(path)
                 if args.report_json:
                     path = args.report_json if len(results) == 1 else _partition_path(args.report_json, i)
                     write_atomic(path, (result.report.to_json() + "\n").encode())
+                    extras.append(path)
     except Nn2TosaError as e:
         raise blame(e, graphs, args.input) from e
     if bar is not None:
@@ -282,7 +313,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
         for i, result in enumerate(results):
             head = f"partition {i}: " if len(results) > 1 else ""
             sys.stderr.write(head + result.report.format_text())
-    return 0
+    return results, [p for paths in written for kind in kinds for p in paths.get(kind, [])] + extras
 
 
 def _sidecar_path(args: argparse.Namespace) -> str:
@@ -469,11 +500,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not debug:  # numpy's overflow/invalid-value warnings on hostile data would break the one line
                 warnings.simplefilter("ignore")
             return COMMANDS[args.command](args)
-    except Nn2TosaError as e:
-        if debug:
-            traceback.print_exc()
-        print(f"nn2tosa: error: {_one_line(str(e))}", file=sys.stderr)
-        return e.exit_code
     except KeyboardInterrupt:
         print("nn2tosa: interrupted", file=sys.stderr)
         return 130
@@ -483,16 +509,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return 128 + signal.SIGPIPE
-    except OSError as e:  # an output that cannot be written (no such directory, disk full): not a bug
+    except Exception as e:
         if debug:
             traceback.print_exc()
+        code, message = error_exit(e)
+        print(f"nn2tosa: error: {message}", file=sys.stderr)
+        return code
+
+
+def error_exit(e: Exception) -> tuple[int, str]:
+    """The exit code of an error that ends a conversion, and what to say about it on one line."""
+    if isinstance(e, Nn2TosaError):
+        return e.exit_code, _one_line(str(e))
+    if isinstance(e, OSError):  # an output that cannot be written (no such directory, disk full): not a bug
         where = _one_line(str(e.filename)) + ": " if e.filename else ""
-        print(f"nn2tosa: error: {where}{_one_line(e.strerror or str(e))}", file=sys.stderr)
-        return 2
-    except Exception as e:  # a bug: say so in one line; --debug shows where
-        if debug:
-            traceback.print_exc()
-        print(f"nn2tosa: error: internal error: {type(e).__name__}: {_one_line(str(e))} "
-              "(rerun with --debug for the traceback)",
-              file=sys.stderr)
-        return 1
+        return 2, f"{where}{_one_line(e.strerror or str(e))}"
+    # a bug: say so in one line; --debug shows where
+    return 1, f"internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)"

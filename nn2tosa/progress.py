@@ -3,7 +3,8 @@
 It appears when stderr is a terminal, the model file is at least LARGE_MODEL_BYTES (override with
 the environment variable NN2TOSA_PROGRESS_BYTES), and neither CI nor TERM=dumb says otherwise; so
 pipes, logs and CI runs never see it. It shows the stage running (load, each pass, writing) and
-the time since the start, and erases itself when done.
+the time since the start, and erases itself when done. `convert --out-dir` (nn2tosa/zoo.py) draws one
+counting models, whatever their size, whenever stderr is `watched`.
 """
 from __future__ import annotations
 
@@ -39,10 +40,15 @@ class ProgressBar:
             self.drawn = False
 
 
+def watched(stream: TextIO) -> bool:
+    """Whether a person is watching `stream`: a terminal, and neither CI nor TERM=dumb says otherwise."""
+    return stream.isatty() and not os.environ.get("CI") and os.environ.get("TERM") != "dumb"
+
+
 def progress_for(path: str, stream: TextIO | None = None) -> ProgressBar | None:
     """A ProgressBar when converting `path` is worth watching on an interactive stderr, else None."""
     stream = stream or sys.stderr
-    if not stream.isatty() or os.environ.get("CI") or os.environ.get("TERM") == "dumb":
+    if not watched(stream):
         return None
     try:
         threshold = int(os.environ.get("NN2TOSA_PROGRESS_BYTES", LARGE_MODEL_BYTES))

@@ -1,5 +1,5 @@
-"""The README's examples (Python API, MLIR pipelines, partial conversion, reports, checks, graphs) run as
-written: each block in a fresh directory holding the bundled examples, with nn2tosa and mlir-opt on PATH."""
+"""The README's examples (model zoos, Python API, MLIR pipelines, partial conversion, reports, checks, graphs)
+run as written: each block in a fresh directory holding the bundled examples, with nn2tosa and mlir-opt on PATH."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO
 
-SECTIONS = ("Python API", "Into an MLIR pipeline", "Partial conversion", "Reports, checks, graphs")
+SECTIONS = ("Model zoos", "Python API", "Into an MLIR pipeline", "Partial conversion", "Reports, checks, graphs")
 
 
 def blocks(language: str) -> list[tuple[str, str]]:
@@ -63,5 +63,6 @@ def test_what_the_readme_commands_write_is_ignored_by_git(workdir):
         assert proc.returncode == 0, proc.stderr.decode()
     written = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.is_file() and "examples" not in p.parts)
     assert any(w.startswith("outputs/") for w in written) and "cnn.tosa" in written and "ssd.region0.tosa" in written
+    assert "zoo/summary.json" in written
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *written], cwd=REPO, capture_output=True, text=True)
     assert sorted(ignored.stdout.split()) == written

@@ -177,3 +177,35 @@ def test_pool_outputs_are_exact_for_max():
     attrs = {"kernel": [3, 2], "stride": [3, 2], "pad": [2, 4, 1, 3], "dilation": [3, 2]}
     report = check_lowering(_pool("nn.max_pool2d", (2, 10, 9, 3), attrs), tolerance={"f32": 0.0})
     assert report.errors["y"] == 0.0
+
+
+# ------------------------------------------------------------------------------ windows past the input
+def _covered(size: int, kernel: int, stride: int, before: int, after: int) -> list[tuple[int, int]]:
+    """The input rows each output position's window holds, as (first, last) clipped to the input."""
+    out = (size + before + after - kernel) // stride + 1
+    return [(max(o * stride - before, 0), min(o * stride - before + kernel - 1, size - 1)) for o in range(out)]
+
+
+@given(size=st.integers(1, 9), kernel=st.integers(1, 40), stride=st.integers(1, 4), before=st.integers(0, 40),
+       after=st.integers(0, 40))
+@settings(max_examples=400, deadline=None)
+def test_clipped_windows_hold_the_same_rows(size, kernel, stride, before, after):
+    from lowering.rules.pool import clip_windows
+    if size + before + after < kernel:
+        return
+    (k,), (b, a) = clip_windows([size], [kernel], [stride], [before, after])
+    assert 1 <= k <= max(size + before, 1) and 0 <= b and 0 <= a
+    assert _covered(size, k, stride, b, a) == _covered(size, kernel, stride, before, after)
+
+
+@pytest.mark.parametrize("op,extra", [("nn.max_pool2d", {"dilation": [1, 1]}),
+                                      ("nn.avg_pool2d", {"count_pad": [0] * 4, "divisor": 0})])
+def test_huge_windows_shrink_to_the_input(op, extra):
+    """A fuzzed poolHeight of 2**31 - 1 made the reference model loop 2**31 taps per output: the
+    lowering pools with a window no longer than the input plus its leading padding."""
+    attrs = {"kernel": [2 ** 31 - 1, 3], "stride": [1, 1], "pad": [1, 2 ** 31 - 3, 1, 1], **extra}
+    low = lower(_pool(op, (1, 5, 6, 2), attrs))
+    pools = [low.attrs(n) for n in low.nodes() if low.op(n) == op.replace("nn.", "tosa.")]
+    assert [(list(a["kernel"]), list(a["pad"])) for a in pools] == [([6, 3], [1, 4, 1, 1])]
+    # the same windows, as the numpy reference can run them (it pads explicitly)
+    check_lowering(_pool(op, (1, 5, 6, 2), {**attrs, "kernel": [9, 3], "pad": [1, 7, 1, 1]}))

@@ -62,12 +62,39 @@ def _spatial_pads(pad: Sequence[int]) -> list[int]:
     return [0, 0, *pad, 0, 0]
 
 
+def clip_windows(sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+                 pad: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Kernel and [before, after] pads per axis whose windows cover the same input elements as the
+    given ones, each window no longer than the input plus the leading padding.
+
+    Only for pools that ignore padding (max, average not counting it): a window reaching past the
+    input's end on both sides of every output position gains nothing from its extra taps, and the
+    reference model's time grows with the taps (a kernel of 2**31 - 1 never ends).
+    - Every window already reaches past the end (kernel - before >= size): cut the taps past it off
+      the kernel and the trailing padding; the windows keep their starts and still end past the input.
+    - Every window then starts at or before the input's start (before - (out - 1) * stride >= 0): cut
+      the leading taps off the kernel and the leading padding; the windows keep their ends."""
+    kernel, pad = list(kernel), list(pad)
+    for i, (size, s) in enumerate(zip(sizes, stride)):
+        out = (size + pad[2 * i] + pad[2 * i + 1] - kernel[i]) // s + 1
+        past_end = kernel[i] - pad[2 * i] - size
+        if past_end > 0:
+            kernel[i] -= past_end
+            pad[2 * i + 1] -= past_end
+        before_start = min(pad[2 * i] - (out - 1) * s, kernel[i] - 1)
+        if before_start > 0:
+            kernel[i] -= before_start
+            pad[2 * i] -= before_start
+    return kernel, pad
+
+
 def max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int],
              dilation: Sequence[int] = (1, 1)) -> Value:
     """nn's max_pool2d of NHWC `x` (TOSA MAX_POOL2D where it fits, else the decompositions above)."""
     lowest = _lowest(ctx.type_of(x).dtype)
     if any(d > 1 for d in dilation):
         return _dilated_max_pool(ctx, x, kernel, stride, pad, dilation, lowest)
+    kernel, pad = clip_windows(ctx.type_of(x).shape[1:3], kernel, stride, pad)
     if any(p >= kernel[i // 2] for i, p in enumerate(pad)):
         x, pad = pad_constant(ctx, x, _spatial_pads(pad), lowest), [0, 0, 0, 0]
     x, pad, extra = fit_windows(ctx, x, kernel, stride, pad)
@@ -115,6 +142,8 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
     """nn's avg_pool2d of NHWC float `x`: each window's sum divided by `divisor` (> 0) or by the
     number of its elements in the input or in the counted padding."""
     t = ctx.type_of(x)
+    if divisor == 0 and not any(count_pad):
+        kernel, pad = clip_windows(t.shape[1:3], kernel, stride, pad)
     uncounted = [p - c for p, c in zip(pad, count_pad)]
     explicit = list(count_pad)
     factor = None

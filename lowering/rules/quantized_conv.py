@@ -40,7 +40,7 @@ from ..npu_target import choose
 from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
-from .pool import window_counts
+from .pool import clip_windows, window_counts
 from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
                      tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
 from .quantized import constant_array, float_fallback, movement, q_in, q_out, require_per_tensor
@@ -313,6 +313,8 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     if (xq is None or yq is None or xq.per_axis or xq != yq or xq.dtype not in ACCUMULATOR
             or int(ctx.attrs["divisor"]) > 0):
         return float_fallback(ctx)
+    if not any(count_pad):
+        kernel, pad = clip_windows(ctx.in_types[0].shape[1:3], kernel, stride, pad)
     if ctx.semantics == "litert" and not any(count_pad):
         return _tflite_average_pool(ctx, xq, kernel, stride, pad)
     uncounted = [p - c for p, c in zip(pad, count_pad)]

@@ -1,0 +1,525 @@
+"""Many models in one run: `nn2tosa convert A.armnn B.pte ... --out-dir DIR` and `nn2tosa.convert_many`.
+
+Each model is converted exactly as `nn2tosa convert MODEL -o DIR/NAME.tosa ...` converts it alone
+(nn2tosa.cli.convert_and_write: the same options, limits and all-or-nothing outputs), in worker processes
+forked from one process that imported what the conversions need once. A model that fails, crashes its
+worker or runs past the time limit is reported, what it had half-written is removed, and the others go on.
+
+The run's exit status is the worst class among its models, worst first:
+1 (a bug: an internal error, a crashed worker), 2 (invalid input, an output that cannot be written, a
+model stopped at --timeout), 3 (valid input with constructs nn2tosa cannot convert), 0 (all converted).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+import warnings
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from nn2tosa.diagnostics import UsageError
+
+# What --emit can ask for, and the file each becomes in the output directory.
+EMIT_SUFFIXES = {"tosa": ".tosa", "mlir": ".mlir", "mlirbc": ".mlirbc", "report": ".report.json"}
+DEFAULT_EMIT = ("tosa",)
+
+# Exit classes from best to worst (see the module doc), and the status word of each.
+SEVERITY = (0, 3, 2, 1)
+STATUS = {0: "ok", 3: "unsupported", 2: "invalid", 1: "failed"}
+CRASHED, TIMEOUT = "crashed", "timeout"  # exit 1 and exit 2: what the parent sees of a worker that died or hung
+
+# The options of `convert` that apply to each model: convert_many's keyword arguments, with the
+# resource limits (nn2tosa.limits.Limits fields: max_tensor_bytes, ...).
+PER_MODEL_OPTIONS = ("profile", "semantics", "target", "partial", "keep_int4", "validate", "mlir_pipeline", "tosa_version",
+                     "elide_constants", "mlir_pretty", "debug")
+
+# The options of `convert` that name one file or pick one partition, and what --out-dir does instead.
+SINGLE_MODEL_OPTIONS = {
+    "output": ("-o", "each model's outputs are DIR/NAME.<kind>, the kinds given by --emit"),
+    "report": ("--report", "--emit report writes each model's report as DIR/NAME.report.json"),
+    "report_json": ("--report-json", "--emit report writes each model's report as DIR/NAME.report.json"),
+    "sidecar": ("--sidecar", "with --partial each model's sidecar is DIR/NAME.partition.json"),
+    "partition": ("--partition", "every partition of a .pte is converted, as DIR/NAME.partK.<kind>"),
+}
+ZOO_ONLY_OPTIONS = {"emit": "--emit", "jobs": "--jobs", "timeout": "--timeout", "summary_json": "--summary-json"}
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """How one model of a convert_many run went."""
+
+    input: str  # the path as given
+    name: str  # the stem of its outputs: DIR/<name>.tosa, ...
+    status: str  # ok, unsupported, invalid, failed (an internal error), crashed, timeout
+    exit_code: int  # what converting it alone exits with: 0, 3, 2, 1 (crashed: 1, timeout: 2)
+    seconds: float  # wall time of its conversion
+    cpu_seconds: float | None  # CPU time of its conversion in the worker; None when the worker died
+    ops: int | None  # TOSA ops written (every function and partition); None when it failed
+    outputs: tuple[str, ...] = ()  # the files written, none when it failed
+    message: str = ""  # the one-line error, when it failed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "outputs": list(self.outputs)}
+
+
+def worst_exit(codes: Sequence[int]) -> int:
+    """The worst of these exit classes (SEVERITY), 0 for none."""
+    return max(codes, key=SEVERITY.index, default=0)
+
+
+# ------------------------------------------------------------------------------ the API
+def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *,
+                 emit: str | Sequence[str] = DEFAULT_EMIT, jobs: int | None = None, timeout: float | None = None,
+                 on_result: Callable[[ModelResult], None] | None = None, **options: Any) -> list[ModelResult]:
+    """Convert every model in `paths` into `out_dir` (created if missing) and return one ModelResult per
+    path, in the order given. A model that fails is a result, not an exception; a bad request (an unknown
+    emit kind or option, `out_dir` an existing file, a path given twice) raises UsageError before any work.
+
+    emit: the kinds to write for each model, from EMIT_SUFFIXES ("tosa,mlirbc" or a list): DIR/NAME.tosa,
+      .mlir (generic MLIR text), .mlirbc (MLIR bytecode), .report.json (the conversion report). NAME is the
+      file's stem; inputs sharing a stem are told apart by their folders (output_names).
+    jobs: worker processes (default: the cores available, at most one per model).
+    timeout: seconds one model may take; past it its worker is stopped and the model is "timeout", exit 2.
+    on_result: called with each ModelResult as it finishes (in completion order).
+    options: what `nn2tosa.convert` and the command line take for one model (PER_MODEL_OPTIONS: profile,
+      semantics, target, partial, keep_int4, validate, mlir_pipeline, tosa_version, elide_constants, mlir_pretty)
+      and the resource limits (max_tensor_bytes, max_total_bytes, max_ops, max_rank, max_list_length).
+    """
+    from nn2tosa.limits import Limits
+
+    limit_names = set(Limits.__dataclass_fields__)
+    unknown = sorted(set(options) - set(PER_MODEL_OPTIONS) - limit_names)
+    if unknown:
+        raise UsageError(f"convert_many: unknown option(s) {', '.join(unknown)} (known: "
+                         f"{', '.join(PER_MODEL_OPTIONS + tuple(sorted(limit_names)))})")
+    from nn2tosa.api import TOSA_VERSIONS, parse_profile
+
+    args = argparse.Namespace(**{**_option_defaults(), **options})
+    if args.profile is not None:
+        parse_profile(args.profile)  # the command line's argparse checks these; here once, not per model
+    if args.semantics not in ("litert", "cpuref"):
+        raise UsageError(f"semantics {args.semantics!r}: litert or cpuref")
+    from nn2tosa.lowering.npu_target import NPU_TARGETS
+
+    if args.target is not None and args.target not in NPU_TARGETS:
+        raise UsageError(f"target {args.target!r}: one of {', '.join(NPU_TARGETS)}")
+    if args.tosa_version not in TOSA_VERSIONS:
+        raise UsageError(f"tosa_version {args.tosa_version!r}: one of {', '.join(TOSA_VERSIONS)}")
+    if args.mlir_pipeline is not None:
+        from nn2tosa.mlir_pipeline import check_pipeline
+
+        check_pipeline(args.mlir_pipeline)
+    return _convert_many([os.fspath(p) for p in paths], Path(out_dir), parse_emit(emit), jobs, timeout, on_result,
+                         args)
+
+
+def _option_defaults() -> dict[str, Any]:
+    """convert's defaults for every per-model option and limit, as the command line has them."""
+    from dataclasses import fields
+
+    from nn2tosa.api import TOSA_VERSIONS
+    from nn2tosa.limits import Limits
+
+    return {"profile": None, "semantics": "litert", "target": None, "partial": False, "keep_int4": False, "validate": False,
+            "mlir_pipeline": None, "tosa_version": TOSA_VERSIONS[0], "elide_constants": False, "mlir_pretty": False,
+            "debug": False, **{f.name: f.default for f in fields(Limits)}}
+
+
+def parse_emit(emit: str | Sequence[str]) -> tuple[str, ...]:
+    """"tosa,mlirbc" (or a list) -> ("tosa", "mlirbc"): the kinds, each once, in the order given."""
+    items = [emit] if isinstance(emit, str) else list(emit)
+    kinds = [k.strip() for item in items for k in item.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in EMIT_SUFFIXES]
+    if unknown or not kinds:
+        raise UsageError(f"--emit {','.join(kinds) or '(empty)'}: name one or more of {', '.join(EMIT_SUFFIXES)}"
+                         + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    return tuple(dict.fromkeys(kinds))
+
+
+def output_names(paths: Sequence[str]) -> list[str]:
+    """The stem of each input's outputs in the output directory: the file's stem; where several inputs
+    share one, it is prefixed with as many of the file's folders as tell it apart from the others
+    (litert_20.08_q8_add, litert_23.08_q8_add); names still equal (m.armnn and m.pte in one folder) are
+    numbered from the second on (c_m, c_m-2). A file given twice is a UsageError."""
+    resolved = [Path(p).resolve() for p in paths]
+    first: dict[Path, str] = {}
+    for path, r in zip(paths, resolved):
+        if r in first:
+            also = f" (also as {first[r]})" if first[r] != path else ""
+            raise UsageError(f"{path}: given twice{also}")
+        first[r] = path
+    names = [r.stem for r in resolved]
+    sharing: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        sharing.setdefault(name, []).append(i)
+    for stem, members in sharing.items():
+        if len(members) == 1:
+            continue
+        folders = {i: resolved[i].parent.parts[1:] for i in members}  # without the root
+        for i in members:
+            depth = 1  # as many trailing folders as no other input of this stem has
+            while depth <= len(folders[i]) and any(folders[j][-depth:] == folders[i][-depth:] for j in members
+                                                   if j != i):
+                depth += 1
+            if depth > len(folders[i]):  # another input of this stem is in the same folder
+                depth = 1
+            names[i] = "_".join([*folders[i][-depth:], stem])
+    taken: set[str] = set()  # the same folders, or a made-up name that is another input's stem: number the later
+    for i, name in enumerate(names):
+        unique, k = name, 1
+        while unique in taken:
+            k += 1
+            unique = f"{name}-{k}"
+        taken.add(unique)
+        names[i] = unique
+    return names
+
+
+def _default_jobs(models: int) -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, models))
+
+
+# ------------------------------------------------------------------------------ one model, in a worker
+@dataclass(frozen=True)
+class _Job:
+    """What every model of a run shares: convert's arguments, the directory, the kinds to write."""
+
+    args: argparse.Namespace
+    out_dir: Path
+    emit: tuple[str, ...]
+
+    def convert(self, path: str, name: str) -> ModelResult:
+        """Convert one model as `nn2tosa convert` converts it alone: its own limits scope, all or nothing."""
+        from nn2tosa import cli
+        from nn2tosa.limits import using
+
+        args = argparse.Namespace(**vars(self.args))
+        kinds = [k for k in self.emit if k != "report"]
+        args.input = path
+        args.output = [str(self.out_dir / f"{name}{EMIT_SUFFIXES[k]}") for k in kinds]
+        args.report_json = str(self.out_dir / f"{name}{EMIT_SUFFIXES['report']}") if "report" in self.emit else None
+        args.report, args.partition, args.progress = False, None, False
+        sidecar = str(self.out_dir / f"{name}.partition.json") if args.partial else None
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            with using(cli._limits(args)), warnings.catch_warnings():
+                if not args.debug:  # as the command line: numpy's warnings on hostile data stay quiet
+                    warnings.simplefilter("ignore")
+                results, written = cli.convert_and_write(args, kinds, sidecar)
+        except Exception as e:
+            if args.debug:
+                traceback.print_exc()
+            code, message = cli.error_exit(e)
+            return ModelResult(path, name, STATUS[code], code, time.perf_counter() - wall, time.process_time() - cpu,
+                               None, (), message)
+        ops = sum(sum(r.report.tosa_ops.values()) for r in results)
+        return ModelResult(path, name, STATUS[0], 0, time.perf_counter() - wall, time.process_time() - cpu, ops,
+                           tuple(written))
+
+
+def _serve(conn: Any, job: _Job) -> None:
+    """A worker's loop: receive (index, path, name), answer (index, ModelResult); None ends it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends the workers
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        index, path, name = task
+        conn.send((index, job.convert(path, name)))
+
+
+def _warm(paths: Sequence[str], job: _Job) -> None:
+    """Import, once, what converting these inputs needs (their formats' readers and passes, the emitters),
+    so that every forked worker starts with it instead of importing it again."""
+    from nn2tosa.api import tosa_pipeline
+    from nn2tosa.fileio import map_file
+    from nn2tosa.frontend import sniff
+    from nn2tosa.passes import parse_pipeline
+
+    formats = set()
+    for path in paths:
+        try:  # (a failure here is the model's: its worker meets it again and reports it; warming is a head start)
+            fmt = sniff(map_file(path))
+            if fmt is not None and fmt not in formats:
+                formats.add(fmt)
+                parse_pipeline(tosa_pipeline(fmt))  # imports the format's legalization
+        except Exception:
+            continue
+    if "tosa" in job.emit:
+        import nn2tosa.lowering.flatbuffer_emitter  # noqa: F401
+    if {"mlir", "mlirbc"} & set(job.emit) or job.args.validate or job.args.mlir_pipeline or "tosa" in formats:
+        import nn2tosa.lowering.mlir_emitter  # noqa: F401
+
+
+# ------------------------------------------------------------------------------ the workers
+class _Worker:
+    """A forked process converting one model at a time (_serve)."""
+
+    def __init__(self, context: Any, job: _Job):
+        self.conn, child_end = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child_end, job), daemon=True)
+        self.process.start()
+        child_end.close()
+        self.task: tuple[int, str, str] | None = None
+        self.started = 0.0
+
+    def give(self, task: tuple[int, str, str]) -> None:
+        self.task, self.started = task, time.perf_counter()
+        try:
+            self.conn.send(task)
+        except OSError:  # it died idle: the parent's wait sees its sentinel and reports the model as crashed
+            pass
+
+    def answer(self) -> ModelResult | None:
+        """The finished model's result, or None when the worker died without one."""
+        try:
+            if self.conn.poll():
+                return self.conn.recv()[1]
+        except (EOFError, OSError):
+            pass
+        return None
+
+    def kill(self) -> str:
+        """End the process now; how it ended."""
+        self.process.kill()
+        self.process.join()
+        self.conn.close()
+        code = self.process.exitcode
+        return f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.kill()
+
+
+def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: int | None, timeout: float | None,
+                  on_result: Callable[[ModelResult], None] | None, args: argparse.Namespace) -> list[ModelResult]:
+    if not paths:
+        return []
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs {jobs}: at least 1")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout {timeout}: a positive number of seconds")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{out_dir}: exists and is not a directory (the outputs go into a directory)")
+    names = output_names(paths)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    job = _Job(args, out_dir, emit)
+    _warm(paths, job)
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    # fork: the workers start with the parent's imports; where there is none, spawn (each imports again)
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    tasks = deque((i, path, name) for i, (path, name) in enumerate(zip(paths, names)))
+    results: list[ModelResult | None] = [None] * len(paths)
+
+    def finish(worker: _Worker, result: ModelResult) -> None:
+        results[worker.task[0]] = result
+        worker.task = None
+        if on_result is not None:
+            on_result(result)
+
+    def lost(worker: _Worker, status: str, why: str) -> _Worker | None:
+        """Record the model of a worker that died or hung, clean up after it, and replace it if needed."""
+        _, path, name = worker.task
+        elapsed = time.perf_counter() - worker.started
+        how = worker.kill()
+        _remove_temporaries(out_dir, name, names)
+        code = 1 if status == CRASHED else 2
+        finish(worker, ModelResult(path, name, status, code, elapsed, None, None, (), why.format(how=how)))
+        return _Worker(context, job) if tasks else None
+
+    workers = [_Worker(context, job) for _ in range(jobs or _default_jobs(len(paths)))][:len(paths)]
+    try:
+        while True:
+            for w in workers:
+                if w.task is None and tasks:
+                    w.give(tasks.popleft())
+            busy = [w for w in workers if w.task is not None]
+            if not busy:
+                break
+            wait_for = None
+            if timeout is not None:
+                wait_for = max(0.0, min(w.started + timeout for w in busy) - time.perf_counter())
+            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for))
+            for w in busy:
+                replacement: _Worker | None = w
+                if w.conn in ready or w.process.sentinel in ready:
+                    result = w.answer()
+                    if result is not None:
+                        finish(w, result)
+                        continue
+                    replacement = lost(w, CRASHED, f"{w.task[1]}: internal error: the worker converting it died "
+                                                   "({how})")
+                elif timeout is not None and time.perf_counter() - w.started >= timeout:
+                    replacement = lost(w, TIMEOUT, f"{w.task[1]}: still converting after --timeout {timeout:g} s: "
+                                                   "stopped")
+                workers = [replacement if x is w else x for x in workers if x is not w or replacement is not None]
+    finally:
+        for w in workers:
+            if w.task is not None:  # interrupted: what it was writing goes too
+                w.kill()
+                _remove_temporaries(out_dir, w.task[2], names)
+            else:
+                w.close()
+    return [r for r in results if r is not None]
+
+
+def _remove_temporaries(out_dir: Path, name: str, names: Sequence[str]) -> None:
+    """Delete what a killed worker left of model `name`: write_atomic's temporaries `.<output>.<random>.tmp`
+    beside the outputs, all named `name.<something>` (a temporary a longer model name also matches, e.g.
+    `a.b` for `a`, is that model's)."""
+    longer = [n for n in names if n != name and n.startswith(name + ".")]
+    for tmp in out_dir.glob(f".{glob.escape(name)}.*.tmp"):
+        if not any(tmp.name.startswith(f".{n}.") for n in longer):
+            tmp.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------ the command line
+def add_zoo_arguments(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("many models in one run (--out-dir)")
+    group.add_argument("--out-dir", metavar="DIR",
+                       help="convert every input into DIR (created if missing): DIR/NAME.<kind> per model, NAME "
+                            "the file's stem; one line per model, a summary table, exit status the worst class")
+    group.add_argument("--emit", metavar="KINDS",
+                       help=f"with --out-dir: what to write per model, comma-separated: {', '.join(EMIT_SUFFIXES)} "
+                            f"(default {','.join(DEFAULT_EMIT)})")
+    group.add_argument("-j", "--jobs", type=_positive(int), metavar="N",
+                       help="with --out-dir: worker processes (default: the cores available)")
+    group.add_argument("--timeout", type=_positive(float), metavar="SECONDS",
+                       help="with --out-dir: a model still converting after this long is stopped (exit class 2)")
+    group.add_argument("--summary-json", metavar="FILE",
+                       help="with --out-dir: write every model's result and the totals to FILE as JSON")
+
+
+def _positive(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not positive")
+        return value
+
+    return parse
+
+
+def refuse_zoo_options(args: argparse.Namespace) -> None:
+    """Without --out-dir (one model, -o outputs), the options of a many-model run are a UsageError."""
+    for dest, flag in ZOO_ONLY_OPTIONS.items():
+        if getattr(args, dest) is not None:
+            raise UsageError(f"{flag} goes with --out-dir DIR (with -o, each output's extension picks its kind)")
+
+
+def cmd_convert_many(args: argparse.Namespace) -> int:
+    """`nn2tosa convert MODEL... --out-dir DIR`: one line per model on stdout as it finishes (a progress
+    bar on a terminal's stderr), then the summary table; the exit status is the worst class."""
+    for dest, (flag, instead) in SINGLE_MODEL_OPTIONS.items():
+        if getattr(args, dest) is not None and getattr(args, dest) is not False:  # (--partition 0 counts)
+            raise UsageError(f"{flag} names one model's file or part: with --out-dir, {instead}")
+    from nn2tosa.fileio import check_output_path, write_atomic
+    from nn2tosa.progress import ProgressBar, watched
+
+    if args.summary_json is not None and Path(args.summary_json).parent.resolve() != Path(args.out_dir).resolve():
+        check_output_path(args.summary_json)  # (in DIR itself it can be written once DIR is made)
+    if args.mlir_pipeline is not None:
+        from nn2tosa.mlir_pipeline import check_pipeline
+
+        check_pipeline(args.mlir_pipeline)
+    emit = parse_emit(args.emit if args.emit is not None else DEFAULT_EMIT)
+    total = len(args.input)
+    bar = ProgressBar(sys.stderr) if args.progress or (args.progress is None and watched(sys.stderr)) else None
+    done = 0
+
+    def show(result: ModelResult) -> None:
+        nonlocal done
+        done += 1
+        if bar is not None:
+            bar.close()
+        print(f"[{done:>{len(str(total))}}/{total}] {model_line(result)}", flush=True)
+        if bar is not None and done < total:
+            bar("models", done, total)
+
+    start = time.perf_counter()
+    if bar is not None:
+        bar("models", 0, total)
+    try:
+        results = _convert_many(args.input, Path(args.out_dir), emit, args.jobs, args.timeout, show, args)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - start
+    sys.stdout.write(summary_table(results, wall))
+    if args.summary_json is not None:
+        report = summary(results, out_dir=args.out_dir, emit=emit, jobs=args.jobs or _default_jobs(total),
+                         timeout=args.timeout, wall_seconds=wall)
+        write_atomic(args.summary_json, (json.dumps(report, indent=1) + "\n").encode())
+    return worst_exit([r.exit_code for r in results])
+
+
+def model_line(r: ModelResult) -> str:
+    """`ok          exit 0   0.05 s     12 ops  model.armnn` (and the error, when it failed)."""
+    ops = "-" if r.ops is None else str(r.ops)
+    what = r.input if not r.message else r.message if r.message.startswith(r.input) else f"{r.input}: {r.message}"
+    return f"{r.status:<11} exit {r.exit_code}  {r.seconds:6.2f} s  {ops:>6} ops  {what}"
+
+
+def summary_table(results: Sequence[ModelResult], wall_seconds: float) -> str:
+    """Every model (in the order given) with its status, exit class, time, ops and outputs, then the totals."""
+    rows = [("model", "status", "exit", "seconds", "ops", "outputs")]
+    rows += [(r.input, r.status, str(r.exit_code), f"{r.seconds:.2f}", "-" if r.ops is None else str(r.ops),
+              " ".join(Path(o).name for o in r.outputs) or "-") for r in results]
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
+    numbers = (2, 3, 4)  # exit, seconds, ops: right-aligned
+    lines = ["  ".join([*(cell.rjust(w) if c in numbers else cell.ljust(w)
+                          for c, (cell, w) in enumerate(zip(row, widths))), row[-1]]).rstrip() for row in rows]
+    counts = _counts(results)
+    worst = worst_exit([r.exit_code for r in results])
+    lines.append(f"{len(results)} model{'s' if len(results) != 1 else ''}: "
+                 + ", ".join(f"{n} {status}" for status, n in counts.items())
+                 + f"; {wall_seconds:.2f} s; exit {worst}")
+    return "\n".join(lines) + "\n"
+
+
+def _counts(results: Sequence[ModelResult]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return counts
+
+
+def summary(results: Sequence[ModelResult], **run: Any) -> dict[str, Any]:
+    """What --summary-json writes: the run's settings (`run`), the worst exit class, counts per status, the
+    CPU time of the conversions in the workers together (start-up not included), and every model's
+    ModelResult in the order given."""
+    return {
+        **run,
+        "exit_code": worst_exit([r.exit_code for r in results]),
+        "models": len(results),
+        "counts": _counts(results),
+        "conversion_cpu_seconds": sum(r.cpu_seconds or 0.0 for r in results),
+        "results": [r.as_dict() for r in results],
+    }
