@@ -52,6 +52,7 @@ class LoweringContext:
         self.out_types: list[Type] = [tosa_type(t) for t in self.nn_out_types]
         self.b = Builder(graph, self.loc, constant_dialect="tosa")
         self.semantics_consulted = False  # the op's integers depend on --semantics (the report lists it)
+        self.npu_choices: list[str] = []  # forms chosen for an --target preset (lowering/npu_target.py)
 
     # ---- basics
     @property

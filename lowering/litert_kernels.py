@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -293,6 +294,39 @@ def _sigmoid_segment(a: np.ndarray, bits: int, saturated: int) -> np.ndarray:
     index = np.minimum(a >> bits, 254)
     low, high = _SIGMOID_TABLE[index], _SIGMOID_TABLE[index + 1]
     return np.where((a >> bits) >= 255, saturated, (low << bits) + (a & ((1 << bits) - 1)) * (high - low))
+
+
+@dataclass(frozen=True)
+class SigmoidFixedPoint:
+    """The integers of TFLite's int16 logistic / tanh kernels (logistic16, tanh16), for lowerings that
+    compute them step by step: s = (x * multiplier + rounding) >> shift, a = |s|, the table
+    index a >> bits (saturated at 255: `entries` and `slopes` have 256 elements, the last one the
+    saturated result with slope 0), r = entries[i] << bits + (a & (2**bits - 1)) * slopes[i], and the
+    output from r: logistic (r + 512) >> 10 for s >= 0, 32768 minus it below; tanh ((r + 128) >> 8) -
+    32768 for s >= 0, its negation below (both the kernels' integers, rearranged)."""
+
+    tanh: bool
+    multiplier: int
+    shift: int
+    bits: int
+    entries: np.ndarray
+    slopes: np.ndarray
+
+
+def sigmoid_fixed_point(op: str, x: QInfo, y: QInfo) -> SigmoidFixedPoint | None:
+    """The fixed point of TFLite's int16 logistic (`op` "nn.sigmoid") or tanh ("nn.tanh") for these
+    quantizations, or None where `kernel_for` gives no such kernel."""
+    if op not in ("nn.sigmoid", "nn.tanh") or x.dtype != "i16" or kernel_for(op, {}, x, y) is None:
+        return None
+    tanh = op == "nn.tanh"
+    multiplier, shift = _input_rescale_16(x.scale, (0, 1) if tanh else (0,))
+    if multiplier << 15 >= 1 << 31:  # x * multiplier must stay in int32 (a scale past 2.67: all saturated)
+        return None
+    bits, saturated = (8, 0xFFFF << 8) if tanh else (9, 0x7FFF << 10)
+    entries = _SIGMOID_TABLE.copy()
+    slopes = np.append(np.diff(_SIGMOID_TABLE), 0)
+    entries[255] = saturated >> bits
+    return SigmoidFixedPoint(tanh, multiplier, shift, bits, entries, slopes)
 
 
 def logistic16(x: QInfo, y: QInfo) -> Kernel:

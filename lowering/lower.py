@@ -10,6 +10,7 @@ from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tosa_type
 from .quant import unsigned_input_to_signed, unsigned_output_from_signed
+from .npu_target import CHOICES_KEY
 from .semantics import SEMANTICS_DEPENDENT_KEY
 from .rules import CARRY_QUANTIZATION, rule_for
 from .rules.quantized_islands import erase_dead, find_islands
@@ -43,6 +44,7 @@ def lower_to_tosa(graph: Graph) -> None:
     # --report` lists them; unsigned quantized ones keep their raw bits (lowering/quant.py)
     boundary_changes = []
     dependent: list[str] = []  # where the quantized integers depend on --semantics (lowering/semantics.py)
+    choices: list[str] = []  # forms chosen for the --target preset (lowering/npu_target.py)
     # the nn-level type of every value that lowering retypes (graph inputs, lowered results): rules
     # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
     nn_types: dict[Value, Type] = {}
@@ -98,6 +100,7 @@ def lower_to_tosa(graph: Graph) -> None:
             raise
         if ctx.semantics_consulted:
             dependent.append(_where(graph, node))
+        choices.extend(f"{_where(graph, node)}: {choice}" for choice in ctx.npu_choices)
         results = [results] if isinstance(results, Value) else list(results)
         for value, t in zip(results, graph.types(node)):
             nn_types.setdefault(value, t)  # a value a rule passes through keeps its own type
@@ -106,6 +109,8 @@ def lower_to_tosa(graph: Graph) -> None:
             erase_dead(graph, islands[node])
     if dependent:
         graph.meta[SEMANTICS_DEPENDENT_KEY] = "; ".join(dependent)
+    if choices:
+        graph.meta[CHOICES_KEY] = "; ".join(choices)
     if unsupported:
         report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
         return

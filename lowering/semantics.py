@@ -42,6 +42,8 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "sigmoid, tanh, exp, log, elu, gelu (int8)": (
         "a float32 table (LUTPopulate): the function times the float32 reciprocal of the output scale, rounded half "
         "away; log of a value <= 0 is the lowest output", _FLOAT),
+    "requantize (int8 to int16)": ("TFLite's Requantize: MultiplyByQuantizedMultiplier of x - zp (one RESCALE "
+                                   "DOUBLE_ROUND)", "an exact 256-entry GATHER of the float32 requantization"),
     "requantize, abs, relu, clamp, leaky_relu (int16)": (
         "one RESCALE DOUBLE_ROUND by TFLite's multiplier: negative halves round up",
         "RESCALE of |x| with the sign put back where halves can occur (halves away from zero)"),
@@ -49,7 +51,8 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
                                       "interpolated: one TOSA TABLE holding it",
                                       "the float32 function tabulated (interpolated TABLE when exact, else GATHER)"),
     "sigmoid, tanh (int16)": ("TFLite's fixed point: the input rounded to a 1/(3 * 4096) grid, interpolated in its "
-                              "256-entry sigmoid table (an exact 65536-entry GATHER: no TOSA TABLE reproduces it)",
+                              "256-entry sigmoid table (no TOSA TABLE reproduces it: the table and its slopes as "
+                              "int8 TABLEs of their bytes, the interpolation in i32, no GATHER)",
                               "the float32 function tabulated (interpolated TABLE when exact, else GATHER)"),
     "reduce_sum": ("the exact int32 sum of x - zp times s_in / s_out, rounded half away from zero, as LiteRT's builtin "
                    "SUM kernel (its reference kernel reads int8 and int16 data as uint8, which is not followed)",

@@ -239,6 +239,7 @@ def convert(
     progress: ProgressFn | None = None,
     keep_int4: bool = False,
     semantics: str = "litert",
+    target: str | None = None,
 ) -> Result:
     """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0. A list
     of graphs is a function and the branch graphs its control flow runs (a unit of `programs`).
@@ -256,6 +257,9 @@ def convert(
       TOSA 1.0 cannot (lowering/quant.py says why), UnsupportedError.
     semantics: whose integers a quantized graph computes: "litert" (TFLite's integer kernels, the
       default) or "cpuref" (Arm NN CpuRef's float32 emulation of them); lowering/semantics.py.
+    target: an NPU preset, "ethos-u55", "ethos-u65" or "ethos-u85": the forms Arm's Vela maps on that
+      NPU where they differ, and its profile (PRO-INT with EXT-INT16, EXT-INT4, EXT-DOUBLEROUND) unless
+      `profile` is given; lowering/npu_target.py. The report lists each form chosen and why.
     """
     from nn2tosa.ir import Graph
 
@@ -276,10 +280,15 @@ def convert(
         name = source or (str(graph_or_path) if not isinstance(graph_or_path, (bytes, bytearray, memoryview))
                           else graph.name)
         report.time("load", time.perf_counter() - start)
+    from nn2tosa.lowering.npu_target import npu_target, set_npu_target
     from nn2tosa.lowering.semantics import set_semantics
 
+    preset = npu_target(target)
+    if preset is not None and profile is None:
+        profile = preset.profile
     for g in [graph, *branches]:
         set_semantics(g, semantics)
+        set_npu_target(g, target)
     report.model = name
     report.format = str(graph.meta.get("format", "unknown"))
     version = graph.meta.get("generation", graph.meta.get("version"))
@@ -371,6 +380,7 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
     """The Result of converted function(s): target (checked against `profile`), report filled in."""
     from nn2tosa.ir import Graph
 
+    from nn2tosa.lowering.npu_target import CHOICES_KEY, TARGET_KEY
     from nn2tosa.lowering.semantics import SEMANTICS_DEPENDENT_KEY, semantics_of
 
     functions = [graph] if isinstance(graph, Graph) else list(graph)
@@ -386,7 +396,10 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
         report.boundary_changes.extend(changes.split("; ") if isinstance(changes, str) else list(changes))
         dependent = g.meta.get(SEMANTICS_DEPENDENT_KEY, "")
         report.semantics_dependent.extend(dependent.split("; ") if dependent else [])
+        choices = g.meta.get(CHOICES_KEY, "")
+        report.npu_choices.extend(choices.split("; ") if choices else [])
     report.semantics = semantics_of(functions[0])
+    report.npu_target = str(functions[0].meta.get(TARGET_KEY, ""))
     report.attribute(source_ops, stages, functions, set(host))
     report.time("report", time.perf_counter() - start)
     return result

@@ -81,7 +81,7 @@ class Runnable:
     from_tosa: bool = False  # the input was a .tosa: what the reference model rejects is the file's fault
 
 
-def prepare(path: str, partition: int | None = None, semantics: str = "litert") -> Runnable:
+def prepare(path: str, partition: int | None = None, semantics: str = "litert", target: str | None = None) -> Runnable:
     """Read `path` and convert it. A .tosa is converted too: the reference model then runs the
     flatbuffer nn2tosa writes from the graph it read and verified (operators in order, names and
     locations its own), never the file's bytes, on which a hostile file can crash it."""
@@ -101,7 +101,7 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert") 
     input_names = [source.input_name(n) for n in source.inputs]
     output_names = [o.name for o in source.outputs]
     try:
-        result = convert(unit, source=path, semantics=semantics)
+        result = convert(unit, source=path, semantics=semantics, target=target)
         result.mlir_module()  # MLIR's verifier sees the graph before the reference model does
         flatbuffer = result.tosa_flatbuffer()
     except Nn2TosaError as e:
@@ -362,7 +362,7 @@ def compare(expected: np.ndarray, actual: np.ndarray, tolerance: str) -> Compari
 # ------------------------------------------------------------------------------ commands
 def cmd_check(args: argparse.Namespace) -> int:
     reference_model()  # before any work: say at once when the reference model is missing
-    model = prepare(args.input, args.partition, args.semantics)
+    model = prepare(args.input, args.partition, args.semantics, args.target)
     arrays = load_arrays(args.inputs) if args.inputs else random_inputs(model.inputs, args.seed)
     expected = load_arrays(args.expected)
     if expected and len(expected) != len(model.outputs):
@@ -406,7 +406,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, directory=True)
     reference_model()
-    model = prepare(args.input, args.partition, args.semantics)
+    model = prepare(args.input, args.partition, args.semantics, args.target)
     arrays = load_arrays(args.inputs)
     outputs, status, messages = run(model, arrays, args.inputs)
     refuse_invalid_run(model, status, messages, "given inputs")

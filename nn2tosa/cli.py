@@ -38,6 +38,11 @@ def _add_semantics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantics", choices=("litert", "cpuref"), default="litert",
                    help="whose integers a quantized model computes: litert (TFLite's integer kernels, what the model "
                         "was quantized for; default) or cpuref (Arm NN CpuRef's float32 emulation of them)")
+    from nn2tosa.lowering.npu_target import NPU_TARGETS
+
+    p.add_argument("--target", choices=tuple(NPU_TARGETS), default=None,
+                   help="convert for Arm's Vela and that Ethos-U NPU: the lowering forms Vela maps there, and the "
+                        "profile it reads (pro_int+int16+int4+doubleround unless --profile); see docs/vela.md")
 
 
 def _add_limits(p: argparse.ArgumentParser) -> None:
@@ -261,7 +266,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                 raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
             units = [units[args.partition]]
         results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, progress=bar,
-                           keep_int4=args.keep_int4, semantics=args.semantics)
+                           keep_int4=args.keep_int4, semantics=args.semantics, target=args.target)
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}
@@ -353,10 +358,12 @@ def cmd_opt(args: argparse.Namespace) -> int:
         raise InvalidInputError(str(e), file=name) from None
     except ValueError as e:
         raise InvalidInputError(f"not nn2tosa IR: {e}", file=name) from None
+    from nn2tosa.lowering.npu_target import set_npu_target
     from nn2tosa.lowering.semantics import set_semantics
 
     for g in graphs:  # what lower-to-tosa reads (lowering/semantics.py)
         set_semantics(g, args.semantics)
+        set_npu_target(g, args.target)
     if args.verify_each:  # the input must verify too, or the first pass would hide what was wrong
         from nn2tosa.ir import VerificationError, verify
 

@@ -93,6 +93,8 @@ class ConversionReport:
     boundary_changes: list[str] = field(default_factory=list)
     semantics: str = ""  # whose integers quantized ops compute: litert or cpuref (lowering/semantics.py)
     semantics_dependent: list[str] = field(default_factory=list)  # layers whose integers depend on it
+    npu_target: str = ""  # the --target preset (lowering/npu_target.py), "" for none
+    npu_choices: list[str] = field(default_factory=list)  # "layer: pattern -> form (why)"
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds, in the order run
     unsupported: list[str] = field(default_factory=list)  # partial conversion: what stays on the host
     functions: list[str] = field(default_factory=list)  # names of the TOSA functions
@@ -138,6 +140,7 @@ class ConversionReport:
             "constants": {"count": self.constant_count, "bytes": self.constant_bytes},
             "boundary_changes": self.boundary_changes,
             "semantics": {"name": self.semantics, "dependent_layers": self.semantics_dependent},
+            "npu_target": {"name": self.npu_target, "choices": self.npu_choices},
             "source_ops": {k: statuses[k] for k in STATUSES if statuses[k]},
             "rewrites": self.rewrites,
             "unsupported": self.unsupported,
@@ -171,6 +174,10 @@ class ConversionReport:
 
             lines.append(f"semantics: {self.semantics} ({MEANING[self.semantics]}); "
                          f"{_layers(len(self.semantics_dependent))} on it: {', '.join(self.semantics_dependent)}")
+        if self.npu_target:
+            lines.append(f"npu target: {self.npu_target}")
+        for choice in self.npu_choices:
+            lines.append(f"form: {choice}")
         for item in self.unsupported:
             lines.append(f"left to the host: {item}")
         statuses = Counter(s.status for s in self.source_ops)

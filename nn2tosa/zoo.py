@@ -39,7 +39,7 @@ CRASHED, TIMEOUT = "crashed", "timeout"  # exit 1 and exit 2: what the parent se
 
 # The options of `convert` that apply to each model: convert_many's keyword arguments, with the
 # resource limits (nn2tosa.limits.Limits fields: max_tensor_bytes, ...).
-PER_MODEL_OPTIONS = ("profile", "semantics", "partial", "keep_int4", "validate", "mlir_pipeline", "tosa_version",
+PER_MODEL_OPTIONS = ("profile", "semantics", "target", "partial", "keep_int4", "validate", "mlir_pipeline", "tosa_version",
                      "elide_constants", "mlir_pretty", "debug")
 
 # The options of `convert` that name one file or pick one partition, and what --out-dir does instead.
@@ -91,7 +91,7 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     timeout: seconds one model may take; past it its worker is stopped and the model is "timeout", exit 2.
     on_result: called with each ModelResult as it finishes (in completion order).
     options: what `nn2tosa.convert` and the command line take for one model (PER_MODEL_OPTIONS: profile,
-      semantics, partial, keep_int4, validate, mlir_pipeline, tosa_version, elide_constants, mlir_pretty)
+      semantics, target, partial, keep_int4, validate, mlir_pipeline, tosa_version, elide_constants, mlir_pretty)
       and the resource limits (max_tensor_bytes, max_total_bytes, max_ops, max_rank, max_list_length).
     """
     from nn2tosa.limits import Limits
@@ -108,6 +108,10 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         parse_profile(args.profile)  # the command line's argparse checks these; here once, not per model
     if args.semantics not in ("litert", "cpuref"):
         raise UsageError(f"semantics {args.semantics!r}: litert or cpuref")
+    from nn2tosa.lowering.npu_target import NPU_TARGETS
+
+    if args.target is not None and args.target not in NPU_TARGETS:
+        raise UsageError(f"target {args.target!r}: one of {', '.join(NPU_TARGETS)}")
     if args.tosa_version not in TOSA_VERSIONS:
         raise UsageError(f"tosa_version {args.tosa_version!r}: one of {', '.join(TOSA_VERSIONS)}")
     if args.mlir_pipeline is not None:
@@ -125,7 +129,7 @@ def _option_defaults() -> dict[str, Any]:
     from nn2tosa.api import TOSA_VERSIONS
     from nn2tosa.limits import Limits
 
-    return {"profile": None, "semantics": "litert", "partial": False, "keep_int4": False, "validate": False,
+    return {"profile": None, "semantics": "litert", "target": None, "partial": False, "keep_int4": False, "validate": False,
             "mlir_pipeline": None, "tosa_version": TOSA_VERSIONS[0], "elide_constants": False, "mlir_pretty": False,
             "debug": False, **{f.name: f.default for f in fields(Limits)}}
 

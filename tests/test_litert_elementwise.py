@@ -249,3 +249,30 @@ def test_int16_piecewise_linear_functions_are_tflites_rescales(op, alpha, xs, ys
     got = lowered(op, x, y, "litert", attrs, dtype="i16")
     np.testing.assert_array_equal(got, want)
     assert (lowered(op, x, y, "cpuref", attrs, dtype="i16") != want).any() == cpuref_differs
+
+
+@pytest.mark.parametrize("x,y", [((2.5e-4, 3), (1e-4, 0)), ((0.0235, 5), (3.1e-5, 0)), ((0.01, -128), (0.02, 0))])
+def test_int8_to_int16_requantize_is_tflites_rescale(x, y):
+    """TFLite's Requantize (QUANTIZE of int8 data to int16): MultiplyByQuantizedMultiplier of x - zp by the
+    double ratio of the scales, one RESCALE (not a 256-entry GATHER, which Ethos-U55 cannot run)."""
+    g = one_op("nn.requantize", {"x": qtype(V8.shape, "i8", *x)}, qtype(V8.shape, "i16", *y))
+    (got,), low = run(g, [V8], semantics="litert")
+    multiplier, shift = quantize_multiplier(x[0] / y[0])
+    want = [max(-32768, min(32767, mbqm(int(v) - x[1], multiplier, shift) + y[1])) for v in V8.reshape(-1)]
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(-1), want)
+    assert "tosa.gather" not in low.histogram() and "tosa.rescale" in low.histogram()
+
+
+@pytest.mark.parametrize("alpha,xs,ys,extremum", [(0.2, 3.0518e-05, 2.1e-05, "tosa.maximum"),
+                                                  (-0.3, 2.0 ** -15, 2.0 ** -15, "tosa.maximum"),
+                                                  (1.5, 3e-4, 5e-4, "tosa.minimum")])
+def test_int16_leaky_relu_picks_its_branch_without_select(alpha, xs, ys, extremum):
+    """TFLite's int16 leaky relu chooses between its two rescaled branches by the sign of x - zp; where
+    MAXIMUM (alpha below 1) or MINIMUM (above) of them is that choice on every input, no SELECT."""
+    x, y = (float(F32(xs)), 0), (float(F32(ys)), 0)
+    want = np.array([tfl_int16_linear("nn.leaky_relu", int(v), x[0], y[0], alpha) for v in V16.reshape(-1)])
+    g = one_op("nn.leaky_relu", {"x": qtype(V16.shape, "i16", *x)}, qtype(V16.shape, "i16", *y), {"alpha": alpha})
+    (got,), low = run(g, [V16], semantics="litert")
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(-1), want)
+    ops = low.histogram()
+    assert extremum in ops and "tosa.select" not in ops and "tosa.greater_equal" not in ops

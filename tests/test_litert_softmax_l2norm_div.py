@@ -47,7 +47,8 @@ def softmax_inputs(rng: np.random.Generator, shape: tuple[int, ...], dtype, spre
 
 
 @pytest.mark.parametrize("scale,beta,depth", [(0.0235, 1.0, 10), (0.1, 1.0, 33), (0.004, 2.0, 200),
-                                              (0.7, 0.37, 7), (0.00390625, 1.0, 511)])
+                                              (0.7, 0.37, 7), (0.00390625, 1.0, 511),
+                                              (0.1, 1.0, 1000)])  # ResNet-50's: sums past 512, shifts past 31
 def test_int8_softmax_is_tflites(scale, beta, depth):
     rng = np.random.default_rng(depth)
     x = softmax_inputs(rng, (24, depth), np.int8, (0, 2, 10, 60, 127, 255))

@@ -123,7 +123,7 @@ def softmax_int8(x: np.ndarray, input_scale: float, beta: float) -> np.ndarray:
         scale = one_over_one_plus_x(wrap32(((total << headroom) & 0xFFFFFFFF) - 2 ** 31))
         exponent = over_unit + 31 - 8
         for c, e in enumerate(exps):
-            out[i, c] = -128 if e is None else max(-128, min(127, rdbpot(srdhm(scale, e), exponent) - 128))
+            out[i, c] = -128 if e is None else max(-128, min(127, rdbpot_x86(srdhm(scale, e), exponent) - 128))
     return out.reshape(x.shape)
 
 

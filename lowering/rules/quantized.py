@@ -40,11 +40,12 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, LoweringUnsupported, constant_value
-from ..litert_kernels import kernel_for
+from ..litert_kernels import kernel_for, sigmoid_fixed_point
 from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, multiplier_shift, narrow, qinfo, rescale,
                      rescale_values, saturate_to, source_results, table_i16, ties_possible, widen)
 from ..tflite_fixed import quantize_multiplier
 from . import RULES, rule
+from .quantized_litert import sigmoid_tanh_int16
 from .shape import concat, pad_constant
 
 
@@ -204,7 +205,7 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
     is why exactness decides, not the table size. TFLite's int16 exp, log, rsqrt and gelu interpolate
     513-entry tables as TOSA does (one exact TABLE); its int16 logistic and tanh round their input to
     another grid and interpolate 512- or 256-input segments of a different table: no TOSA TABLE pair
-    reproduces them, so they GATHER."""
+    reproduces them, and `unary` computes them step by step (quantized_litert.sigmoid_tanh_int16)."""
     kernel = kernel_results(ctx, xq, yq)
     want = kernel if kernel is not None else source_results(fn, xq, yq)
     if xq.dtype == "i8":
@@ -247,10 +248,15 @@ def affine_lookup(ctx: LoweringContext, x: Value, results: np.ndarray, xq: QInfo
 
 
 def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-    """x re-encoded in y's quantization: an exact table from i8; from wider types one RESCALE, or
-    `narrow`'s half-away rounding where the ratio of scales can make exact halves."""
+    """x re-encoded in y's quantization: an exact table from i8 (to i16 under litert semantics one RESCALE,
+    TFLite's Requantize); from wider types one RESCALE, or `narrow`'s half-away rounding where the
+    ratio of scales can make exact halves."""
     if same_quantization(xq, yq):
         return x
+    if xq.dtype == "i8" and yq.dtype == "i16" and yq.zero_point == 0 and ctx.semantics == "litert":
+        # TFLite's Requantize: MultiplyByQuantizedMultiplier of x - zp, one RESCALE (no GATHER table;
+        # RESCALE has no int16 output zero point, TFLite's int16 has none either)
+        return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
     if xq.dtype == "i8":
         return lookup(ctx, x, lambda r: r, xq, yq)
     ratio = xq.scale / yq.scale
@@ -328,6 +334,13 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
         return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))
     # leaky_relu: the alpha branch multiplies by |alpha ratio| and puts the sign back before the zero point
     alpha = float(f32(xq.scale) * f32(ctx.attrs["alpha"]) / f32(yq.scale))
+    extremum = _leaky_relu_as_extremum(ctx, xq, yq, ratio, alpha)
+    if extremum is not None:
+        def branch(factor: float) -> Value:  # as below, in i32 (RESCALE has no int32 output zero point)
+            if factor >= 0:
+                return rescale(ctx, v, factor, "i32")
+            return ctx.negate(rescale(ctx, v, -factor, "i32"))
+        return rescale(ctx, ctx.binary(extremum, branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
     if alpha < 0:
         low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
     else:
@@ -335,6 +348,29 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
     positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
     return ctx.op("tosa.select", [positive, high, low])
+
+
+def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float, alpha: float) -> str | None:
+    """"tosa.maximum" or "tosa.minimum" when that op of the two branches of TFLite's int16 leaky relu (x - zp
+    rescaled by `ratio`, or by `alpha`) is the x >= zp choice between them for every input (checked
+    here on all 65536, with RESCALE's own integers: usually MAXIMUM for alpha below 1, MINIMUM above),
+    and the branches stay within what a RESCALE by 1 reads (|v| < 2**29); else None (SELECT, which
+    Ethos-U55 and U65 lack)."""
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+
+    def branch(factor: float, dtype: str, zp: int = 0) -> np.ndarray:
+        if factor >= 0:
+            return rescale_values(ctx, v, factor, dtype, out_zp=zp)
+        return rescale_values(ctx, -rescale_values(ctx, v, -factor, "i32"), 1.0, dtype, out_zp=zp)
+
+    if max(np.abs(branch(ratio, "i32")).max(), np.abs(branch(alpha, "i32")).max()) >= 1 << 29:
+        return None
+    high, low = branch(ratio, yq.dtype, yq.zero_point), branch(alpha, yq.dtype, yq.zero_point)
+    chosen = np.where(v >= 0, high, low)
+    for op, combine in (("tosa.maximum", np.maximum), ("tosa.minimum", np.minimum)):
+        if np.array_equal(chosen, combine(high, low)):
+            return op
+    return None
 
 
 LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")
@@ -393,6 +429,11 @@ def unary(ctx: LoweringContext) -> Value:
             return y
     if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
         return _litert_i16(ctx, x, xq, yq)
+    if xq.dtype == "i8" and yq.dtype == "i16" and ctx.op_name in ("nn.requantize", "nn.identity"):
+        return requantize_value(ctx, x, xq, yq)
+    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq) if ctx.semantics == "litert" else None
+    if fixed_point is not None:  # TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does
+        return sigmoid_tanh_int16(ctx, x, fixed_point)
     if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
         return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
     return lookup(ctx, x, source_function(ctx), xq, yq)

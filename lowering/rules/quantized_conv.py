@@ -36,6 +36,7 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value
+from ..npu_target import choose
 from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
@@ -374,14 +375,36 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     return drop_extra(ctx, y, extra)
 
 
+def _reciprocal_scale_exact(xq: QInfo, counts: np.ndarray) -> bool:
+    """Whether TOSA AVG_POOL2D's division of a window sum S by its count n rounds S / n half away from
+    zero for every sum of stored integers of xq's type. It multiplies by reciprocal_scale(n) =
+    floor((2**30 + 1) * 2**k / n) / 2**(30 + k) (2**(k-1) < n <= 2**k), never below 1 / n, and rounds
+    half up: an excess e over 1 / n moves S / n by e * |S|, which leaves every rounding as exact
+    arithmetic's while e * max |S| < 1 / (2 n) (values of S / n + 1/2 are 1 / (2 n) apart). Above
+    zero that is half up; below, the excess pushes exact halves down: half away from zero, TFLite's
+    (S +- n // 2) / n truncated."""
+    largest = max(abs(xq.qmin + xq.offset), abs(xq.qmax + xq.offset))
+    for n in np.unique(counts):
+        n = int(n)
+        if n <= 0:  # a window of padding only (TFLite refuses it): left to the INTDIV form
+            return False
+        k = (n - 1).bit_length()
+        excess = (((1 << 30) + 1 << k) // n) / 2.0 ** (30 + k) - 1.0 / n
+        if excess * largest * n >= 1.0 / (2 * n):
+            return False
+    return True
+
+
 def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], stride: list[int],
                          pad: list[int]) -> Value:
     """TFLite's integer AveragePool (input and output quantized alike, padding not counted): the sum
     of the stored integers of each window divided by its count n, rounded half away from zero as
-    (sum +- n // 2) / n truncated. TOSA AVG_POOL2D rounds half up on (x - zero point), which differs
-    where the stored sum is negative and an odd multiple of n / 2. Here: exact window sums from a
-    DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half added,
-    INTDIV (truncating) by the per-position count."""
+    (sum +- n // 2) / n truncated. TOSA AVG_POOL2D computes exactly that with zero points that make
+    it sum the stored integers (0, or -128 for uint8 carried as int8: TFLite sums the unsigned
+    values) wherever `_reciprocal_scale_exact` holds (every 8-bit pool; 16-bit windows up to
+    thousands of elements): one op every Ethos-U maps. Elsewhere: exact window sums from a
+    DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half
+    added, INTDIV (truncating) by the per-position count."""
     x = ctx.operands[0]
     _, h, w, c = ctx.type_of(x).shape
     _, oh, ow, _ = ctx.out_types[0].shape
@@ -391,6 +414,11 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
         counts = counts[:1, :1]
     counts = counts.reshape((1, *counts.shape, 1)).astype(np.int64)
     x, window_pad, extra = fit_windows(ctx, x, kernel, stride, pad)
+    if _reciprocal_scale_exact(xq, counts):
+        zp = ctx.zero_point(xq.dtype, -xq.offset)
+        y = ctx.op("tosa.avg_pool2d", [x, zp, zp],
+                   {"kernel": kernel, "stride": stride, "pad": window_pad, "acc_type": "i32"})
+        return drop_extra(ctx, y, extra)
     acc_type = ACCUMULATOR[xq.dtype]
     ones = ctx.const(np.ones((*kernel, c, 1), np.int8), "i8")
     attrs = {"pad": window_pad, "stride": stride, "dilation": [1, 1], "acc_type": acc_type}
@@ -479,10 +507,16 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     is the same in and out) weighed with its 10-bit weights, an exact sum over unit = sy.n * sx.n
     (a power of two: tflite_bilinear_sampling), rounded half away from zero. The sum comes from
     RESIZE, or beyond RESIZE's limits from GATHERed neighbours and constant weights while it fits
-    i32 (always for i8). None: neither can compute it exactly."""
+    i32 (always for i8). An aligned integer upscale of int8 data is a TRANSPOSE_CONV2D instead where
+    the --target preset asks for it (`_upscale_sum`; Vela maps no such RESIZE on Ethos-U55/U65) or
+    RESIZE cannot take it. None: nothing can compute it exactly."""
     dtype = ctx.type_of(x).dtype
     bits = (sy.n * sx.n).bit_length() - 1
-    if sy.fits_resize() and sx.fits_resize():
+    resizes = sy.fits_resize() and sx.fits_resize()
+    upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
+    if upscale and (not resizes or choose(ctx, "resize_bilinear_integer_upscale") == "transpose_conv2d"):
+        acc = _upscale_sum(ctx, x, sy.n, sx.n)
+    elif resizes:
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
@@ -497,6 +531,32 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
                                                      {"round": False}))
         acc = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
     return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
+
+
+_MAX_UPSCALE_WEIGHT = 64  # the centre weight k_y * k_x of `_upscale_sum` in int8 (two 8x axes)
+
+
+def _upscale_factor(s: Sampling) -> int:
+    """k when the axis is an exact integer upscale with aligned corners (out - 1 = k (size - 1): TFLite's
+    align_corners by an integer factor, k = 1 for an axis left alone), else a value past any limit."""
+    exact = s.d == 1 and s.offset == 0 and s.size > 1 and s.border == 0
+    return s.n if exact else _MAX_UPSCALE_WEIGHT + 1
+
+
+def _upscale_sum(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
+    """The bilinear sum of an exact integer upscale (`_upscale_factor`): output o reads input o // k and
+    the next with weights k - o % k and o % k, which is a TRANSPOSE_CONV2D of stride k with the triangle
+    k - |t| (t = -(k-1)..k-1) on each axis, cropped by k - 1 at both ends through its out_pad, channel
+    by channel (a diagonal weight). Integer weights in units of ky * kx, as RESIZE's (which Vela does
+    not map on Ethos-U55/U65); the stored integers are weighed, zero points 0."""
+    channels = ctx.type_of(x).shape[-1]
+    triangle = [np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)]
+    weights = np.zeros((channels, 2 * ky - 1, 2 * kx - 1, channels), np.int8)
+    weights[np.arange(channels), :, :, np.arange(channels)] = np.outer(*triangle)
+    attrs = {"stride": [ky, kx], "out_pad": [1 - ky, 1 - ky, 1 - kx, 1 - kx], "acc_type": "i32"}
+    operands = [x, ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
+                ctx.zero_point("i8")]
+    return ctx.op("tosa.transpose_conv2d", operands, attrs)
 
 
 def _rounded_i48_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, bits: int) -> Value:

@@ -6,12 +6,14 @@ of a difference of int8 values become int8 TABLEs (one per byte of the result); 
 interpolated int16 tables become int16 TABLEs fed as TFLite feeds them. The per-row parts (the
 reciprocal of a sum, an inverse square root) are gemmlowp's fixed-point steps: MUL with shift 31 is
 its SaturatingRoundingDoublingHighMul, CLZ and shifts normalize, ARITHMETIC_RIGHT_SHIFT with `round`
-is its RoundingDivideByPOT of a non-negative value (CLZ and the shifts are pro_int ops Vela may not
-map). They return None where TFLite would refuse the tensor's quantization (or the shape exceeds what
-the kernel handles), and the caller then lowers as CpuRef computes.
+is its RoundingDivideByPOT of a non-negative value (Vela maps CLZ, the shifts, MINIMUM and MAXIMUM on
+every Ethos-U, BITWISE_AND not on U55/U65: docs/vela.md). They return None where TFLite would refuse
+the tensor's quantization (or the shape exceeds what the kernel handles), and the caller then lowers
+as CpuRef computes.
 
-- softmax_int8 (reference_ops::Softmax, int8/uint8 in, int8/uint8 out at scale 1/256);
+- softmax_int8 (reference_ops::Softmax, int8/uint8 in, int8/uint8 out at scale 1/256, rows up to 4095);
 - softmax_int16 (reference_ops::SoftmaxInt16, scale 1/32768 out);
+- sigmoid_tanh_int16 (reference_integer_ops::Logistic and Tanh, int16);
 - l2_normalize (int8 reference_integer_ops::L2Normalization, uint8 reference_ops::L2Normalization);
 - div (reference_ops::DivElementwise: uint8, int8, int16).
 """
@@ -24,6 +26,7 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
+from ..litert_kernels import SigmoidFixedPoint
 from ..quant import QInfo, clamp_int, rescale
 from ..tflite_fixed import INT32_MAX, exp_on_negative_values, lut_int16_entries, quantize_multiplier, srdhm
 
@@ -75,7 +78,7 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
     if yq.dtype != "i8" or xq.dtype != "i8" or yq.zero_point != -128 or not _near(yq.scale, 1 / 256):
         return None
     depth = ctx.type_of(x).shape[axis]
-    if depth >= 512:  # the kernel's output shift leaves 0..31 only while the Q12.19 sum stays below 2**28
+    if depth >= 4096:  # the Q12.19 sum of up to 4095 exps of at most 1 stays below 2**31
         return None
     multiplier, left = quantize_multiplier(min(beta * xq.scale * 2.0 ** 26, 2.0 ** 31 - 1))
     if left < 0:
@@ -98,10 +101,36 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
     e = ctx.binary("tosa.add", e, _scalar(ctx, 128 * ((1 << 16) + (1 << 8) + 1), e))  # Q0.31
     total = ctx.op("tosa.reduce_sum", [_pot(ctx, e, -12)], {"axis": axis})  # Q12.19
     scale, headroom = _reciprocal(ctx, total)
-    # RoundingDivideByPOT(scale * exp, bits over unit + 31 - 8), bits over unit = 12 - headroom
+    # RoundingDivideByPOT(scale * exp, bits over unit + 31 - 8), bits over unit = 12 - headroom: past 31
+    # (a sum of 512 or more, depth >= 512) as LiteRT's compiled kernel computes it
     shift = ctx.binary("tosa.sub", _scalar(ctx, 35, headroom), headroom)
-    y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, scale, e, 31), shift, {"round": True})
-    return _pot(ctx, y, 0, "i8", out_zp=-128)
+    q = _mul(ctx, scale, e, 31)  # >= 0
+    clamped = shift if depth < 512 else ctx.binary("tosa.minimum", shift, _scalar(ctx, 31, shift))
+    near = ctx.binary("tosa.arithmetic_right_shift", q, clamped, {"round": True})
+    if depth >= 512:  # RESCALE by 1 takes values below 2**29 only; these saturate the output anyway
+        near = ctx.binary("tosa.minimum", _past_31(ctx, q, shift, near, largest=35), _scalar(ctx, 1 << 20, q))
+    return _pot(ctx, near, 0, "i8", out_zp=-128)
+
+
+def _past_31(ctx: LoweringContext, q: Value, e: Value, near: Value, largest: int = 1 << 31) -> Value:
+    """gemmlowp's RoundingDivideByPOT(q, e) for e up to 63 as LiteRT computes it compiled (x86-64 and
+    AArch64 alike): for e > 31, where gemmlowp only asserts, its mask 2**e - 1 truncated to int32 is all
+    ones and the int32 shift takes e modulo 32, giving (q >> (e - 32)) + (q >= 0), far from the
+    quotient. `near` is the result for e <= 31 (e clamped to 31 there). Arithmetic only (no SELECT,
+    which Ethos-U55 and U65 lack); e modulo 32 is e - 32 when e never reaches 64 (`largest`), else
+    a BITWISE_AND (which U55 and U65 lack too)."""
+    def sign_bit(v: Value) -> Value:  # -1 for negative values, else 0
+        return ctx.binary("tosa.arithmetic_right_shift", v, _scalar(ctx, 31, v), {"round": False})
+
+    if largest < 64:
+        modulo = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", e, _scalar(ctx, 32, e)), _scalar(ctx, 0, e))
+    else:
+        modulo = ctx.binary("tosa.bitwise_and", e, _scalar(ctx, 31, e))
+    far = ctx.binary("tosa.add", ctx.binary("tosa.arithmetic_right_shift", q, modulo, {"round": False}),
+                     ctx.binary("tosa.add", sign_bit(q), _scalar(ctx, 1, q)))
+    beyond = ctx.binary("tosa.minimum", ctx.binary("tosa.arithmetic_right_shift", e, _scalar(ctx, 5, e),
+                                                   {"round": False}), _scalar(ctx, 1, e))  # e > 31: 1, else 0
+    return ctx.binary("tosa.add", near, _mul(ctx, beyond, ctx.binary("tosa.sub", far, near)))
 
 
 def _exp_table() -> np.ndarray:
@@ -147,6 +176,41 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
     shift = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
     y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), shift, {"round": True})
     return _pot(ctx, y, 0, "i16")  # saturates at 32767
+
+
+# ------------------------------------------------------------------------------ int16 logistic and tanh
+def _byte_tables(ctx: LoweringContext, index: Value, values: np.ndarray) -> Value:
+    """values[index] (0 <= values < 2**16, index an i8 tensor holding i - 128) as i32, from two int8
+    TABLEs of its bytes (stored minus 128; the 128s come back as one constant)."""
+    high = _pot(ctx, ctx.op("tosa.table", [index, ctx.const(((values >> 8) - 128).astype(np.int8), "i8")]), 8)
+    low = _pot(ctx, ctx.op("tosa.table", [index, ctx.const(((values & 0xFF) - 128).astype(np.int8), "i8")]), 0)
+    return ctx.binary("tosa.add", ctx.binary("tosa.add", high, low), _scalar(ctx, 128 * 257, high))
+
+
+def sigmoid_tanh_int16(ctx: LoweringContext, x: Value, fp: SigmoidFixedPoint) -> Value:
+    """reference_integer_ops::Logistic / Tanh (int16) step by step (litert_kernels.SigmoidFixedPoint):
+    the input rescaled (RESCALE to i32, MUL, rounding shift), |s| by its sign, the 256-entry sigmoid
+    table and its slopes read at |s| >> bits through int8 TABLEs of their bytes, the interpolation
+    in i32, one rounding RESCALE, and the mirror for s < 0 as a multiplication by the sign. TOSA's
+    int16 TABLE interpolates 128-input segments of x, which TFLite's rescaled 256- or 512-input
+    segments of s do not line up with; this form uses only the ops every Ethos-U maps (no GATHER)."""
+    s = _mul(ctx, rescale(ctx, x, 1.0, "i32", rounding="SINGLE_ROUND"), _scalar(ctx, fp.multiplier, x))
+    if fp.shift:
+        s = ctx.binary("tosa.arithmetic_right_shift", s, _scalar(ctx, fp.shift, s), {"round": True})
+    sign = ctx.binary("tosa.add", _shl(ctx, ctx.binary("tosa.arithmetic_right_shift", s, _scalar(ctx, 31, s),
+                                                       {"round": False}), 1), _scalar(ctx, 1, s))  # -1 or 1
+    magnitude = _mul(ctx, s, sign)
+    segment = ctx.binary("tosa.arithmetic_right_shift", magnitude, _scalar(ctx, fp.bits, s), {"round": False})
+    fraction = ctx.binary("tosa.sub", magnitude, _shl(ctx, segment, fp.bits))
+    index = _pot(ctx, ctx.binary("tosa.minimum", segment, _scalar(ctx, 255, s)), 0, "i8", out_zp=-128)
+    r = ctx.binary("tosa.add", _shl(ctx, _byte_tables(ctx, index, fp.entries), fp.bits),
+                   _mul(ctx, fraction, _byte_tables(ctx, index, fp.slopes)))
+    if fp.tanh:  # ((r + 128) >> 8) - 32768, negated below 0
+        y = _mul(ctx, ctx.binary("tosa.add", _pot(ctx, r, -8), _scalar(ctx, -32768, s)), sign)
+    else:  # 16384 +- (((r + 512) >> 10) - 16384)
+        y = ctx.binary("tosa.add", _mul(ctx, ctx.binary("tosa.add", _pot(ctx, r, -10), _scalar(ctx, -16384, s)), sign),
+                       _scalar(ctx, 16384, s))
+    return _pot(ctx, y, 0, "i16")
 
 
 # ------------------------------------------------------------------------------ L2 normalization
@@ -278,11 +342,6 @@ def div(ctx: LoweringContext, a: Value, b: Value, aq: QInfo, bq: QInfo, yq: QInf
     quotient = _srdhm(ctx, _srdhm(ctx, ctx.binary("tosa.logical_left_shift", x, headroom), reciprocal), multiplier)
     e = ctx.binary("tosa.add", _sub(ctx, 31 - exponent, headroom_plus_one), headroom)
     near = _rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
-    far = ctx.binary("tosa.add", ctx.binary("tosa.arithmetic_right_shift", quotient,
-                                            ctx.binary("tosa.bitwise_and", e, _scalar(ctx, 31, e)), {"round": False}),
-                     ctx.binary("tosa.add", sign_bit(quotient), _scalar(ctx, 1, quotient)))
-    beyond = ctx.binary("tosa.minimum", ctx.binary("tosa.arithmetic_right_shift", e, _scalar(ctx, 5, e),
-                                                   {"round": False}), _scalar(ctx, 1, e))  # e > 31: 1, else 0
-    y = ctx.binary("tosa.add", near, _mul(ctx, beyond, ctx.binary("tosa.sub", far, near)))
+    y = _past_31(ctx, quotient, e, near)
     y = clamp_int(ctx, y, -(1 << 20), 1 << 20)  # RESCALE by 1 takes |y| < 2**29 only; the output saturates anyway
     return _pot(ctx, y, 0, yq.dtype, out_zp=yq.zero_point if yq.dtype == "i8" else 0)

@@ -1,0 +1,78 @@
+"""Ethos-U presets (`--target ethos-u55|ethos-u65|ethos-u85`): the TOSA target and lowering forms Arm's
+Vela compiles for each NPU generation.
+
+Vela (docs/vela.md) reads TOSA 1.0 PRO-INT with EXT-INT16, EXT-INT4 and EXT-DOUBLEROUND, and has no
+CPU fallback for TOSA input: one operator it cannot map on the chosen NPU fails the file. Most
+integer lowerings use only operators every Ethos-U maps (TABLE, RESCALE, MUL, ADD, MINIMUM/MAXIMUM,
+shifts, CLZ, the pools and convolutions). Where one form suits U85 and another U55/U65, the rule asks
+`choose(ctx, PATTERN)`: without a preset it takes the form every TOSA consumer handles best (one
+TOSA operator), under a preset the one that preset names. The choice travels in the graph's meta
+like the semantics (lowering/semantics.py), and every choice made is listed in `convert --report`.
+
+A preset also fixes the profile: a model needing more than PRO-INT with those extensions (float
+layers, which Vela does not map) is UnsupportedError naming the layers, instead of a file Vela rejects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from nn2tosa.ir import Graph
+
+if TYPE_CHECKING:
+    from .context import LoweringContext
+
+TARGET_KEY = "npu_target"
+CHOICES_KEY = "npu_choices"  # meta: "; "-joined "location: pattern -> form (why)"
+
+# pattern -> {form: why that form}; the first form is the default without a preset
+PATTERNS: dict[str, dict[str, str]] = {
+    "resize_bilinear_integer_upscale": {
+        "resize": "one RESIZE (Vela maps it on Ethos-U85: fewer cycles there than the transposed convolution)",
+        "transpose_conv2d": "a TRANSPOSE_CONV2D of triangle weights (Vela maps no RESIZE of this kind on Ethos-U55 "
+                            "and U65)",
+    },
+}
+
+
+@dataclass(frozen=True)
+class NpuTarget:
+    name: str
+    profile: str  # what `convert(profile=...)` checks the graph against
+    forms: dict[str, str] = field(default_factory=dict)  # pattern -> form (others: the default)
+
+
+_VELA_PROFILE = "pro_int+int16+int4+doubleround"
+_SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d"}
+NPU_TARGETS: dict[str, NpuTarget] = {
+    "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),
+    "ethos-u65": NpuTarget("ethos-u65", _VELA_PROFILE, _SMALL_NPU),
+    "ethos-u85": NpuTarget("ethos-u85", _VELA_PROFILE),
+}
+
+
+def npu_target(name: str | None) -> NpuTarget | None:
+    """The preset called `name` (None: no preset); an unknown name is ValueError listing the presets."""
+    if name is None:
+        return None
+    if name not in NPU_TARGETS:
+        raise ValueError(f"target {name!r}: one of {', '.join(NPU_TARGETS)}")
+    return NPU_TARGETS[name]
+
+
+def set_npu_target(graph: Graph, name: str | None) -> None:
+    npu_target(name)  # validates
+    if name is None:
+        graph.meta.pop(TARGET_KEY, None)
+    else:
+        graph.meta[TARGET_KEY] = name
+
+
+def choose(ctx: LoweringContext, pattern: str) -> str:
+    """The form of `pattern` (a key of PATTERNS) for the graph's preset, recorded with why for the report."""
+    forms = PATTERNS[pattern]
+    preset = npu_target(ctx.graph.meta.get(TARGET_KEY))
+    form = preset.forms.get(pattern, next(iter(forms))) if preset else next(iter(forms))
+    why = forms[form]
+    ctx.npu_choices.append(f"{pattern} -> {form} ({preset.name if preset else 'no --target'}: {why})")
+    return form
