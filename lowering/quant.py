@@ -259,19 +259,15 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
     return ctx.op("tosa.rescale", operands, attrs, types=[TensorType(t.shape, out_dtype)])
 
 
-def rescale_values(ctx: LoweringContext, values: np.ndarray, scale: float, out_dtype: str, *, out_zp: int = 0,
-                   rounding: str | None = None) -> np.ndarray:
+def rescale_saturated(ctx: LoweringContext, values: np.ndarray, scale: float, out_dtype: str, *, out_zp: int = 0,
+                      rounding: str | None = None) -> np.ndarray:
     """What `rescale` (per tensor, 32-bit multiplier, input zero point 0) computes on these integers:
     TOSA's apply_scale_32 with the multiplier, shift and rounding mode `rescale` would choose, the zero
     point added, saturated. For lowerings that check a cheaper form on every possible input."""
     multiplier, shift = multiplier_shift(float(scale))
     mode = (rounding or rounding_mode(ctx)) if shift > 31 else "SINGLE_ROUND"
-    v = np.asarray(values, np.int64)
-    offset = np.int64(1) << (shift - 1)
-    if mode == "DOUBLE_ROUND":
-        offset = offset + np.where(v >= 0, 1 << 30, -(1 << 30))
     lo, hi = _RANGE[out_dtype]
-    return np.clip(((v * multiplier + offset) >> shift) + out_zp, lo, hi)
+    return np.clip(rescale_values(values, multiplier, shift, mode) + out_zp, lo, hi)
 
 
 def widen(ctx: LoweringContext, x: Value, q: QInfo, factor: float | np.ndarray = 1.0) -> Value:

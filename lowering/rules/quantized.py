@@ -42,7 +42,7 @@ from nn2tosa.ir import TensorType, Value, op_def
 from ..context import LoweringContext, LoweringUnsupported, constant_value
 from ..litert_kernels import kernel_for, sigmoid_fixed_point
 from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, multiplier_shift, narrow, qinfo, rescale,
-                     rescale_values, saturate_to, source_results, table_i16, ties_possible, widen)
+                     rescale_saturated, rescale_values, saturate_to, source_results, table_i16, ties_possible, widen)
 from ..tflite_fixed import quantize_multiplier
 from . import RULES, rule
 from .quantized_litert import sigmoid_tanh_int16
@@ -360,8 +360,8 @@ def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: f
 
     def branch(factor: float, dtype: str, zp: int = 0) -> np.ndarray:
         if factor >= 0:
-            return rescale_values(ctx, v, factor, dtype, out_zp=zp)
-        return rescale_values(ctx, -rescale_values(ctx, v, -factor, "i32"), 1.0, dtype, out_zp=zp)
+            return rescale_saturated(ctx, v, factor, dtype, out_zp=zp)
+        return rescale_saturated(ctx, -rescale_saturated(ctx, v, -factor, "i32"), 1.0, dtype, out_zp=zp)
 
     if max(np.abs(branch(ratio, "i32")).max(), np.abs(branch(alpha, "i32")).max()) >= 1 << 29:
         return None
