@@ -1,0 +1,265 @@
+"""DetectionPostProcess (the tail of an SSD detector) as nn ops: box decoding, then non-maximum
+suppression unrolled into a fixed number of "take the best, suppress its overlaps" steps.
+
+What Arm NN computes (its reference backend, DetectionPostProcess.cpp, 23.08; the corpus records it):
+- inputs: box encodings [1, N, 4] (ycenter, xcenter, h, w relative to the anchors), scores
+  [1, N, numClasses + 1] (column 0 is the background, never detected), anchors [N, 4] (ycenter,
+  xcenter, h, w). Quantized inputs are dequantized first; everything is computed in float32.
+- decoding: yc = ey / scaleY * ah + ay, xc = ex / scaleX * aw + ax, half height
+  0.5 * exp(eh / scaleH) * ah (width alike); corners (ymin, xmin, ymax, xmax) = centre -+ half.
+- NMS over candidates (a score each and a box): those with score >= nmsScoreThreshold, in
+  decreasing score order; each candidate not yet suppressed is kept and suppresses every later one
+  whose IoU with it is > nmsIouThreshold (IoU = inter / (area_kept + area_other - inter)); at most
+  a given number are kept.
+- fast NMS (useRegularNms false): each box's candidates are its best min(maxClassesPerDetection,
+  numClasses) classes, box-major; NMS keeps at most maxDetections. Quirk kept: NMS only looks at
+  the first N of those N * k candidates and compares candidate e against the box of index e (which
+  is its own box only when k is 1); the output box of candidate e is box e // k.
+- regular NMS: NMS per class (detectionsPerClass kept each), then the maxDetections best of all
+  kept ones (class-major order before sorting).
+- outputs: boxes [1, D, 4], classes [1, D] (class index without the background), scores [1, D] and
+  the count [1], all float32; rows past the count are zeros. D is the declared output size
+  (maxDetections * maxClassesPerDetection); the count is at most maxDetections.
+
+The unrolled form: candidates alive = score >= threshold; each step takes ARGMAX of the alive scores
+(the others as -inf), records it (valid while any is alive), and kills it and every alive candidate
+whose IoU with it exceeds the threshold (one IoU of the taken box against all, then SELECT). Taking
+the best alive candidate and suppressing from it is Arm NN's sorted walk, because a candidate is
+only ever suppressed by a better one that was kept. A step costs O(candidates) and there are at
+most min(kept, candidates) steps, so the graph grows linearly with maxDetections. Regular NMS runs
+the per-class NMS of every class at once on a [classes, N] tensor (detectionsPerClass steps), then
+picks the maxDetections best of the classes' kept candidates the same way without suppression.
+
+Ties: ARGMAX takes the first of equal scores (the lower box, then class index). Arm NN sorts with
+std::partial_sort, which orders equal scores as its heap happens to leave them; equal scores among
+the candidates can therefore come out in another order than CpuRef's (the per-box best class is the
+same: a one-element partial sort keeps the first maximum).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nn2tosa.ir import TensorType, Value
+
+from .layer import Layer, NotLegalizable
+from .registry import rule
+
+
+@dataclass
+class _Boxes:
+    """Corner boxes as rows [1, M] per coordinate, and their areas, for IoU against all of them."""
+
+    table: Value  # [M, 5]: ymin, xmin, ymax, xmax, area (the taken box is read from here)
+    ymin: Value
+    xmin: Value
+    ymax: Value
+    xmax: Value
+    area: Value
+
+
+def _f32(layer: Layer, v: Value) -> Value:
+    """The float32 value of v (dequantized, or cast from another float type), as Arm NN's decoders read it."""
+    v = layer.real(v)
+    t = layer.type_of(v)
+    return v if t.dtype == "f32" else layer.op("nn.cast", [v], type=TensorType(t.shape, "f32"))
+
+
+def _const(layer: Layer, value, dtype: str = "f32") -> Value:
+    return layer.builder.constant(np.asarray(value), dtype)
+
+
+def _column(layer: Layer, x: Value, k: int) -> Value:
+    """Column k of a [rows, cols] tensor, as [rows, 1]."""
+    rows = layer.type_of(x).shape[0]
+    return layer.op("nn.slice", [x], {"begin": [0, k], "size": [rows, 1]})
+
+
+def _decode(layer: Layer, encodings: Value, anchors: Value) -> Value:
+    """Corner boxes [N, 4] (ymin, xmin, ymax, xmax) from center-size encodings against the anchors."""
+    a = layer.attrs
+    op = layer.op
+    ey, ex, eh, ew = (_column(layer, encodings, k) for k in range(4))
+    ay, ax, ah, aw = (_column(layer, anchors, k) for k in range(4))
+
+    def scaled(e: Value, scale: float) -> Value:
+        return op("nn.div", [e, _const(layer, scale)])
+
+    yc = op("nn.add", [op("nn.mul", [scaled(ey, a["scaleY"]), ah]), ay])
+    xc = op("nn.add", [op("nn.mul", [scaled(ex, a["scaleX"]), aw]), ax])
+    half = _const(layer, 0.5)
+    half_h = op("nn.mul", [op("nn.mul", [half, op("nn.exp", [scaled(eh, a["scaleH"])])]), ah])
+    half_w = op("nn.mul", [op("nn.mul", [half, op("nn.exp", [scaled(ew, a["scaleW"])])]), aw])
+    corners = [op("nn.sub", [yc, half_h]), op("nn.sub", [xc, half_w]),
+               op("nn.add", [yc, half_h]), op("nn.add", [xc, half_w])]
+    return op("nn.concat", corners, {"axis": 1})
+
+
+def _boxes(layer: Layer, corners: Value) -> _Boxes:
+    """The IoU operands of corner boxes [M, 4]."""
+    op = layer.op
+    m = layer.type_of(corners).shape[0]
+    ymin, xmin, ymax, xmax = (_column(layer, corners, k) for k in range(4))
+    area = op("nn.mul", [op("nn.sub", [ymax, ymin]), op("nn.sub", [xmax, xmin])])
+    table = op("nn.concat", [corners, area], {"axis": 1})
+    row = [layer.reshape(v, [1, m]) for v in (ymin, xmin, ymax, xmax, area)]
+    return _Boxes(table, *row)
+
+
+def _overlapping(layer: Layer, boxes: _Boxes, taken: Value, iou_threshold: float) -> Value:
+    """[G, M] booleans: IoU(taken box of group g, box m) > iou_threshold, as Arm NN computes the IoU
+    (taken: [G, 1] indices into the boxes)."""
+    op = layer.op
+    groups = layer.type_of(taken).shape[0]
+    picked = layer.reshape(op("nn.gather", [boxes.table, taken], {"axis": 0}), [groups, 5])
+    t_ymin, t_xmin, t_ymax, t_xmax, t_area = (_column(layer, picked, k) for k in range(5))
+    zero = _const(layer, 0.0)
+    height = op("nn.maximum", [op("nn.sub", [op("nn.minimum", [t_ymax, boxes.ymax]),
+                                             op("nn.maximum", [t_ymin, boxes.ymin])]), zero])
+    width = op("nn.maximum", [op("nn.sub", [op("nn.minimum", [t_xmax, boxes.xmax]),
+                                            op("nn.maximum", [t_xmin, boxes.xmin])]), zero])
+    inter = op("nn.mul", [height, width])
+    union = op("nn.sub", [op("nn.add", [t_area, boxes.area]), inter])
+    iou = op("nn.div", [inter, union])
+    return op("nn.greater", [iou, _const(layer, iou_threshold)])
+
+
+def _take_best(layer: Layer, scores: Value, alive: Value, steps: int, boxes: _Boxes | None,
+               iou_threshold: float) -> tuple[Value, Value, Value]:
+    """`steps` rounds of: take the best alive candidate of each group (row of scores [G, M]), then
+    kill it and (with boxes) every alive one overlapping it. Returns the taken indices [G, steps]
+    (i32), whether each was a real candidate [G, steps] (i1), and their scores [G, steps] (-inf
+    where not)."""
+    op = layer.op
+    groups, m = layer.type_of(scores).shape
+    minus_inf = _const(layer, -np.inf)
+    positions = _const(layer, np.arange(m, dtype=np.int32).reshape(1, m), "i32")
+    taken, valid, best = [], [], []
+    for step in range(steps):
+        masked = op("nn.select", [alive, scores, minus_inf])
+        index = op("nn.argmax", [masked], {"axis": 1, "keep_dims": True, "output_type": "i32"})
+        taken.append(index)
+        valid.append(op("nn.reduce_any", [alive], {"axes": [1], "keep_dims": True}))
+        best.append(op("nn.reduce_max", [masked], {"axes": [1], "keep_dims": True}))
+        if step == steps - 1:
+            break
+        dead = op("nn.equal", [positions, index])
+        if boxes is not None:
+            dead = op("nn.logical_or", [dead, _overlapping(layer, boxes, index, iou_threshold)])
+        alive = op("nn.logical_and", [alive, op("nn.logical_not", [dead])])
+    return tuple(op("nn.concat", vs, {"axis": 1}) if len(vs) > 1 else vs[0] for vs in (taken, valid, best))
+
+
+def _nms(layer: Layer, scores: Value, boxes: _Boxes, keep: int) -> tuple[Value, Value, Value]:
+    """Arm NN's NonMaxSuppression on every row of scores [G, M] at once, at most `keep` kept per row."""
+    a = layer.attrs
+    alive = layer.op("nn.greater_equal", [scores, _const(layer, a["nmsScoreThreshold"])])
+    steps = min(keep, layer.type_of(scores).shape[1])  # no row keeps more than it has
+    return _take_best(layer, scores, alive, steps, boxes, a["nmsIouThreshold"])
+
+
+def _top_classes(layer: Layer, scores: Value, k: int) -> tuple[Value, Value]:
+    """The k best classes of every box (scores [N, C] -> scores and class indices [N, k]), best first."""
+    op = layer.op
+    if k == 1:
+        return (op("nn.reduce_max", [scores], {"axes": [1], "keep_dims": True}),
+                op("nn.argmax", [scores], {"axis": 1, "keep_dims": True, "output_type": "i32"}))
+    n, c = layer.type_of(scores).shape
+    every_class = _const(layer, np.ones((n, c), dtype=bool), "i1")
+    classes, _, best = _take_best(layer, scores, every_class, k, None, 0.0)
+    return best, classes
+
+
+def _fast(layer: Layer, boxes_nm4: Value, class_scores: Value) -> tuple[Value, Value, Value, Value, Value]:
+    """Fast NMS: (taken candidate indices [S], valid [S], their scores, classes (f32) and boxes)."""
+    a = layer.attrs
+    op = layer.op
+    n, c = layer.type_of(class_scores).shape
+    k = min(int(a["maxClassesPerDetection"]), c)
+    if k < 1:
+        raise NotLegalizable("DetectionPostProcess with maxClassesPerDetection 0 detects nothing Arm NN can run")
+    best, classes = _top_classes(layer, class_scores, k)
+    # candidates box-major; Arm NN's NMS reads the first N of them against boxes 0..N-1 (see the module doc)
+    cand_scores = layer.reshape(best, [1, n * k])
+    cand_classes = layer.reshape(classes, [n * k])
+    if k > 1:
+        cand_scores = op("nn.slice", [cand_scores], {"begin": [0, 0], "size": [1, n]})
+    index, valid, score = _nms(layer, cand_scores, _boxes(layer, boxes_nm4), int(a["maxDetections"]))
+    index, valid, score = (layer.reshape(v, [layer.type_of(v).shape[1]]) for v in (index, valid, score))
+    cls = op("nn.gather", [cand_classes, index], {"axis": 0})
+    box_index = index if k == 1 else op("nn.gather", [_const(layer, np.arange(n, dtype=np.int32) // k, "i32"),
+                                                      index], {"axis": 0})
+    box = op("nn.gather", [boxes_nm4, box_index], {"axis": 0})
+    return valid, score, cls, box, index
+
+
+def _regular(layer: Layer, boxes_nm4: Value, class_scores: Value) -> tuple[Value, Value, Value, Value, Value]:
+    """Regular NMS: per-class NMS of all classes at once, then the best maxDetections of what they kept."""
+    a = layer.attrs
+    op = layer.op
+    n, c = layer.type_of(class_scores).shape
+    per_class = layer.transpose(class_scores, [1, 0])  # [C, N]
+    index, valid, score = _nms(layer, per_class, _boxes(layer, boxes_nm4), int(a["detectionsPerClass"]))
+    kept = layer.type_of(index).shape[1]
+    total = c * kept  # candidates class-major, each class's in its NMS order, as Arm NN lists them
+    flat_index, flat_valid, flat_score = (layer.reshape(v, [1, total]) for v in (index, valid, score))
+    steps = min(int(a["maxDetections"]), total)
+    pick, picked_valid, picked_score = _take_best(layer, flat_score, flat_valid, steps, None, 0.0)
+    pick = layer.reshape(pick, [steps])
+    classes = _const(layer, np.repeat(np.arange(c, dtype=np.int32), kept), "i32")
+    cls = op("nn.gather", [classes, pick], {"axis": 0})
+    box_index = op("nn.gather", [layer.reshape(flat_index, [total]), pick], {"axis": 0})
+    box = op("nn.gather", [boxes_nm4, box_index], {"axis": 0})
+    return (layer.reshape(picked_valid, [steps]), layer.reshape(picked_score, [steps]), cls, box, pick)
+
+
+def _rows(layer: Layer, x: Value, rows: int) -> Value:
+    """x [S, ...] with exactly `rows` rows: cut, or zeros appended (Arm NN's unfilled slots)."""
+    t = layer.type_of(x)
+    have = t.shape[0]
+    if have > rows:
+        return layer.op("nn.slice", [x], {"begin": [0] * t.rank, "size": [rows, *t.shape[1:]]})
+    if have < rows:
+        pads = [0, rows - have] + [0, 0] * (t.rank - 1)
+        return layer.op("nn.pad", [x], {"pads": pads, "mode": "constant", "value": 0.0})
+    return x
+
+
+@rule("DetectionPostProcess")
+def _detection_post_process(layer: Layer) -> list[Value]:
+    a = layer.attrs
+    op = layer.op
+    encodings, scores, anchors = layer.operands[:3]
+    et, st = layer.type_of(encodings), layer.type_of(scores)
+    if et.rank != 3 or et.shape[0] != 1 or et.shape[2] != 4:
+        raise ValueError(f"box encodings of shape {list(et.shape)} are not [1, boxes, 4]")
+    n = et.shape[1]
+    classes = int(a["numClasses"])
+    if list(st.shape) != [1, n, classes + 1]:
+        raise ValueError(f"scores of shape {list(st.shape)} are not [1, {n}, numClasses + 1 = {classes + 1}]")
+    if classes < 1:
+        raise NotLegalizable("DetectionPostProcess with numClasses 0 has no class to detect")
+    if list(layer.type_of(anchors).shape) != [n, 4]:
+        raise ValueError(f"anchors of shape {list(layer.type_of(anchors).shape)} are not [{n}, 4]")
+    if any(float(a[s]) == 0.0 for s in ("scaleX", "scaleY", "scaleW", "scaleH")):
+        raise ValueError("a box scale (scaleX/Y/W/H) is 0")
+    corners = _decode(layer, layer.reshape(_f32(layer, encodings), [n, 4]), _f32(layer, anchors))
+    class_scores = op("nn.slice", [layer.reshape(_f32(layer, scores), [n, classes + 1])],
+                      {"begin": [0, 1], "size": [n, classes]})  # column 0 is the background
+    valid, score, cls, box, _ = (_regular if a["useRegularNms"] else _fast)(layer, corners, class_scores)
+    zero = _const(layer, 0.0)
+    steps = layer.type_of(valid).shape[0]
+    rows_valid = layer.reshape(valid, [steps, 1])
+    box = op("nn.select", [rows_valid, box, zero])
+    score = op("nn.select", [valid, score, zero])
+    cls = op("nn.select", [valid, op("nn.cast", [cls], type=TensorType((steps,), "f32")), zero])
+    count = op("nn.reduce_sum", [op("nn.cast", [valid], type=TensorType((steps,), "f32"))],
+               {"axes": [0], "keep_dims": True})
+    box_t, cls_t, score_t, count_t = layer.result_types
+    rows = box_t.shape[1]
+    results = [layer.reshape(_rows(layer, box, rows), [1, rows, 4]),
+               layer.reshape(_rows(layer, cls, rows), [1, rows]),
+               layer.reshape(_rows(layer, score, rows), [1, rows]),
+               count]
+    return [layer.finish(v, t) for v, t in zip(results, (box_t, cls_t, score_t, count_t))]
