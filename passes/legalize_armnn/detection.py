@@ -76,6 +76,28 @@ def _column(layer: Layer, x: Value, k: int) -> Value:
     return layer.op("nn.slice", [x], {"begin": [0, k], "size": [rows, 1]})
 
 
+def _first_max(layer: Layer, x: Value) -> Value:
+    """The index of the first maximum of every row of x [G, M], as [G, 1] float32.
+
+    Indices travel as float32 (exact below 2^24) and rows are read by one-hot comparison instead of
+    GATHER, so that a float model needs only TOSA's floating-point profile: there, integers exist
+    only as ARGMAX's result, which is cast to float at once."""
+    g = layer.type_of(x).shape[0]
+    index = layer.op("nn.argmax", [x], {"axis": 1, "keep_dims": False, "output_type": "i32"})
+    return layer.reshape(layer.op("nn.cast", [index], type=TensorType((g,), "f32")), [g, 1])
+
+
+def _lookup(layer: Layer, table: Value, index: Value) -> Value:
+    """Rows of table [M, C] at the float indices index [S, 1], as [S, C] (exact: the one row each)."""
+    op = layer.op
+    m, c = layer.type_of(table).shape
+    s = layer.type_of(index).shape[0]
+    positions = _const(layer, np.arange(m, dtype=np.float32).reshape(1, m))
+    hit = layer.reshape(op("nn.equal", [index, positions]), [s, m, 1])
+    picked = op("nn.select", [hit, layer.reshape(table, [1, m, c]), _const(layer, -np.inf)])
+    return op("nn.reduce_max", [picked], {"axes": [1], "keep_dims": False})
+
+
 def _decode(layer: Layer, encodings: Value, anchors: Value) -> Value:
     """Corner boxes [N, 4] (ymin, xmin, ymax, xmax) from center-size encodings against the anchors."""
     a = layer.attrs
@@ -109,10 +131,9 @@ def _boxes(layer: Layer, corners: Value) -> _Boxes:
 
 def _overlapping(layer: Layer, boxes: _Boxes, taken: Value, iou_threshold: float) -> Value:
     """[G, M] booleans: IoU(taken box of group g, box m) > iou_threshold, as Arm NN computes the IoU
-    (taken: [G, 1] indices into the boxes)."""
+    (taken: [G, 1] float indices into the boxes)."""
     op = layer.op
-    groups = layer.type_of(taken).shape[0]
-    picked = layer.reshape(op("nn.gather", [boxes.table, taken], {"axis": 0}), [groups, 5])
+    picked = _lookup(layer, boxes.table, taken)
     t_ymin, t_xmin, t_ymax, t_xmax, t_area = (_column(layer, picked, k) for k in range(5))
     zero = _const(layer, 0.0)
     height = op("nn.maximum", [op("nn.sub", [op("nn.minimum", [t_ymax, boxes.ymax]),
@@ -129,16 +150,16 @@ def _take_best(layer: Layer, scores: Value, alive: Value, steps: int, boxes: _Bo
                iou_threshold: float) -> tuple[Value, Value, Value]:
     """`steps` rounds of: take the best alive candidate of each group (row of scores [G, M]), then
     kill it and (with boxes) every alive one overlapping it. Returns the taken indices [G, steps]
-    (i32), whether each was a real candidate [G, steps] (i1), and their scores [G, steps] (-inf
+    (float), whether each was a real candidate [G, steps] (i1), and their scores [G, steps] (-inf
     where not)."""
     op = layer.op
-    groups, m = layer.type_of(scores).shape
+    m = layer.type_of(scores).shape[1]
     minus_inf = _const(layer, -np.inf)
-    positions = _const(layer, np.arange(m, dtype=np.int32).reshape(1, m), "i32")
+    positions = _const(layer, np.arange(m, dtype=np.float32).reshape(1, m))
     taken, valid, best = [], [], []
     for step in range(steps):
         masked = op("nn.select", [alive, scores, minus_inf])
-        index = op("nn.argmax", [masked], {"axis": 1, "keep_dims": True, "output_type": "i32"})
+        index = _first_max(layer, masked)
         taken.append(index)
         valid.append(op("nn.reduce_any", [alive], {"axes": [1], "keep_dims": True}))
         best.append(op("nn.reduce_max", [masked], {"axes": [1], "keep_dims": True}))
@@ -160,58 +181,55 @@ def _nms(layer: Layer, scores: Value, boxes: _Boxes, keep: int) -> tuple[Value, 
 
 
 def _top_classes(layer: Layer, scores: Value, k: int) -> tuple[Value, Value]:
-    """The k best classes of every box (scores [N, C] -> scores and class indices [N, k]), best first."""
-    op = layer.op
+    """The k best classes of every box (scores [N, C] -> scores and float class indices [N, k]), best first."""
     if k == 1:
-        return (op("nn.reduce_max", [scores], {"axes": [1], "keep_dims": True}),
-                op("nn.argmax", [scores], {"axis": 1, "keep_dims": True, "output_type": "i32"}))
-    n, c = layer.type_of(scores).shape
-    every_class = _const(layer, np.ones((n, c), dtype=bool), "i1")
+        return layer.op("nn.reduce_max", [scores], {"axes": [1], "keep_dims": True}), _first_max(layer, scores)
+    every_class = _const(layer, np.ones(layer.type_of(scores).shape, dtype=bool), "i1")
     classes, _, best = _take_best(layer, scores, every_class, k, None, 0.0)
     return best, classes
 
 
-def _fast(layer: Layer, boxes_nm4: Value, class_scores: Value) -> tuple[Value, Value, Value, Value, Value]:
-    """Fast NMS: (taken candidate indices [S], valid [S], their scores, classes (f32) and boxes)."""
+def _column_vector(layer: Layer, v: Value) -> Value:
+    """[1, S] or [S] -> [S, 1]."""
+    return layer.reshape(v, [layer.type_of(v).num_elements, 1])
+
+
+def _fast(layer: Layer, corners: Value, class_scores: Value) -> tuple[Value, Value, Value, Value]:
+    """Fast NMS: (valid [S, 1], scores [S, 1], classes [S, 1], boxes [S, 4]) of the S steps."""
     a = layer.attrs
-    op = layer.op
     n, c = layer.type_of(class_scores).shape
     k = min(int(a["maxClassesPerDetection"]), c)
     if k < 1:
-        raise NotLegalizable("DetectionPostProcess with maxClassesPerDetection 0 detects nothing Arm NN can run")
+        raise NotLegalizable("DetectionPostProcess with maxClassesPerDetection 0 selects no class")
     best, classes = _top_classes(layer, class_scores, k)
-    # candidates box-major; Arm NN's NMS reads the first N of them against boxes 0..N-1 (see the module doc)
+    # candidates box-major; Arm NN's NMS reads the first N of them against boxes 0..N-1 (module doc)
     cand_scores = layer.reshape(best, [1, n * k])
-    cand_classes = layer.reshape(classes, [n * k])
+    cand_classes = layer.reshape(classes, [n * k, 1])
     if k > 1:
-        cand_scores = op("nn.slice", [cand_scores], {"begin": [0, 0], "size": [1, n]})
-    index, valid, score = _nms(layer, cand_scores, _boxes(layer, boxes_nm4), int(a["maxDetections"]))
-    index, valid, score = (layer.reshape(v, [layer.type_of(v).shape[1]]) for v in (index, valid, score))
-    cls = op("nn.gather", [cand_classes, index], {"axis": 0})
-    box_index = index if k == 1 else op("nn.gather", [_const(layer, np.arange(n, dtype=np.int32) // k, "i32"),
-                                                      index], {"axis": 0})
-    box = op("nn.gather", [boxes_nm4, box_index], {"axis": 0})
-    return valid, score, cls, box, index
+        cand_scores = layer.op("nn.slice", [cand_scores], {"begin": [0, 0], "size": [1, n]})
+    index, valid, score = (_column_vector(layer, v) for v in
+                           _nms(layer, cand_scores, _boxes(layer, corners), int(a["maxDetections"])))
+    cls = _lookup(layer, cand_classes, index)
+    box_index = index if k == 1 else _lookup(layer, _const(layer, (np.arange(n) // k).reshape(n, 1)), index)
+    return valid, score, cls, _lookup(layer, corners, box_index)
 
 
-def _regular(layer: Layer, boxes_nm4: Value, class_scores: Value) -> tuple[Value, Value, Value, Value, Value]:
+def _regular(layer: Layer, corners: Value, class_scores: Value) -> tuple[Value, Value, Value, Value]:
     """Regular NMS: per-class NMS of all classes at once, then the best maxDetections of what they kept."""
     a = layer.attrs
-    op = layer.op
-    n, c = layer.type_of(class_scores).shape
+    c = layer.type_of(class_scores).shape[1]
     per_class = layer.transpose(class_scores, [1, 0])  # [C, N]
-    index, valid, score = _nms(layer, per_class, _boxes(layer, boxes_nm4), int(a["detectionsPerClass"]))
+    index, valid, score = _nms(layer, per_class, _boxes(layer, corners), int(a["detectionsPerClass"]))
     kept = layer.type_of(index).shape[1]
     total = c * kept  # candidates class-major, each class's in its NMS order, as Arm NN lists them
     flat_index, flat_valid, flat_score = (layer.reshape(v, [1, total]) for v in (index, valid, score))
     steps = min(int(a["maxDetections"]), total)
-    pick, picked_valid, picked_score = _take_best(layer, flat_score, flat_valid, steps, None, 0.0)
-    pick = layer.reshape(pick, [steps])
-    classes = _const(layer, np.repeat(np.arange(c, dtype=np.int32), kept), "i32")
-    cls = op("nn.gather", [classes, pick], {"axis": 0})
-    box_index = op("nn.gather", [layer.reshape(flat_index, [total]), pick], {"axis": 0})
-    box = op("nn.gather", [boxes_nm4, box_index], {"axis": 0})
-    return (layer.reshape(picked_valid, [steps]), layer.reshape(picked_score, [steps]), cls, box, pick)
+    pick, picked_valid, picked_score = (_column_vector(layer, v) for v in
+                                        _take_best(layer, flat_score, flat_valid, steps, None, 0.0))
+    classes = _const(layer, np.repeat(np.arange(c), kept).reshape(total, 1))
+    cls = _lookup(layer, classes, pick)
+    box_index = _lookup(layer, layer.reshape(flat_index, [total, 1]), pick)
+    return picked_valid, picked_score, cls, _lookup(layer, corners, box_index)
 
 
 def _rows(layer: Layer, x: Value, rows: int) -> Value:
@@ -247,19 +265,14 @@ def _detection_post_process(layer: Layer) -> list[Value]:
     corners = _decode(layer, layer.reshape(_f32(layer, encodings), [n, 4]), _f32(layer, anchors))
     class_scores = op("nn.slice", [layer.reshape(_f32(layer, scores), [n, classes + 1])],
                       {"begin": [0, 1], "size": [n, classes]})  # column 0 is the background
-    valid, score, cls, box, _ = (_regular if a["useRegularNms"] else _fast)(layer, corners, class_scores)
-    zero = _const(layer, 0.0)
-    steps = layer.type_of(valid).shape[0]
-    rows_valid = layer.reshape(valid, [steps, 1])
-    box = op("nn.select", [rows_valid, box, zero])
-    score = op("nn.select", [valid, score, zero])
-    cls = op("nn.select", [valid, op("nn.cast", [cls], type=TensorType((steps,), "f32")), zero])
-    count = op("nn.reduce_sum", [op("nn.cast", [valid], type=TensorType((steps,), "f32"))],
-               {"axes": [0], "keep_dims": True})
+    valid, score, cls, box = (_regular if a["useRegularNms"] else _fast)(layer, corners, class_scores)
+    zero, one = _const(layer, 0.0), _const(layer, 1.0)
+    box, score, cls = (op("nn.select", [valid, v, zero]) for v in (box, score, cls))  # unfilled slots are 0
+    count = op("nn.reduce_sum", [op("nn.select", [valid, one, zero])], {"axes": [0, 1], "keep_dims": False})
     box_t, cls_t, score_t, count_t = layer.result_types
     rows = box_t.shape[1]
     results = [layer.reshape(_rows(layer, box, rows), [1, rows, 4]),
                layer.reshape(_rows(layer, cls, rows), [1, rows]),
                layer.reshape(_rows(layer, score, rows), [1, rows]),
-               count]
+               layer.reshape(count, [1])]
     return [layer.finish(v, t) for v, t in zip(results, (box_t, cls_t, score_t, count_t))]
