@@ -265,7 +265,10 @@ def _detection_post_process(layer: Layer) -> list[Value]:
     corners = _decode(layer, layer.reshape(_f32(layer, encodings), [n, 4]), _f32(layer, anchors))
     class_scores = op("nn.slice", [layer.reshape(_f32(layer, scores), [n, classes + 1])],
                       {"begin": [0, 1], "size": [n, classes]})  # column 0 is the background
-    valid, score, cls, box = (_regular if a["useRegularNms"] else _fast)(layer, corners, class_scores)
+    if a["useRegularNms"]:
+        valid, score, cls, box = _regular(layer, corners, class_scores)
+    else:
+        valid, score, cls, box = _fast(layer, corners, class_scores)
     zero, one = _const(layer, 0.0), _const(layer, 1.0)
     box, score, cls = (op("nn.select", [valid, v, zero]) for v in (box, score, cls))  # unfilled slots are 0
     count = op("nn.reduce_sum", [op("nn.select", [valid, one, zero])], {"axes": [0, 1], "keep_dims": False})
