@@ -223,6 +223,12 @@ def test_refused_and_invalid_descriptors():
     g, _ = detector(6, 2, {"scaleW": 0.0})
     with pytest.raises(InvalidInputError, match="scale"):
         nn2tosa.convert(g)
+    g, _ = detector(6, 3, {"numClasses": 4}, rows=3)  # the scores do not fit numClasses: a damaged file
+    with pytest.raises(InvalidInputError, match="numClasses"):
+        nn2tosa.convert(g)
     g, _ = detector(6, 2, {"maxClassesPerDetection": 0}, rows=3)
     with pytest.raises(UnsupportedError, match="maxClassesPerDetection 0"):
+        nn2tosa.convert(g)
+    g, _ = detector(6, 2, {"useRegularNms": True, "detectionsPerClass": 0}, rows=3)
+    with pytest.raises(UnsupportedError, match="keeps no detection"):
         nn2tosa.convert(g)

@@ -152,6 +152,8 @@ def _take_best(layer: Layer, scores: Value, alive: Value, steps: int, boxes: _Bo
     kill it and (with boxes) every alive one overlapping it. Returns the taken indices [G, steps]
     (float), whether each was a real candidate [G, steps] (i1), and their scores [G, steps] (-inf
     where not)."""
+    if steps < 1:
+        raise NotLegalizable("DetectionPostProcess that keeps no detection (maxDetections or detectionsPerClass 0)")
     op = layer.op
     m = layer.type_of(scores).shape[1]
     minus_inf = _const(layer, -np.inf)
