@@ -47,6 +47,9 @@ from .layer import Layer, NotLegalizable
 from .registry import rule
 
 
+FLOAT_EXACT_INDICES = 1 << 24  # float32 holds every integer up to here
+
+
 @dataclass
 class _Boxes:
     """Corner boxes as rows [1, M] per coordinate, and their areas, for IoU against all of them."""
@@ -156,6 +159,8 @@ def _take_best(layer: Layer, scores: Value, alive: Value, steps: int, boxes: _Bo
         raise NotLegalizable("DetectionPostProcess that keeps no detection (maxDetections or detectionsPerClass 0)")
     op = layer.op
     m = layer.type_of(scores).shape[1]
+    if m > FLOAT_EXACT_INDICES:
+        raise NotLegalizable(f"{m} candidates: indices carried as float32 are exact up to {FLOAT_EXACT_INDICES}")
     minus_inf = _const(layer, -np.inf)
     positions = _const(layer, np.arange(m, dtype=np.float32).reshape(1, m))
     taken, valid, best = [], [], []
