@@ -30,10 +30,13 @@ most min(kept, candidates) steps, so the graph grows linearly with maxDetections
 the per-class NMS of every class at once on a [classes, N] tensor (detectionsPerClass steps), then
 picks the maxDetections best of the classes' kept candidates the same way without suppression.
 
-Ties: ARGMAX takes the first of equal scores (the lower box, then class index). Arm NN sorts with
-std::partial_sort, which orders equal scores as its heap happens to leave them; equal scores among
-the candidates can therefore come out in another order than CpuRef's (the per-box best class is the
-same: a one-element partial sort keeps the first maximum).
+Ties: ARGMAX takes the first of equal scores (the lower box, then class index), the order TFLite's
+kernel defines with its stable sort. Arm NN sorts with std::partial_sort, which orders equal scores as
+its heap happens to leave them (the C++ library decides); equal scores among the candidates can
+therefore come out in another order than CpuRef's, or another of two overlapping equal-score
+candidates can be kept (the per-box best class is the same: a one-element partial sort keeps the
+first maximum). Arm NN 20.08 also let suppressed candidates suppress (its issue 465); this follows
+the fix, as 23.08 does.
 """
 from __future__ import annotations
 
