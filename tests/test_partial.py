@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import nn2tosa
 from conftest import REPO, run_cli
-from nn2tosa.diagnostics import UsageError
+from nn2tosa.diagnostics import UnsupportedError, UsageError
 from nn2tosa.ir import Graph, TensorType, Value
 from nn2tosa.partial import cut
 
@@ -60,6 +60,34 @@ def test_host_names_op_types_or_layers_and_needs_partial(ssd_tail):
         nn2tosa.convert(ssd_tail, partial=True, host=["NoSuchLayer"])
     with pytest.raises(UsageError, match="partial"):
         nn2tosa.convert(ssd_tail, host=ON_HOST)
+
+
+MIDDLE_STANDIN = """
+func.func @main(%x: tensor<1x4xf32>) -> (tensor<1x4xf32>) {
+  %s = "armnn.Activation"(%x) {a = 0.0 : f32, activationFunction = "Sigmoid", b = 0.0 : f32} : (tensor<1x4xf32>) -> tensor<1x4xf32> loc(#sig)
+  %c = "armnn.StandIn"(%s) {numInputs = 1 : i64, numOutputs = 1 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32> loc(#custom)
+  %r = "armnn.Activation"(%c) {a = 0.0 : f32, activationFunction = "ReLu", b = 0.0 : f32} : (tensor<1x4xf32>) -> tensor<1x4xf32> loc(#relu)
+  return %r : tensor<1x4xf32>
+}
+#sig = loc("sig"("layer 1"))
+#custom = loc("custom"("layer 2"))
+#relu = loc("relu"("layer 3"))
+"""
+
+
+def test_an_unsupported_layer_goes_to_the_host_unasked_and_with_asked_ones():
+    from nn2tosa.ir.text import parse_graph
+
+    graph = parse_graph(MIDDLE_STANDIN)
+    graph.meta["format"] = "armnn"
+    with pytest.raises(UnsupportedError, match="StandIn"):
+        nn2tosa.convert(graph)
+    side = nn2tosa.convert(graph, partial=True).partition
+    assert side["steps"] == [{"function": "region0"}, {"host": "custom", "where": "layer 2"}, {"function": "region1"}]
+    assert "placeholder" in side["host"][0]["why"][0]
+    side = nn2tosa.convert(graph, partial=True, host=["relu"]).partition
+    assert [(h["name"], h["why"][0][:11]) for h in side["host"]] == [("custom", "a placehold"), ("relu", "left to the")]
+    assert [f["name"] for f in side["functions"]] == ["region0"]
 
 
 def test_a_runtime_can_stitch_the_regions_with_the_sidecar(ssd_tail):
