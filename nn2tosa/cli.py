@@ -265,8 +265,8 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
             if not 0 <= args.partition < len(units):
                 raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
             units = [units[args.partition]]
-        results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, host=args.host, progress=bar,
-                           keep_int4=args.keep_int4, semantics=args.semantics)
+        results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, host=args.host,
+                           progress=bar, keep_int4=args.keep_int4, semantics=args.semantics)
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}
