@@ -236,6 +236,7 @@ def convert(
     passes: Sequence[str] | None = None,
     source: str | None = None,
     partial: bool = False,
+    host: Sequence[str] = (),
     progress: ProgressFn | None = None,
     keep_int4: bool = False,
     semantics: str = "litert",
@@ -252,6 +253,8 @@ def convert(
     partial: convert the TOSA-expressible regions around unsupported ops, one function each
       (nn2tosa.partial; the Result's `partition` describes how to stitch them); otherwise an
       unsupported op is UnsupportedError listing all of them.
+    host: with partial, ops to leave to the host even though they convert: op types
+      ("DetectionPostProcess") or layer/node names; one matching nothing is UsageError.
     progress: called as progress(stage, index, total) before each stage.
     keep_int4: keep int4 weights as int4 (EXT-INT4) instead of folding them into float weights; where
       TOSA 1.0 cannot (lowering/quant.py says why), UnsupportedError.
@@ -302,10 +305,12 @@ def convert(
     if partial and branches:
         raise UnsupportedError([Unsupported("control flow", name, "partial conversion of a graph with control "
                                             "flow (it converts whole: leave out --partial)")])
+    if host and not partial:
+        raise UsageError("host= names ops to leave to the host, which only a partial conversion does (partial=True)")
     if partial:
         from nn2tosa.partial import convert_partial
 
-        return convert_partial(graph, report, profile=profile, passes=passes, progress=progress)
+        return convert_partial(graph, report, profile=profile, passes=passes, progress=progress, host=host)
     pipeline = pass_pipeline(graph, passes, name)
     source_ops = [op for g in [graph, *branches] for op in source_op_list(g)]
     from nn2tosa import limits

@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--partial", action="store_true",
                    help="convert the TOSA-expressible regions around unsupported layers: one TOSA function per "
                         "region, and a JSON sidecar (--sidecar) telling a runtime how to stitch them")
+    p.add_argument("--host", metavar="OP", action="append", default=[],
+                   help="with --partial: leave this op to the host even though it converts (an op type such as "
+                        "DetectionPostProcess, or a layer/node name; repeatable)")
     p.add_argument("--sidecar", metavar="FILE",
                    help="with --partial: where the JSON sidecar goes (default: the first output's name with "
                         "the extension .partition.json)")
@@ -226,6 +229,8 @@ def output_kinds(args: argparse.Namespace) -> tuple[list[str], str | None]:
         if kind is None:
             raise UsageError(f"{out}: unknown output kind (use {', '.join(OUTPUT_KINDS)} or '-')")
         kinds.append(kind)
+    if args.host and not args.partial:
+        raise UsageError("--host leaves ops to the host, which only a partial conversion does: add --partial")
     sidecar = _sidecar_path(args) if args.partial else None
     for extra in (sidecar, args.report_json):
         if extra is not None:
@@ -265,8 +270,8 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
             if not 0 <= args.partition < len(units):
                 raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
             units = [units[args.partition]]
-        results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, progress=bar,
-                           keep_int4=args.keep_int4, semantics=args.semantics, target=args.target)
+        results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, host=args.host,
+                           progress=bar, keep_int4=args.keep_int4, semantics=args.semantics, target=args.target)
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}

@@ -1,14 +1,17 @@
 """Partial conversion: the TOSA-expressible regions of a model whose other ops are unsupported.
 
-An SSD-style detector ends in DetectionPostProcess, which has no TOSA form; everything before it
-does. `convert(..., partial=True)` gives one TOSA function per supported region and a description
+A model may hold ops TOSA cannot express (control flow, a placeholder layer), or ops its user
+wants run elsewhere (an SSD detector's DetectionPostProcess, on the CPU beside an NPU).
+`convert(..., partial=True)` gives one TOSA function per supported region and a description
 (the "sidecar", `PartialResult.partition`) of how a runtime stitches the functions and the ops left
 to the host (run by the source runtime) back into the source graph.
 
 How regions are found. The source graph is split, never the converted one, so every tensor that
 crosses a region boundary is a source tensor (an Arm NN layer's output slot, an MPS node's result)
 that the runtime knows:
-1. Start with no op on the host. Cut the source graph into regions (below), and convert each region
+1. Start with no op on the host, or with the ops the user asked to leave there (`host=`, e.g. an SSD's
+   DetectionPostProcess, which converts, for a runtime that runs it on the CPU). Cut the source graph
+   into regions (below), and convert each region
    on its own with graph.meta[KEEP_UNSUPPORTED] set, so the passes leave what they cannot convert
    in place instead of raising (diagnostics.report_unsupported).
 2. An op left unconverted whose operands all converted is a root failure: the source ops at its
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nn2tosa.api import ProgressFn, Result, pass_pipeline, finish, run_pipeline, source_op_list
-from nn2tosa.diagnostics import KEEP_UNSUPPORTED, UNSUPPORTED, Unsupported, UnsupportedError
+from nn2tosa.diagnostics import KEEP_UNSUPPORTED, UNSUPPORTED, Unsupported, UnsupportedError, UsageError
 from nn2tosa.ir import INPUT_OP, Graph, Loc, TensorType, Value
 from nn2tosa.report import ConversionReport, constant_ops
 
@@ -204,27 +207,53 @@ def _root_failures(g: Graph) -> set[Loc | None]:
     return {g.loc(n) for n in g.nodes() if left(n) and not any(left(v.node) for v in g.operands(n))}
 
 
+ASKED_FOR_HOST = "left to the host as asked (--host, host=)"
+
+
+def asked_for_host(graph: Graph, names: Sequence[str]) -> tuple[set[int], list[Unsupported]]:
+    """The source ops the user asked to leave to the host: each name is an op type (`DetectionPostProcess`
+    or `armnn.DetectionPostProcess`) or a layer/node name; a name matching no op is a UsageError."""
+    constants = constant_ops()
+    ops = [n for n in graph.topological() if graph.op(n) != INPUT_OP and graph.op(n) not in constants]
+    asked: set[int] = set()
+    for name in names:
+        matching = {n for n in ops if name in (graph.op(n), graph.op(n).split(".", 1)[-1])
+                    or (graph.loc(n) is not None and graph.loc(n).name == name)}
+        if not matching:
+            raise UsageError(f"host {name!r}: no op of that type or name in the model")
+        asked |= matching
+    reasons = []
+    for n in sorted(asked):
+        loc = graph.loc(n)
+        where = (f"{loc.detail} '{loc.name}'" if loc.detail else f"'{loc.name}'") if loc else f"%{n}"
+        reasons.append(Unsupported(graph.op(n).split(".", 1)[-1], where, ASKED_FOR_HOST))
+    return asked, reasons
+
+
 def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Sequence[str] | None = None,
-                    passes: Sequence[str] | None = None, progress: ProgressFn | None = None) -> PartialResult:
-    """Convert the supported regions of `graph` (a source-level graph, consumed); see the module docstring."""
+                    passes: Sequence[str] | None = None, progress: ProgressFn | None = None,
+                    host: Sequence[str] = ()) -> PartialResult:
+    """Convert the supported regions of `graph` (a source-level graph, consumed); see the module docstring.
+    `host` names ops to leave to the host even when they convert (asked_for_host)."""
     pipeline = pass_pipeline(graph, passes, report.model)
     source_ops = source_op_list(graph)
     constants = constant_ops()
-    host: set[int] = set()
-    reasons: list[Unsupported] = []
+    asked, reasons = asked_for_host(graph, host)
     done: dict[frozenset[int], tuple[Graph, dict]] = {}  # converted regions, by their source ops
     tensors = _Tensors(graph)  # one naming for all rounds: a converted region keeps its input names
-    # Round 0 is the whole model as it is: when it all converts, the result is the usual conversion.
-    whole = graph.copy()
-    whole.meta[KEEP_UNSUPPORTED] = True
-    censuses = run_pipeline(whole, pipeline, report, progress)
-    roots = _root_failures(whole)
-    if not roots:
-        ops = [n for n in graph.topological() if graph.op(n) != INPUT_OP and graph.op(n) not in constants]
-        return _result(graph, [_Region(0, ops)], [(whole, censuses)], set(), {n: 0 for n in ops}, tensors, [],
-                       report, source_ops, profile)
-    reasons.extend(whole.meta.get(UNSUPPORTED, []))
-    host |= _located(graph, [n for n in graph.nodes() if graph.op(n) not in constants], roots, whole, report)
+    if not asked:
+        # Round 0 is the whole model as it is: when it all converts, the result is the usual conversion.
+        whole = graph.copy()
+        whole.meta[KEEP_UNSUPPORTED] = True
+        censuses = run_pipeline(whole, pipeline, report, progress)
+        roots = _root_failures(whole)
+        if not roots:
+            ops = [n for n in graph.topological() if graph.op(n) != INPUT_OP and graph.op(n) not in constants]
+            return _result(graph, [_Region(0, ops)], [(whole, censuses)], set(), {n: 0 for n in ops}, tensors, [],
+                           report, source_ops, profile)
+        reasons.extend(whole.meta.get(UNSUPPORTED, []))
+        asked = _located(graph, [n for n in graph.nodes() if graph.op(n) not in constants], roots, whole, report)
+    host = set(asked)
     for _ in range(len(graph) + 1):
         free = {n for n in graph.nodes() if graph.op(n) in constants and n not in host}
         tensors.free = free

@@ -141,8 +141,6 @@ def convert_entry(e: dict, **options) -> Conversion:
 KNOWN_GAPS: dict[str, str] = {
     # slicing 0 elements gives a tensor with a dimension of 0, which TOSA cannot hold
     "mps/perop/ut_slice_copy_dim_0_fp32.mpsgraph": "zero-size tensor",
-    # non-maximum suppression: a data-dependent number of boxes (run it on the host)
-    "detectionpostprocess_*.armnn": "non-maximum suppression selects a data-dependent number of boxes",
     # Android NN's fixed-point LSTM (CpuRef cannot run it either: noexec/)
     "quantizedlstm_*.armnn": "Android NN's 8/16-bit fixed-point LSTM",
     # run-time control flow, placeholders and an operation Arm NN itself never defined (all noexec/)

@@ -32,7 +32,8 @@ def test_every_layer_and_node_type_has_a_row():
     assert set(mps) == {d.name.split(".", 1)[1] for d in ops_of("mps")}
     from nn2tosa.passes.legalize_armnn import NO_MEANING
 
-    assert armnn["DetectionPostProcess"][0] == f"**no**: {NO_MEANING['DetectionPostProcess']}"
+    assert armnn["Switch"][0] == f"**no**: {NO_MEANING['Switch']}"
+    assert armnn["DetectionPostProcess"][0] == "yes"
     # a table row of a shared rule reads its own row only; conv lowers to TOSA conv
     assert armnn["Abs"][:2] == ["yes", "abs"] and "abs" in armnn["Abs"][2].split(", ")
     assert "conv2d" in armnn["Convolution2d"][2].split(", ") and mps["Softmax"][1] == "log_softmax, softmax"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import nn2tosa
 from conftest import REPO, run_cli
-from nn2tosa.diagnostics import UnsupportedError
+from nn2tosa.diagnostics import UnsupportedError, UsageError
 from nn2tosa.ir import Graph, TensorType, Value
 from nn2tosa.partial import cut
 
@@ -41,16 +41,59 @@ def run_tosa(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return list(outs)
 
 
-def test_without_partial_everything_unsupported_is_listed(ssd_tail):
-    with pytest.raises(UnsupportedError) as e:
-        nn2tosa.convert(ssd_tail)
-    assert [i.what for i in e.value.items] == ["DetectionPostProcess"]
+ON_HOST = ["DetectionPostProcess"]  # it converts; these tests ask for it on the host
+
+
+def test_the_detector_converts_whole_unless_asked(ssd_tail):
+    whole = nn2tosa.convert(ssd_tail)
+    assert [g.name for g in whole.functions] == ["main"]
+    partial = nn2tosa.convert(ssd_tail, partial=True)
+    assert partial.partition["host"] == [] and partial.partition["steps"] == [{"function": "main"}]
+
+
+def test_host_names_op_types_or_layers_and_needs_partial(ssd_tail):
+    by_type = nn2tosa.convert(ssd_tail, partial=True, host=["armnn.DetectionPostProcess"]).partition
+    by_name = nn2tosa.convert(ssd_tail, partial=True, host=["detection_post_process"]).partition
+    assert [h["name"] for h in by_type["host"]] == [h["name"] for h in by_name["host"]] == ["detection_post_process"]
+    assert by_type["host"][0]["why"] == ["left to the host as asked (--host, host=)"]
+    with pytest.raises(UsageError, match="no op of that type or name"):
+        nn2tosa.convert(ssd_tail, partial=True, host=["NoSuchLayer"])
+    with pytest.raises(UsageError, match="partial"):
+        nn2tosa.convert(ssd_tail, host=ON_HOST)
+
+
+MIDDLE_STANDIN = """
+func.func @main(%x: tensor<1x4xf32>) -> (tensor<1x4xf32>) {
+  %s = "armnn.Activation"(%x) {a = 0.0 : f32, activationFunction = "Sigmoid", b = 0.0 : f32} : (tensor<1x4xf32>) -> tensor<1x4xf32> loc(#sig)
+  %c = "armnn.StandIn"(%s) {numInputs = 1 : i64, numOutputs = 1 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32> loc(#custom)
+  %r = "armnn.Activation"(%c) {a = 0.0 : f32, activationFunction = "ReLu", b = 0.0 : f32} : (tensor<1x4xf32>) -> tensor<1x4xf32> loc(#relu)
+  return %r : tensor<1x4xf32>
+}
+#sig = loc("sig"("layer 1"))
+#custom = loc("custom"("layer 2"))
+#relu = loc("relu"("layer 3"))
+"""
+
+
+def test_an_unsupported_layer_goes_to_the_host_unasked_and_with_asked_ones():
+    from nn2tosa.ir.text import parse_graph
+
+    graph = parse_graph(MIDDLE_STANDIN)
+    graph.meta["format"] = "armnn"
+    with pytest.raises(UnsupportedError, match="StandIn"):
+        nn2tosa.convert(graph)
+    side = nn2tosa.convert(graph, partial=True).partition
+    assert side["steps"] == [{"function": "region0"}, {"host": "custom", "where": "layer 2"}, {"function": "region1"}]
+    assert "placeholder" in side["host"][0]["why"][0]
+    side = nn2tosa.convert(graph, partial=True, host=["relu"]).partition
+    assert [(h["name"], h["why"][0][:11]) for h in side["host"]] == [("custom", "a placehold"), ("relu", "left to the")]
+    assert [f["name"] for f in side["functions"]] == ["region0"]
 
 
 def test_a_runtime_can_stitch_the_regions_with_the_sidecar(ssd_tail):
     """Run the model the way a runtime would: follow `steps`, run each function on the reference model,
     stand in for the host layer, and route every tensor by the names the sidecar gives."""
-    result = nn2tosa.convert(ssd_tail, partial=True)
+    result = nn2tosa.convert(ssd_tail, partial=True, host=ON_HOST)
     side = json.loads(json.dumps(result.partition))  # what the JSON file holds
     assert [f["name"] for f in side["functions"]] == ["region0", "region1"]
     assert [h["op"] for h in side["host"]] == ["armnn.DetectionPostProcess"]
@@ -88,7 +131,7 @@ def test_a_runtime_can_stitch_the_regions_with_the_sidecar(ssd_tail):
 
 
 def test_report_marks_the_host_layers(ssd_tail):
-    report = nn2tosa.convert(ssd_tail, partial=True).report
+    report = nn2tosa.convert(ssd_tail, partial=True, host=ON_HOST).report
     status = {(s.op, s.loc.name): s.status for s in report.source_ops}
     assert status[("armnn.DetectionPostProcess", "detection_post_process")] == "unsupported"
     assert status[("armnn.Activation", "scores")] == status[("armnn.Activation", "clip_boxes")] == "lowered"
@@ -97,14 +140,16 @@ def test_report_marks_the_host_layers(ssd_tail):
 
 
 def test_cli_writes_regions_and_sidecar(ssd_tail, tmp_path):
-    proc = run_cli("convert", str(ssd_tail), "--partial", "-o", str(tmp_path / "m.tosa"),
-                   "--sidecar", str(tmp_path / "stitch.json"))
+    proc = run_cli("convert", str(ssd_tail), "--partial", "--host", "DetectionPostProcess",
+                   "-o", str(tmp_path / "m.tosa"), "--sidecar", str(tmp_path / "stitch.json"))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.region0.tosa", "m.region1.tosa", "stitch.json"]
     side = json.loads((tmp_path / "stitch.json").read_text())
     assert side["files"]["tosa"] == [str(tmp_path / "m.region0.tosa"), str(tmp_path / "m.region1.tosa")]
     proc = run_cli("convert", str(ssd_tail), "--partial", "-o", "-")
     assert proc.returncode == 2 and b"--sidecar" in proc.stderr
+    proc = run_cli("convert", str(ssd_tail), "--host", "DetectionPostProcess", "-o", str(tmp_path / "x.tosa"))
+    assert proc.returncode == 2 and b"--partial" in proc.stderr and not (tmp_path / "x.tosa").exists()
 
 
 def test_a_supported_model_is_one_function(tmp_path):

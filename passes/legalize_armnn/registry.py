@@ -22,8 +22,6 @@ RULES: dict[str, Rule] = {}
 
 # Layer types that describe no computation on tensors nn can express, with the reason.
 NO_MEANING: dict[str, str] = {
-    "DetectionPostProcess": "non-maximum suppression selects a data-dependent number of boxes; neither nn nor "
-                            "TOSA has an op for it (run it on the host after the network)",
     "Switch": "control flow: routes its input to one of two outputs by a run-time condition (TOSA 1.0 has no "
               "data-dependent routing of this kind)",
     "Merge": "control flow: forwards whichever input is available (the counterpart of Switch)",
