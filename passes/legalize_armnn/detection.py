@@ -179,7 +179,9 @@ def _take_best(layer: Layer, scores: Value, alive: Value, steps: int, boxes: _Bo
         if boxes is not None:
             dead = op("nn.logical_or", [dead, _overlapping(layer, boxes, index, iou_threshold)])
         alive = op("nn.logical_and", [alive, op("nn.logical_not", [dead])])
-    return tuple(op("nn.concat", vs, {"axis": 1}) if len(vs) > 1 else vs[0] for vs in (taken, valid, best))
+    taken_v, valid_v, best_v = (op("nn.concat", vs, {"axis": 1}) if len(vs) > 1 else vs[0]
+                                for vs in (taken, valid, best))
+    return taken_v, valid_v, best_v
 
 
 def _nms(layer: Layer, scores: Value, boxes: _Boxes, keep: int) -> tuple[Value, Value, Value]:
