@@ -645,3 +645,23 @@ define("nn.quantize", operands=1, doc="Float to the quantized result type: clamp
 define("nn.dequantize", operands=1, doc="Quantized to float: (q - zp) * scale.", infer=None, verify=_same_shape)
 define("nn.requantize", operands=1, doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None,
        verify=_same_shape)
+
+
+# ------------------------------------------------------------------------------ integer recurrent cells
+def _infer_lstm_integer(attrs: Attrs, types: list[Type]) -> list[Type]:
+    x, h, c = types[:3]
+    return [TensorType(h.shape, h.dtype), TensorType(c.shape, c.dtype)]
+
+
+define("nn.lstm_integer", operands=(3, None), results=2,
+       attrs={"params": attr("strs", "what each operand after (x, h, c) is, by Arm NN's LSTM parameter names "
+                                     "(inputToForgetWeights, forgetGateBias, ...): constants"),
+              "cell_clip": attr("float", "> 0: the new cell state limited to +-cell_clip (real units)"),
+              "hidden": attr("floats", "[scale, zero point] of the hidden state o * tanh(c) (TFLite's fifth "
+                                       "intermediate; the output's quantization without projection)")},
+       doc="One time step of TFLite's integer LSTM cell (lstm_eval.cc, 8x8_16: int8 x and h, int16 cell state of "
+           "a power-of-two scale, int32 biases, int8 weights; no layer norm, peephole, CIFG or projection): each gate "
+           "MultiplyByQuantizedMultiplier(x W^T + b - zp_x rowsum W) + the same of h, saturated to Q3.12, gemmlowp's "
+           "int16 logistic / tanh; c' = f c >> 15 + i g >> (30 + log2 scale_c), clipped; h' = o tanh(c') times the "
+           "hidden scale, + its zero point. Results: (h', c').",
+       infer=_infer_lstm_integer)
