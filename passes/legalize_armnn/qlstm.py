@@ -38,6 +38,7 @@ import numpy as np
 from nn2tosa.ir import Quant, TensorType, Value
 
 from .layer import Layer, NotLegalizable
+from .lstm_integer import integer_cell_refusal, integer_step
 from .registry import rule
 
 LAYER_NORM_EPSILON = np.float32(1e-8)  # RefQLstmWorkload's m_LayerNormEpsilon
@@ -214,4 +215,10 @@ def _qlstm(layer: Layer) -> list[Value]:
     scales += [] if a["cifgEnabled"] else [a["inputIntermediateScale"]]
     if not all(s > 0 for s in scales) or not all(t.quant.scale > 0 for t in types):
         raise NotLegalizable("QLstm with a buffer scale that is not positive (CpuRef would divide by it)")
+    if integer_cell_refusal(layer, a["cifgEnabled"], a["peepholeEnabled"], a["projectionEnabled"],
+                            a["layerNormEnabled"]) is None:  # LiteRT's integer kernel (lstm_integer.py)
+        x, h, c = layer.operands[:3]
+        h_new, c_new = integer_step(layer, x, h, c, (a["hiddenStateScale"], a["hiddenStateZeroPoint"]), a["cellClip"])
+        state_t, cell_t, out_t = layer.result_types
+        return [layer.finish(h_new, state_t), layer.finish(c_new, cell_t), layer.finish(h_new, out_t)]
     return _QLstm(layer).step()
