@@ -1,17 +1,25 @@
-"""TFLite's integer LSTM cell (nn.lstm_integer) in TOSA integer ops: LiteRT's integers exactly.
+"""The integer LSTM cells in TOSA integer ops, exactly as their reference kernels compute them.
 
-The kernel (lstm_eval.cc's 8x8_16 path, with lstm.cc's Prepare) computes each gate in int16 Q3.12:
+nn.lstm_integer, TFLite's integer LSTM (lstm_eval.cc's 8x8_16 path with lstm.cc's Prepare; what
+LiteRT computes for an int8 LSTM and a QLstm). Each gate in int16 Q3.12:
     gate = sat16(MBQM(h W_h^T - zp_h rowsum(W_h)) + sat16(MBQM(x W_x^T + b - zp_x rowsum(W_x))))
 with MBQM TFLite's MultiplyByQuantizedMultiplier by the multiplier of s_w * s_in / 2**-12 (float32), then
 gemmlowp's int16 logistic (input, forget, output) or tanh (cell candidate) of the Q3.12 value. The cell
 state (a power-of-two scale 2**k) is updated as
     c' = sat16(RoundingDivideByPOT(f * c, 15) + RoundingDivideByPOT(i * g, 30 + k)), clipped,
 and the hidden state is h' = sat8(MBQM(o * tanh_{15+k}(c')) + zp_hidden), the multiplier that of
-2**-30 / s_hidden. The matrix products are int8 MATMULs with zero points 0 (the input's zero point
-is folded into the bias, as the kernel does), the roundings RESCALE (DOUBLE_ROUND: MBQM) and a
-rounding right shift; gemmlowp's fixed-point logistic and tanh are functions of one int16 tensor,
-tabulated for all 65536 inputs (lowering/tflite_fixed.py) and looked up by a GATHER: no TOSA TABLE
-interpolates them exactly.
+2**-30 / s_hidden (LiteRT adds the hidden zero point).
+
+nn.quantized_lstm, Android NN's QUANTIZED_16BIT_LSTM (TFLite's quantized LstmCell<4>): one MBQM of
+the whole int32 sum b + (x - 128) W_x^T + (h - 128) W_h^T per gate, by the multiplier of 4096 s_b, to
+Q3.12; the same gemmlowp functions; the state update in gemmlowp's 16-bit fixed point (SRDHM products:
+TOSA MUL with shift 15, saturated).
+
+The matrix products are int8 MATMULs (zero points 0, or the weights' for uint8 weights carried as
+int8), MBQM is RESCALE with DOUBLE_ROUND (quant.requantize_like_tflite), RoundingDivideByPOT a
+nudged arithmetic right shift, and gemmlowp's fixed-point logistic and tanh are functions of one
+int16 tensor, tabulated for all 65536 inputs (lowering/tflite_fixed.py) and looked up by a GATHER:
+no TOSA TABLE interpolates them exactly.
 """
 from __future__ import annotations
 
@@ -28,75 +36,104 @@ from . import rule
 from .conv import constant_value
 from .quantized import gather_lookup
 
-_GATE_BIAS = {"Input": "inputGateBias", "Forget": "forgetGateBias", "Cell": "cellBias", "Output": "outputGateBias"}
-_INT16 = QInfo("i16", (1.0,), (0,), None)
+GATE_BIAS = {"Input": "inputGateBias", "Forget": "forgetGateBias", "Cell": "cellBias", "Output": "outputGateBias"}
+_I32 = QInfo("i32", (1.0,), (0,), None)
 _ALL_INT16 = np.arange(-32768, 32768)
 F32 = np.float32
 
 
-def _multiplier(real: F32) -> tuple[int, int]:
-    """TFLite's QuantizeMultiplier of a float32 effective scale (computed in float32, as Prepare does)."""
-    return quantize_multiplier(float(real))
+def _i32(ctx: LoweringContext, value: int, like: Value) -> Value:
+    return ctx.scalar(value, "i32", ctx.type_of(like).rank)
 
 
+def activation(ctx: LoweringContext, x: Value, function: str, integer_bits: int) -> Value:
+    """gemmlowp's int16 logistic or tanh of FixedPoint<int16, integer_bits> raws: a 65536-entry GATHER."""
+    fn = gemmlowp_logistic16 if function == "logistic" else gemmlowp_tanh16
+    return gather_lookup(ctx, x, fn(_ALL_INT16, integer_bits), "i16")
+
+
+def mul_i32(ctx: LoweringContext, a: Value, b: Value, shift: int = 0) -> Value:
+    """a * b of two int16 (or int32) tensors in i32, TOSA MUL's shift rounding half up. Shift 15 is
+    gemmlowp's 16-bit SaturatingRoundingDoublingHighMul before its saturation (both round halves up)."""
+    a, b = (v if ctx.type_of(v).dtype == "i32" else ctx.cast(v, "i32") for v in (a, b))
+    return ctx.op("tosa.mul", [a, b, ctx.const(np.array([shift], np.int8), "i8")])
+
+
+def rounding_divide_by_pot(ctx: LoweringContext, x: Value, exponent: int) -> Value:
+    """gemmlowp's RoundingDivideByPOT of i32 x (halves away from zero): x + 2**(exponent-1), less one
+    when x < 0, shifted right arithmetically (valid for |x| < 2**31 - 2**(exponent-1))."""
+    if exponent == 0:
+        return x
+    negative = ctx.binary("tosa.arithmetic_right_shift", x, _i32(ctx, 31, x), {"round": False})  # -1 or 0
+    nudged = ctx.binary("tosa.add", ctx.binary("tosa.add", x, _i32(ctx, 1 << (exponent - 1), x)), negative)
+    return ctx.binary("tosa.arithmetic_right_shift", nudged, _i32(ctx, exponent, x), {"round": False})
+
+
+def matmul_accumulate(ctx: LoweringContext, v: Value, weights: np.ndarray, weights_zp: int = 0) -> Value:
+    """v [batch, width] (int8 carried values) times (weights - weights_zp)^T, weights [cells, width]
+    carried int8: an exact int32 [batch, cells] (TOSA MATMUL with the weights' zero point)."""
+    batch, width = ctx.type_of(v).shape
+    cells = weights.shape[0]
+    a = ctx.reshape(v, (1, batch, width))
+    b = ctx.const(np.ascontiguousarray(weights.T.reshape(1, width, cells)).astype(np.int8), "i8")
+    acc = ctx.op("tosa.matmul", [a, b, ctx.zero_point("i8"), ctx.zero_point("i8", weights_zp)],
+                 types=[TensorType((1, batch, cells), "i32")])
+    return ctx.reshape(acc, (batch, cells))
+
+
+def add_constant(ctx: LoweringContext, x: Value, values: np.ndarray) -> Value:
+    if not np.any(values):
+        return x
+    return ctx.binary("tosa.add", x, ctx.const(values.reshape(1, -1).astype(np.int32), "i32"))
+
+
+class _Params:
+    """The layer's constant parameters by Arm NN name: stored integers and quantization."""
+
+    def __init__(self, ctx: LoweringContext, first: int):
+        names = ctx.attrs["params"]
+        self.ctx = ctx
+        self.values = dict(zip(names, ctx.operands[first:]))
+        self.types = dict(zip(names, ctx.nn_in_types[first:]))
+
+    def __getitem__(self, name: str) -> tuple[np.ndarray, QInfo]:
+        values = constant_value(self.ctx, self.values[name])
+        if values is None:
+            raise LoweringUnsupported(f"LSTM parameter {name} is not a constant")
+        return np.asarray(values, np.int64), qinfo(self.types[name])
+
+
+# ------------------------------------------------------------------------------ TFLite's integer LSTM
 class _IntegerCell:
     def __init__(self, ctx: LoweringContext):
         self.ctx = ctx
-        names = ctx.attrs["params"]
-        self.params = dict(zip(names, ctx.operands[3:]))
-        self.param_types = dict(zip(names, ctx.nn_in_types[3:]))
+        self.params = _Params(ctx, 3)
         self.xq, self.hq, self.cq = (qinfo(t) for t in ctx.nn_in_types[:3])
-        self.batch = ctx.in_types[0].shape[0]
         cell_log2 = math.log2(self.cq.scale)
         if cell_log2 != round(cell_log2):
             raise LoweringUnsupported("TFLite's integer LSTM needs a power-of-two cell state scale")
         self.cell_exponent = int(round(cell_log2))
-        if not 0 <= 15 + self.cell_exponent <= 6:  # the integer bits of TFLite's ApplyTanh of the cell state
+        if not 0 <= 15 + self.cell_exponent <= 6:  # the integer bits TFLite's ApplyTanh of the cell state takes
             raise LoweringUnsupported(f"a cell state scale of 2**{self.cell_exponent}: TFLite's integer LSTM "
                                       "takes 2**-15 .. 2**-9")
 
-    def weights(self, name: str) -> tuple[np.ndarray, float]:
-        values = constant_value(self.ctx, self.params[name])
-        if values is None:
-            raise LoweringUnsupported(f"LSTM parameter {name} is not a constant")
-        return np.asarray(values, np.int64), qinfo(self.param_types[name]).scale
-
-    def scalar(self, value: int, like: Value) -> Value:
-        return self.ctx.scalar(value, "i32", self.ctx.type_of(like).rank)
-
     def product(self, v: Value, vq: QInfo, name: str, bias: np.ndarray | None, gate_scale: F32) -> Value:
-        """MBQM(v W^T + bias - zp_v rowsum(W)) as i32 [batch, cells] (int8 MATMUL, zero points 0)."""
-        ctx = self.ctx
-        w, w_scale = self.weights(name)
-        cells, width = w.shape
-        effective_bias = -vq.zero_point * w.sum(axis=1) + (0 if bias is None else bias)
-        a = ctx.reshape(v, (1, self.batch, width))
-        b = ctx.const(np.ascontiguousarray(w.T.reshape(1, width, cells)).astype(np.int8), "i8")
-        zero = ctx.zero_point("i8")
-        acc = ctx.op("tosa.matmul", [a, b, zero, zero], types=[TensorType((1, self.batch, cells), "i32")])
-        acc = ctx.binary("tosa.add", ctx.reshape(acc, (self.batch, cells)),
-                         ctx.const(effective_bias.reshape(1, cells).astype(np.int32), "i32"))
-        multiplier, exponent = _multiplier(F32(w_scale) * F32(vq.scale) / gate_scale)
-        return requantize_like_tflite(ctx, acc, multiplier, exponent, QInfo("i32", (1.0,), (0,), None))
+        """MBQM(v W^T + bias - zp_v rowsum(W)) as i32 [batch, cells]."""
+        w, wq = self.params[name]
+        acc = matmul_accumulate(self.ctx, v, w)
+        acc = add_constant(self.ctx, acc, -vq.zero_point * w.sum(axis=1) + (0 if bias is None else bias))
+        multiplier, exponent = quantize_multiplier(float(F32(wq.scale) * F32(vq.scale) / gate_scale))
+        return requantize_like_tflite(self.ctx, acc, multiplier, exponent, _I32)
 
     def gate(self, name: str, x: Value, h: Value, function: str) -> Value:
         """One gate's activation, Q0.15 int16 [batch, cells]."""
-        gate_scale = F32(2.0 ** -12)  # Q3.12: TFLite's intermediate scale without layer norm
-        bias = self.weights(_GATE_BIAS[name])[0]
-        from_input = saturate_to(self.ctx, self.product(x, self.xq, f"inputTo{name}Weights", bias, gate_scale), "i16")
-        from_state = self.product(h, self.hq, f"recurrentTo{name}Weights", None, gate_scale)
-        total = saturate_to(self.ctx, self.ctx.binary("tosa.add", from_state, self.ctx.cast(from_input, "i32")), "i16")
-        table = gemmlowp_logistic16(_ALL_INT16, 3) if function == "logistic" else gemmlowp_tanh16(_ALL_INT16, 3)
-        return gather_lookup(self.ctx, total, table, "i16")
-
-    def scaled_product(self, a: Value, b: Value, shift: int) -> Value:
-        """RoundingDivideByPOT(a * b, shift) of two int16 tensors, as i32: the product plus 2**(shift-1)
-        less one when it is negative, shifted right (halves away from zero)."""
         ctx = self.ctx
-        p = ctx.op("tosa.mul", [ctx.cast(a, "i32"), ctx.cast(b, "i32"), ctx.const(np.array([0], np.int8), "i8")])
-        negative = ctx.binary("tosa.arithmetic_right_shift", p, self.scalar(31, p), {"round": False})
-        nudged = ctx.binary("tosa.add", ctx.binary("tosa.add", p, self.scalar(1 << (shift - 1), p)), negative)
-        return ctx.binary("tosa.arithmetic_right_shift", nudged, self.scalar(shift, p), {"round": False})
+        gate_scale = F32(2.0 ** -12)  # Q3.12: TFLite's intermediate scale without layer norm
+        bias = self.params[GATE_BIAS[name]][0]
+        from_input = saturate_to(ctx, self.product(x, self.xq, f"inputTo{name}Weights", bias, gate_scale), "i16")
+        from_state = self.product(h, self.hq, f"recurrentTo{name}Weights", None, gate_scale)
+        total = saturate_to(ctx, ctx.binary("tosa.add", from_state, ctx.cast(from_input, "i32")), "i16")
+        return activation(ctx, total, function, 3)
 
     def step(self) -> list[Value]:
         ctx = self.ctx
@@ -105,21 +142,62 @@ class _IntegerCell:
         f = self.gate("Forget", x, h, "logistic")
         g = self.gate("Cell", x, h, "tanh")
         o = self.gate("Output", x, h, "logistic")
-        kept = self.scaled_product(f, c, 15)
-        added = self.scaled_product(i, g, 30 + self.cell_exponent)
+        kept = rounding_divide_by_pot(ctx, mul_i32(ctx, f, c), 15)
+        added = rounding_divide_by_pot(ctx, mul_i32(ctx, i, g), 30 + self.cell_exponent)
         cell = saturate_to(ctx, ctx.binary("tosa.add", kept, added), "i16")
         clip = float(ctx.attrs["cell_clip"])
         if clip > 0:  # Prepare: static_cast<int16>(clamp(clip / scale)), truncated
             bound = int(min(max(F32(clip) / F32(self.cq.scale), -32768.0), 32767.0))
             cell = clamp_int(ctx, cell, -bound, bound)
-        squashed = gather_lookup(ctx, cell, gemmlowp_tanh16(_ALL_INT16, 15 + self.cell_exponent), "i16")
+        squashed = activation(ctx, cell, "tanh", 15 + self.cell_exponent)
         hidden_scale, hidden_zp = ctx.attrs["hidden"]
-        multiplier, exponent = _multiplier(F32(2.0 ** -15) / F32(hidden_scale) * F32(2.0 ** -15))
-        p = ctx.op("tosa.mul", [ctx.cast(o, "i32"), ctx.cast(squashed, "i32"), ctx.const(np.array([0], np.int8), "i8")])
-        hidden = requantize_like_tflite(ctx, p, multiplier, exponent, QInfo("i8", (1.0,), (int(hidden_zp),), None))
+        multiplier, exponent = quantize_multiplier(float(F32(2.0 ** -15 / float(F32(hidden_scale)) * 2.0 ** -15)))
+        hidden = requantize_like_tflite(ctx, mul_i32(ctx, o, squashed), multiplier, exponent,
+                                        QInfo("i8", (1.0,), (int(hidden_zp),), None))
         return [hidden, cell]
 
 
 @rule("nn.lstm_integer", quantized=True)
 def lstm_integer(ctx: LoweringContext) -> list[Value]:
     return _IntegerCell(ctx).step()
+
+
+# ------------------------------------------------------------------------------ Android NN's QUANTIZED_16BIT_LSTM
+_STATE_INTEGER_BITS = 4  # the cell state is Q4.11
+
+
+def _srdhm16(ctx: LoweringContext, a: Value, b: Value) -> Value:
+    """gemmlowp's 16-bit SaturatingRoundingDoublingHighMul of two int16 tensors, as int16."""
+    return saturate_to(ctx, mul_i32(ctx, a, b, 15), "i16")
+
+
+@rule("nn.quantized_lstm", quantized=True)
+def quantized_lstm(ctx: LoweringContext) -> list[Value]:
+    x, c, h = ctx.operands[:3]
+    xq, cq, hq = (qinfo(t) for t in ctx.nn_in_types[:3])
+    params = _Params(ctx, 3)
+    # the kernel subtracts 128 from x and h whatever their zero point (Android NN requires 128): the carried
+    # int8 values of uint8 data are exactly that (stored - 128)
+    if xq.offset != 128 or hq.offset != 128:
+        raise LoweringUnsupported("QuantizedLstm's input and output state must be uint8")
+    gates = {}
+    for name, function in (("Input", "logistic"), ("Cell", "tanh"), ("Forget", "logistic"), ("Output", "logistic")):
+        acc = None
+        for prefix, v in (("inputTo", x), ("recurrentTo", h)):
+            w, wq = params[f"{prefix}{name}Weights"]  # carried int8 (stored - 128), zero point likewise
+            part = matmul_accumulate(ctx, v, w, wq.zero_point)
+            acc = part if acc is None else ctx.binary("tosa.add", acc, part)
+        bias, bq = params[GATE_BIAS[name]]
+        acc = add_constant(ctx, acc, bias)
+        multiplier, exponent = quantize_multiplier(4096.0 * bq.scale)
+        total = saturate_to(ctx, requantize_like_tflite(ctx, acc, multiplier, exponent, _I32), "i16")
+        gates[name] = activation(ctx, total, function, 3)
+    modulated = rounding_divide_by_pot(ctx, ctx.cast(_srdhm16(ctx, gates["Input"], gates["Cell"]), "i32"),
+                                       _STATE_INTEGER_BITS)  # Q0.15 -> Q4.11
+    kept = _srdhm16(ctx, gates["Forget"], c)
+    cell = saturate_to(ctx, ctx.binary("tosa.add", modulated, ctx.cast(kept, "i32")), "i16")
+    # Rescale<3>: the Q4.11 state read as Q3.12, a saturating doubling
+    as_q3 = saturate_to(ctx, mul_i32(ctx, cell, _i32(ctx, 2, cell)), "i16")
+    out = _srdhm16(ctx, gates["Output"], activation(ctx, as_q3, "tanh", 3))
+    hidden = saturate_to(ctx, rounding_divide_by_pot(ctx, ctx.cast(out, "i32"), 8), "i8")  # + 128: uint8
+    return [cell, hidden]

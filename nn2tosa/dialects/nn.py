@@ -665,3 +665,19 @@ define("nn.lstm_integer", operands=(3, None), results=2,
            "int16 logistic / tanh; c' = f c >> 15 + i g >> (30 + log2 scale_c), clipped; h' = o tanh(c') times the "
            "hidden scale, + its zero point. Results: (h', c').",
        infer=_infer_lstm_integer)
+
+
+def _infer_quantized_lstm(attrs: Attrs, types: list[Type]) -> list[Type]:
+    x, c, h = types[:3]
+    return [TensorType(c.shape, c.dtype), TensorType(h.shape, h.dtype)]
+
+
+define("nn.quantized_lstm", operands=15, results=2,
+       attrs={"params": attr("strs", "what each operand after (x, c, h) is, by Arm NN's parameter names: 8 uint8 "
+                                     "weights, 4 int32 biases, constants")},
+       doc="One step of Android NN's QUANTIZED_16BIT_LSTM (TFLite's quantized LstmCell with 4 state integer bits): "
+           "x and h uint8 at 1/128 (zero point 128), the cell state int16 Q4.11. Each gate MBQM(b + sum (x|h - 128) "
+           "(w - zp_w)) by the multiplier of 4096 s_b, saturated to Q3.12; gemmlowp's int16 logistic (input, forget, "
+           "output) and tanh (cell); c' = sat(Rescale<4>(i * g) + f * c); h' = 128 + clamp(RoundingDivideByPOT(o * "
+           "tanh(Rescale<3>(c')), 8)), the products gemmlowp's 16-bit SRDHM. Results: (c', h').",
+       infer=_infer_quantized_lstm)

@@ -30,7 +30,7 @@ from nn2tosa.ir import Graph
 
 from ..dce import dce
 from ..manager import register_pass
-from . import elementwise, qlstm, recurrent, spatial, tensors  # noqa: F401  (rule registration)
+from . import elementwise, lstm_integer, qlstm, recurrent, spatial, tensors  # noqa: F401  (rule registration)
 from .layer import Layer, NotLegalizable
 from .registry import NO_MEANING, RULES
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from nn2tosa.ir import Quant, TensorType, Value
 
-from .layer import Layer
+from .layer import Layer, NotLegalizable
+from .registry import rule
 
 _NEEDED = ["inputToInputWeights", "inputToForgetWeights", "inputToCellWeights", "inputToOutputWeights",
            "recurrentToInputWeights", "recurrentToForgetWeights", "recurrentToCellWeights", "recurrentToOutputWeights",
@@ -57,3 +58,31 @@ def integer_step(layer: Layer, x: Value, h: Value, c: Value, hidden: tuple[float
                                     {"params": names, "cell_clip": float(cell_clip),
                                      "hidden": [float(hidden[0]), float(hidden[1])]}, [hidden_type, c_type])
     return node[0], node[1]
+
+
+_ANDROID_PARAMS = ["inputToInputWeights", "inputToForgetWeights", "inputToCellWeights", "inputToOutputWeights",
+                   "recurrentToInputWeights", "recurrentToForgetWeights", "recurrentToCellWeights",
+                   "recurrentToOutputWeights", "inputGateBias", "forgetGateBias", "cellBias", "outputGateBias"]
+
+
+@rule("QuantizedLstm")
+def _quantized_lstm(layer: Layer) -> list[Value]:
+    """Android NN's QUANTIZED_16BIT_LSTM (one step; nn.quantized_lstm): its integers are its definition,
+    under either semantics. Operands (input, cellStateIn, outputStateIn, parameters); results
+    (cellStateOut, output)."""
+    x, c, h = (layer.type_of(v) for v in layer.operands[:3])
+    if not (_per_tensor(x, "ui8") and _per_tensor(h, "ui8") and _per_tensor(c, "i16")):
+        raise NotLegalizable("QuantizedLstm takes uint8 input and output state and an int16 cell state")
+    if x.rank != 2 or h.rank != 2 or c.rank != 2:
+        raise NotLegalizable("QuantizedLstm takes [batch, size] tensors")
+    params = dict(zip(layer.attrs["inputParams"], layer.operands[3:]))
+    for name in _ANDROID_PARAMS:
+        if name not in params or layer.constant_value(params[name]) is None:
+            raise NotLegalizable(f"QuantizedLstm parameter {name} is missing or not constant")
+        if not _per_tensor(layer.type_of(params[name]), "i32" if name.endswith("Bias") else "ui8"):
+            raise NotLegalizable(f"QuantizedLstm parameter {name} is not per-tensor "
+                                 f"{'int32' if name.endswith('Bias') else 'uint8'}")
+    cell, hidden = layer.builder.op_results("nn.quantized_lstm", [*layer.operands[:3], *(params[n] for n in _ANDROID_PARAMS)],
+                                            {"params": _ANDROID_PARAMS}, [c, h])
+    cell_t, out_t = layer.result_types
+    return [layer.finish(cell, cell_t), layer.finish(hidden, out_t)]
