@@ -150,8 +150,6 @@ KNOWN_GAPS: dict[str, str] = {
     "mps/perop/ut_slice_copy_dim_0_fp32.mpsgraph": "zero-size tensor",
     # non-maximum suppression: a data-dependent number of boxes (run it on the host)
     "detectionpostprocess_*.armnn": "non-maximum suppression selects a data-dependent number of boxes",
-    # Android NN's fixed-point LSTM (CpuRef cannot run it either: noexec/)
-    "quantizedlstm_*.armnn": "Android NN's 8/16-bit fixed-point LSTM",
     # run-time control flow, placeholders and an operation Arm NN itself never defined (all noexec/)
     "switch_*.armnn": "routes its input to one of two outputs by a run-time condition",
     "merge_*.armnn": "forwards whichever input is available",
