@@ -141,15 +141,17 @@ def tflite_lstm_step(x: np.ndarray, h: np.ndarray, c: np.ndarray, params: dict, 
                 new = max(-clip, min(clip, new))
             c_new[b, j] = new
             h_new[b, j] = max(-128, min(127, _mbqm(o * tanh16(new, 15 + cell_exp), hidden_real) + z_hidden))
-    return h_new, c_new
+    return h_new.astype(np.int8), c_new.astype(np.int16)
 
 
 # ------------------------------------------------------------------------------ Android NN's QUANTIZED_16BIT_LSTM
 def android_quantized_lstm_step(x: np.ndarray, c: np.ndarray, h: np.ndarray, params: dict, weights_zp: int,
-                                bias_scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """One step: x [batch, n_in] and h [batch, n_out] uint8, c [batch, n_cell] int16 Q4.11; params by
+                                bias_scale: float, ruy_rounding: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """One step of Android NN's reference (QuantizedLSTM.cpp's quantizedLstmStep, TFLite's reference
+    LstmCell<4>): x [batch, n_in] and h [batch, n_out] uint8, c [batch, n_cell] int16 Q4.11; params by
     Arm NN name (uint8 weights with zero point `weights_zp`, int32 biases at `bias_scale`). Returns
-    (c', h') as stored integers."""
+    (c', h') as stored integers. `ruy_rounding`: the gate accumulators' final right shift rounds halves
+    up, as LiteRT's optimized uint8 LSTM cell (its fully connected part runs on ruy) does."""
     bias_names = {"Input": "inputGateBias", "Forget": "forgetGateBias", "Cell": "cellBias", "Output": "outputGateBias"}
     batch, cells = c.shape
 
@@ -157,7 +159,11 @@ def android_quantized_lstm_step(x: np.ndarray, c: np.ndarray, h: np.ndarray, par
         acc = int(params[bias_names[name]][j])
         for v, w in ((x, params[f"inputTo{name}Weights"]), (h, params[f"recurrentTo{name}Weights"])):
             acc += sum((int(v[b, k]) - 128) * (int(w[j, k]) - weights_zp) for k in range(w.shape[1]))
-        return sat16(_mbqm(acc, 4096.0 * bias_scale))
+        if not ruy_rounding:
+            return sat16(_mbqm(acc, 4096.0 * bias_scale))
+        multiplier, shift = quantize_multiplier(4096.0 * bias_scale)
+        high = srdhm(acc * (1 << max(shift, 0)), multiplier)
+        return sat16((high + (1 << (-shift - 1))) >> -shift if shift < 0 else high)
 
     c_new = np.zeros(c.shape, np.int64)
     h_new = np.zeros(h.shape, np.int64)
@@ -169,4 +175,4 @@ def android_quantized_lstm_step(x: np.ndarray, c: np.ndarray, h: np.ndarray, par
             c_new[b, j] = new
             out = mul16(o, tanh16(sat_pot16(new, 1), 3))  # Rescale<3> of the Q4.11 state
             h_new[b, j] = 128 + max(-128, min(127, rdbpot(out, 8)))
-    return c_new, h_new
+    return c_new.astype(np.int16), h_new.astype(np.uint8)

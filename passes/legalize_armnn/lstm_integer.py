@@ -82,6 +82,10 @@ def _quantized_lstm(layer: Layer) -> list[Value]:
         if not _per_tensor(layer.type_of(params[name]), "i32" if name.endswith("Bias") else "ui8"):
             raise NotLegalizable(f"QuantizedLstm parameter {name} is not per-tensor "
                                  f"{'int32' if name.endswith('Bias') else 'uint8'}")
+    for group in (_ANDROID_PARAMS[:8], _ANDROID_PARAMS[8:]):  # the kernel reads one weight and one bias tensor
+        if len({layer.type_of(params[n]).quant for n in group}) > 1:
+            raise NotLegalizable("QuantizedLstm's weights (and its biases) must share one quantization, as Android "
+                                 "NN requires: its kernel multiplies them concatenated")
     cell, hidden = layer.builder.op_results("nn.quantized_lstm", [*layer.operands[:3], *(params[n] for n in _ANDROID_PARAMS)],
                                             {"params": _ANDROID_PARAMS}, [c, h])
     cell_t, out_t = layer.result_types

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import TensorType, Value
 
 from .elementwise import activation
 from .layer import Layer, NotLegalizable
@@ -169,7 +169,11 @@ def _sequence_lstm(layer: Layer) -> list[Value]:
         h, c = step(x, h, c)
         one_step = [1, batch] if time_axis == 0 else [batch, 1]
         outputs.append(layer.reshape(h, one_step + [layer.type_of(h).shape[1]]))
-    output = outputs[0] if steps == 1 else layer.op("nn.concat", outputs, {"axis": time_axis})
+    step_t = layer.type_of(outputs[0])
+    joined = list(step_t.shape)
+    joined[time_axis] = steps
+    output = outputs[0] if steps == 1 else layer.op("nn.concat", outputs, {"axis": time_axis},
+                                                     TensorType(tuple(joined), step_t.dtype, step_t.quant))
     if len(layer.result_types) == 1:
         return [layer.finish(output)]
     state_t, cell_t, out_t = layer.result_types
