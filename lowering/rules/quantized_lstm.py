@@ -123,16 +123,17 @@ class _IntegerCell:
         acc = matmul_accumulate(self.ctx, v, w)
         acc = add_constant(self.ctx, acc, -vq.zero_point * w.sum(axis=1) + (0 if bias is None else bias))
         multiplier, exponent = quantize_multiplier(float(F32(wq.scale) * F32(vq.scale) / gate_scale))
-        return requantize_like_tflite(self.ctx, acc, multiplier, exponent, _I32)
+        return requantize_like_tflite(self.ctx, acc, multiplier, exponent, _I32, "DOUBLE_ROUND")
 
     def gate(self, name: str, x: Value, h: Value, function: str) -> Value:
         """One gate's activation, Q0.15 int16 [batch, cells]."""
         ctx = self.ctx
         gate_scale = F32(2.0 ** -12)  # Q3.12: TFLite's intermediate scale without layer norm
         bias = self.params[GATE_BIAS[name]][0]
-        from_input = saturate_to(ctx, self.product(x, self.xq, f"inputTo{name}Weights", bias, gate_scale), "i16")
+        # the kernel accumulates into the int16 gate buffer: the input part saturates before the state part adds
+        from_input = clamp_int(ctx, self.product(x, self.xq, f"inputTo{name}Weights", bias, gate_scale), -32768, 32767)
         from_state = self.product(h, self.hq, f"recurrentTo{name}Weights", None, gate_scale)
-        total = saturate_to(ctx, ctx.binary("tosa.add", from_state, ctx.cast(from_input, "i32")), "i16")
+        total = saturate_to(ctx, ctx.binary("tosa.add", from_state, from_input), "i16")
         return activation(ctx, total, function, 3)
 
     def step(self) -> list[Value]:
@@ -153,7 +154,7 @@ class _IntegerCell:
         hidden_scale, hidden_zp = ctx.attrs["hidden"]
         multiplier, exponent = quantize_multiplier(float(F32(2.0 ** -15 / float(F32(hidden_scale)) * 2.0 ** -15)))
         hidden = requantize_like_tflite(ctx, mul_i32(ctx, o, squashed), multiplier, exponent,
-                                        QInfo("i8", (1.0,), (int(hidden_zp),), None))
+                                        QInfo("i8", (1.0,), (int(hidden_zp),), None), "DOUBLE_ROUND")
         return [hidden, cell]
 
 
@@ -190,7 +191,7 @@ def quantized_lstm(ctx: LoweringContext) -> list[Value]:
         bias, bq = params[GATE_BIAS[name]]
         acc = add_constant(ctx, acc, bias)
         multiplier, exponent = quantize_multiplier(4096.0 * bq.scale)
-        total = saturate_to(ctx, requantize_like_tflite(ctx, acc, multiplier, exponent, _I32), "i16")
+        total = saturate_to(ctx, requantize_like_tflite(ctx, acc, multiplier, exponent, _I32, "DOUBLE_ROUND"), "i16")
         gates[name] = activation(ctx, total, function, 3)
     modulated = rounding_divide_by_pot(ctx, ctx.cast(_srdhm16(ctx, gates["Input"], gates["Cell"]), "i32"),
                                        _STATE_INTEGER_BITS)  # Q0.15 -> Q4.11

@@ -42,8 +42,9 @@ def integer_cell_refusal(layer: Layer, cifg: bool, peephole: bool, projection: b
     for name in _NEEDED:
         if name not in params or layer.constant_value(params[name]) is None:
             return f"{name} is missing or not constant"
-        if not _per_tensor(layer.type_of(params[name]), "i32" if name.endswith("Bias") else "i8"):
-            return f"{name} is not per-tensor {'int32' if name.endswith('Bias') else 'int8'}"
+        kind = "i32" if name.endswith("Bias") else "i8"
+        if not _per_tensor(layer.type_of(params[name]), kind):
+            return f"{name} is not per-tensor {kind}"
     return None
 
 
@@ -79,9 +80,9 @@ def _quantized_lstm(layer: Layer) -> list[Value]:
     for name in _ANDROID_PARAMS:
         if name not in params or layer.constant_value(params[name]) is None:
             raise NotLegalizable(f"QuantizedLstm parameter {name} is missing or not constant")
-        if not _per_tensor(layer.type_of(params[name]), "i32" if name.endswith("Bias") else "ui8"):
-            raise NotLegalizable(f"QuantizedLstm parameter {name} is not per-tensor "
-                                 f"{'int32' if name.endswith('Bias') else 'uint8'}")
+        kind = "i32" if name.endswith("Bias") else "ui8"
+        if not _per_tensor(layer.type_of(params[name]), kind):
+            raise NotLegalizable(f"QuantizedLstm parameter {name} is not per-tensor {kind}")
     for group in (_ANDROID_PARAMS[:8], _ANDROID_PARAMS[8:]):  # the kernel reads one weight and one bias tensor
         if len({layer.type_of(params[n]).quant for n in group}) > 1:
             raise NotLegalizable("QuantizedLstm's weights (and its biases) must share one quantization, as Android "
