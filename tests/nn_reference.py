@@ -588,7 +588,8 @@ def _lstm_integer(attrs, xs, types, operand_types):
     params, q = _by_name(attrs, xs, operand_types)
     q.update({k: (t.quant.scales[0], t.quant.zero_points[0]) for k, t in zip("xhc", operand_types[:3])})
     scale, zp = attrs["hidden"]
-    h_new, c_new = tflite_lstm_step(x, h, c, params, q, attrs["cell_clip"], (scale, int(zp)))
+    h_new, c_new = tflite_lstm_step(x, h, c, params, q, attrs["cell_clip"], (scale, int(zp)), attrs["proj_clip"],
+                                    attrs["gate_scales"])
     return [_real(h_new, types[0]), _real(c_new, types[1])]
 
 

@@ -70,6 +70,10 @@ def test_gemmlowp_tables_are_the_scalar_models(integer_bits):
 CORPUS_FILES = {"armnn/tflite_23.08/tflm_dtln_noise_suppression.armnn": "tflm_dtln_noise_suppression.23.08",
                 "armnn/perlayer_20.08/qlstm_basic_nolayernorm_qs8.armnn": "qlstm_basic_nolayernorm_qs8.20.08",
                 "armnn/perlayer_23.08/qlstm_basic_nolayernorm_qs8.armnn": "qlstm_basic_nolayernorm_qs8.23.08",
+                "armnn/perlayer_20.08/qlstm_cifg_peephole_projection_layernorm_qs8.armnn":
+                    "qlstm_cifg_peephole_projection_layernorm_qs8.20.08",
+                "armnn/perlayer_23.08/qlstm_cifg_peephole_projection_layernorm_qs8.armnn":
+                    "qlstm_cifg_peephole_projection_layernorm_qs8.23.08",
                 "armnn/perlayer_20.08/noexec/quantizedlstm_qu8.armnn": "quantizedlstm_qu8.20.08",
                 "armnn/perlayer_23.08/noexec/quantizedlstm_qu8.armnn": "quantizedlstm_qu8.23.08"}
 
@@ -110,42 +114,55 @@ def _synthetic(name: str) -> tuple[Graph, list[np.ndarray], dict]:
 
 SEQUENCES = ["synthetic_sequence_lstm_batch_major", "synthetic_sequence_lstm_time_major",
              "synthetic_sequence_lstm_small_weights"]
+# QLstm with each option, and all of them: the projected ones show two things LiteRT does that the
+# kernel's arithmetic alone does not say (the numpy model has both): the peephole product walks n_output
+# elements of the flat cell state (a projection makes that fewer than n_cell), and a projected hidden
+# state holds MBQM - zp, its projection adding zp rowsum(W_p) (saturated hidden values show it)
+QLSTMS = ["synthetic_qlstm_cifg", "synthetic_qlstm_peephole", "synthetic_qlstm_projection",
+          "synthetic_qlstm_layer_norm", "synthetic_qlstm_all", "synthetic_qlstm_all_clipped"]
 
 
-@pytest.mark.parametrize("name", SEQUENCES)
+@pytest.mark.parametrize("name", SEQUENCES + QLSTMS)
 def test_synthetic_layer_gives_litert_integers(name):
     graph, inputs, _ = _synthetic(name)
     _assert_exact(_run(convert(graph), inputs), _litert(name))
 
 
-def _sequence_model(name: str, inputs: list[np.ndarray], arrays: dict) -> np.ndarray:
-    """tests/lstm_kernels.py's TFLite cell stepped along the synthetic layer's sequence."""
+def _tflite_model(name: str, inputs: list[np.ndarray], arrays: dict) -> list[np.ndarray]:
+    """tests/lstm_kernels.py's TFLite cell on the synthetic layer: stepped along the sequence of an
+    UnidirectionalSequenceLstm (its output), one step of a QLstm (output state, cell state, output)."""
     meta = json.loads((DATA / f"{name}.json").read_text())
     layer = meta["layers"][-1]
+    a = layer["attrs"]
     quant = {r: (s["q"][0][0], s["q"][1][0]) for lyr in meta["layers"] for r, s in zip(lyr["results"], lyr["types"])}
-    q = {"x": quant["x"], "h": quant["h"], "c": quant["c"], **{n: quant[n] for n in layer["attrs"]["inputParams"]}}
-    params = {n: arrays[n] for n in layer["attrs"]["inputParams"]}
+    q = {"x": quant["x"], "h": quant["h"], "c": quant["c"], **{n: quant[n] for n in a["inputParams"]}}
+    params = {n: arrays[n] for n in a["inputParams"]}
     x, h, c = inputs
-    seq = x if layer["attrs"]["timeMajor"] else x.transpose(1, 0, 2)
+    if layer["op"] == "armnn.QLstm":
+        h, c = tflite_lstm_step(x, h, c, params, q, a["cellClip"], (a["hiddenStateScale"], a["hiddenStateZeroPoint"]),
+                                a["projectionClip"], [a[f"{g}IntermediateScale"] for g in ("input", "forget", "cell",
+                                                                                               "output")])
+        return [h, c, h]
+    seq = x if a["timeMajor"] else x.transpose(1, 0, 2)
     outs = []
     for step in seq:
-        h, c = tflite_lstm_step(step, h, c, params, q, layer["attrs"]["clippingThresCell"])
+        h, c = tflite_lstm_step(step, h, c, params, q, a["clippingThresCell"])
         outs.append(h)
     out = np.stack(outs)
-    return out if layer["attrs"]["timeMajor"] else out.transpose(1, 0, 2)
+    return [out if a["timeMajor"] else out.transpose(1, 0, 2)]
 
 
-@pytest.mark.parametrize("name", SEQUENCES)
+@pytest.mark.parametrize("name", SEQUENCES + QLSTMS)
 def test_tflite_cell_model_is_litert_and_the_graph_on_random_inputs(name):
     graph, inputs, arrays = _synthetic(name)
-    assert np.array_equal(_sequence_model(name, inputs, arrays), _litert(name)[0])
+    _assert_exact(_tflite_model(name, inputs, arrays), _litert(name))
     result = convert(graph)
     rng = np.random.default_rng(5)
     for _ in range(3):
         x = rng.integers(-128, 128, inputs[0].shape).astype(np.int8)
         h = rng.integers(-128, 128, inputs[1].shape).astype(np.int8)
         c = rng.integers(-32768, 32768, inputs[2].shape).astype(np.int16)
-        _assert_exact(_run(result, [x, h, c]), [_sequence_model(name, [x, h, c], arrays)])
+        _assert_exact(_run(result, [x, h, c]), _tflite_model(name, [x, h, c], arrays))
 
 
 def test_android_model_is_litert_and_the_graph_on_random_inputs():

@@ -657,13 +657,18 @@ define("nn.lstm_integer", operands=(3, None), results=2,
        attrs={"params": attr("strs", "what each operand after (x, h, c) is, by Arm NN's LSTM parameter names "
                                      "(inputToForgetWeights, forgetGateBias, ...): constants"),
               "cell_clip": attr("float", "> 0: the new cell state limited to +-cell_clip (real units)"),
+              "proj_clip": attr("float", "> 0: the projected output limited to +-proj_clip (real units)"),
               "hidden": attr("floats", "[scale, zero point] of the hidden state o * tanh(c) (TFLite's fifth "
-                                       "intermediate; the output's quantization without projection)")},
+                                       "intermediate; the output's quantization without projection)"),
+              "gate_scales": attr("floats", "the input, forget, cell and output gates' intermediate scales "
+                                            "(TFLite's first four intermediates; 2**-12 without layer norm)")},
        doc="One time step of TFLite's integer LSTM cell (lstm_eval.cc, 8x8_16: int8 x and h, int16 cell state of "
-           "a power-of-two scale, int32 biases, int8 weights; no layer norm, peephole, CIFG or projection): each gate "
-           "MultiplyByQuantizedMultiplier(x W^T + b - zp_x rowsum W) + the same of h, saturated to Q3.12, gemmlowp's "
-           "int16 logistic / tanh; c' = f c >> 15 + i g >> (30 + log2 scale_c), clipped; h' = o tanh(c') times the "
-           "hidden scale, + its zero point. Results: (h', c').",
+           "a power-of-two scale, int32 biases, int8 weights, int16 peephole and layer norm weights; CIFG, peephole, "
+           "layer norm and projection when their parameters are present). Each gate MBQM(x W^T + b - zp_x rowsum "
+           "W) + MBQM(h W^T - zp_h rowsum W) (+ MBQM(w_c c)), saturated to int16 at its intermediate scale (b "
+           "after the layer norm when there is one), gemmlowp's int16 logistic / tanh; c' = f c >> 15 + i g >> (30 "
+           "+ log2 scale_c) (i = 1 - f with CIFG), clipped; h' = MBQM(o tanh(c')) + the hidden zero point, or its "
+           "projection (+ zp_h rowsum W_p, the output's zero point, clipped). Results: (h', c').",
        infer=_infer_lstm_integer)
 
 

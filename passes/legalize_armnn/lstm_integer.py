@@ -1,15 +1,18 @@
-"""Quantized LSTM layers as TFLite's integer LSTM cell (nn.lstm_integer), under --semantics litert.
+"""Quantized LSTM layers as integer LSTM cells: TFLite's (nn.lstm_integer, under --semantics litert)
+and Android NN's QUANTIZED_16BIT_LSTM (nn.quantized_lstm, under either semantics).
 
 An int8 UnidirectionalSequenceLstm (the TFLite converter's full-integer LSTM, parsed by Arm NN's
 TfLite parser) and a QLstm compute, in LiteRT, lstm_eval.cc's 8x8_16 integer kernel: int8 input and
-output state, int16 cell state at a power-of-two scale, gates in Q3.12 through gemmlowp's int16
-logistic and tanh (lowering/rules/quantized_lstm.py has the arithmetic). Arm NN's files keep no
-TFLite intermediate tensors; without layer norm the kernel needs none but the hidden state's
-quantization, which is the output's when there is no projection (TFLite's converter gives them one
-quantization) and the QLstm descriptor's hiddenStateScale / hiddenStateZeroPoint otherwise.
+output state, int16 cell state at a power-of-two scale, gates in Q3.12 (or, with layer norm, at the
+intermediate scales) through gemmlowp's int16 logistic and tanh (lowering/rules/quantized_lstm.py has
+the arithmetic). The kernel reads TFLite's five intermediate tensors; Arm NN's QLstm descriptor keeps
+their scales (the gate intermediates, hiddenStateScale / ZeroPoint), its UnidirectionalSequenceLstm
+descriptor none: there the lowering needs none of them, which holds without layer norm and projection
+(the gates are then Q3.12, and the hidden state takes the output's quantization, as TFLite's converter
+gives it).
 
-`integer_cell_refusal` says why a layer does not fit that kernel as lowered here (layer norm,
-peephole, CIFG and projection are not lowered yet): such a layer keeps the CpuRef-style lowering.
+`integer_cell_refusal` says why a layer does not fit the kernel as lowered here; such a layer keeps the
+CpuRef-style lowering.
 """
 from __future__ import annotations
 
@@ -18,47 +21,77 @@ from nn2tosa.ir import Quant, TensorType, Value
 from .layer import Layer, NotLegalizable
 from .registry import rule
 
-_NEEDED = ["inputToInputWeights", "inputToForgetWeights", "inputToCellWeights", "inputToOutputWeights",
-           "recurrentToInputWeights", "recurrentToForgetWeights", "recurrentToCellWeights", "recurrentToOutputWeights",
-           "inputGateBias", "forgetGateBias", "cellBias", "outputGateBias"]
+GATES = ("Input", "Forget", "Cell", "Output")
+_BIAS = {"Input": "inputGateBias", "Forget": "forgetGateBias", "Cell": "cellBias", "Output": "outputGateBias"}
 
 
 def _per_tensor(t: TensorType, dtype: str) -> bool:
     return t.dtype == dtype and t.quant is not None and t.quant.axis is None
 
 
-def integer_cell_refusal(layer: Layer, cifg: bool, peephole: bool, projection: bool, layer_norm: bool) -> str | None:
-    """None when the layer is TFLite's integer LSTM as nn.lstm_integer lowers it, else why not."""
+def _needed(cifg: bool, peephole: bool, projection: bool, layer_norm: bool) -> dict[str, str]:
+    """The parameters TFLite's integer kernel reads for these options -> their element type."""
+    gates = GATES[1:] if cifg else GATES
+    needed = {f"{prefix}{g}Weights": "i8" for g in gates for prefix in ("inputTo", "recurrentTo")}
+    needed.update({_BIAS[g]: "i32" for g in gates})
+    if peephole:
+        needed.update({f"cellTo{g}Weights": "i16" for g in gates if g != "Cell"})
+    if layer_norm:
+        needed.update({f"{g[0].lower()}{g[1:]}LayerNormWeights": "i16" for g in gates})
+    if projection:
+        needed["projectionWeights"] = "i8"
+    return needed
+
+
+def integer_cell_refusal(layer: Layer, cifg: bool, peephole: bool, projection: bool, layer_norm: bool,
+                         knows_intermediates: bool) -> str | None:
+    """None when the layer is TFLite's integer LSTM as nn.lstm_integer lowers it, else why not.
+    `knows_intermediates`: the layer records TFLite's intermediate scales (QLstm)."""
     from nn2tosa.lowering.semantics import semantics_of
 
     if semantics_of(layer.graph) != "litert":
         return "cpuref semantics"
-    if cifg or peephole or projection or layer_norm:
-        return "CIFG, peephole, projection and layer norm are lowered as CpuRef computes them"
+    if (layer_norm or projection) and not knows_intermediates:
+        return "layer norm and projection need TFLite's intermediate scales, which the layer does not record"
     x, h, c = (layer.type_of(v) for v in layer.operands[:3])
     if not (_per_tensor(x, "i8") and _per_tensor(h, "i8") and _per_tensor(c, "i16") and x.rank in (2, 3)):
         return "not an int8 / int16 LSTM"
+    cells = c.shape[-1]
+    if peephole and h.shape[-1] > cells:  # the kernel's peephole walks n_output elements of the cell state
+        return "a peephole with more outputs than cells: TFLite's kernel reads past its cell state"
+    if layer_norm and (cells < 2 or cells > 1024 or cells & (cells - 1)):
+        return "TFLite's integer layer norm computes the variance for 2 to 1024 cells, a power of two, only"
     params = dict(zip(layer.attrs["inputParams"], layer.operands[3:]))
-    for name in _NEEDED:
+    needed = _needed(cifg, peephole, projection, layer_norm)
+    if projection and "projectionBias" in params:
+        needed["projectionBias"] = "i32"
+    for name, dtype in needed.items():
         if name not in params or layer.constant_value(params[name]) is None:
             return f"{name} is missing or not constant"
-        kind = "i32" if name.endswith("Bias") else "i8"
-        if not _per_tensor(layer.type_of(params[name]), kind):
-            return f"{name} is not per-tensor {kind}"
+        if not _per_tensor(layer.type_of(params[name]), dtype):
+            return f"{name} is not per-tensor {dtype}"
     return None
 
 
-def integer_step(layer: Layer, x: Value, h: Value, c: Value, hidden: tuple[float, int], cell_clip: float
+def integer_step(layer: Layer, x: Value, h: Value, c: Value, *, hidden: tuple[float, int], cell_clip: float,
+                 projection_clip: float = 0.0, gate_scales: tuple[float, ...] = (2.0 ** -12,) * 4
                  ) -> tuple[Value, Value]:
-    """(h', c') of one time step: h' quantized as the hidden state, c' as c."""
-    names = [n for n in layer.attrs["inputParams"] if n in _NEEDED]
-    params = dict(zip(layer.attrs["inputParams"], layer.operands[3:]))
+    """(h', c') of one time step, c' quantized as c and h' as the hidden state (as h with projection).
+    `gate_scales`: the intermediate scales of the input, forget, cell and output gates (layer norm)."""
+    a = layer.attrs
+    cifg = a["cifgEnabled"]
+    projection = a["projectionEnabled"]
+    needed = _needed(cifg, a["peepholeEnabled"], projection, a["layerNormEnabled"])
+    params = dict(zip(a["inputParams"], layer.operands[3:]))
+    names = [n for n in a["inputParams"] if n in needed or (projection and n == "projectionBias")]
     h_type, c_type = layer.type_of(h), layer.type_of(c)
-    hidden_type = TensorType(h_type.shape, "i8", Quant((float(hidden[0]),), (int(hidden[1]),)))
-    node = layer.builder.op_results("nn.lstm_integer", [x, h, c, *(params[n] for n in names)],
-                                    {"params": names, "cell_clip": float(cell_clip),
-                                     "hidden": [float(hidden[0]), float(hidden[1])]}, [hidden_type, c_type])
-    return node[0], node[1]
+    out_quant = h_type.quant if projection else Quant((float(hidden[0]),), (int(hidden[1]),))
+    results = layer.builder.op_results(
+        "nn.lstm_integer", [x, h, c, *(params[n] for n in names)],
+        {"params": names, "cell_clip": float(cell_clip), "proj_clip": float(projection_clip),
+         "hidden": [float(hidden[0]), float(hidden[1])], "gate_scales": [float(s) for s in gate_scales]},
+        [TensorType(h_type.shape, "i8", out_quant), c_type])
+    return results[0], results[1]
 
 
 _ANDROID_PARAMS = ["inputToInputWeights", "inputToForgetWeights", "inputToCellWeights", "inputToOutputWeights",

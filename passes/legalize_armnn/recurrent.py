@@ -19,7 +19,9 @@ with activationFunc 0 Arm NN multiplies o by g, not by c' (its cell scratch keep
 Lstm's results: scratch buffer (the final gate buffers: [i,] act(c') or g, f (1 - f with CIFG),
 hidden, laid out gate-major as Arm NN does), output state h', cell state c', output.
 
-Quantized LSTMs compute in float between nn.dequantize and nn.quantize (see layer.py).
+Quantized LSTMs compute in float between nn.dequantize and nn.quantize (see layer.py), except an int8
+UnidirectionalSequenceLstm under --semantics litert, whose steps are TFLite's integer LSTM cell
+(nn.lstm_integer, lstm_integer.py).
 """
 from __future__ import annotations
 
@@ -144,12 +146,13 @@ def _sequence_lstm(layer: Layer) -> list[Value]:
     state, output) when the layer has three, else just the output."""
     cell = _cell(layer)
     a = layer.attrs
-    integer = integer_cell_refusal(layer, cell.cifg, cell.peephole, cell.projection, cell.layer_norm) is None
+    integer = integer_cell_refusal(layer, cell.cifg, cell.peephole, cell.projection, cell.layer_norm,
+                                   knows_intermediates=False) is None
     if integer:  # TFLite's integer kernel (lstm_integer.py): the hidden state is quantized as the output
         out_quant = layer.result_types[-1].quant
         seq, h, c = layer.operands[:3]
-        step = lambda x, h, c: integer_step(layer, x, h, c, (out_quant.scale, out_quant.zero_point),  # noqa: E731
-                                            a["clippingThresCell"])
+        step = lambda x, h, c: integer_step(layer, x, h, c, hidden=(out_quant.scale, out_quant.zero_point),  # noqa: E731
+                                            cell_clip=a["clippingThresCell"])
     else:
         seq, h, c = (layer.real(v) for v in layer.operands[:3])
         step = lambda x, h, c: cell.step(x, h, c)[1:]  # noqa: E731

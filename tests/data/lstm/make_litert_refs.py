@@ -28,6 +28,8 @@ CORPUS = HERE.parents[2].parent / "shared" / "corpus"
 CORPUS_FILES = ["armnn/tflite_23.08/tflm_dtln_noise_suppression.armnn",
                 "armnn/perlayer_20.08/qlstm_basic_nolayernorm_qs8.armnn",
                 "armnn/perlayer_23.08/qlstm_basic_nolayernorm_qs8.armnn",
+                "armnn/perlayer_20.08/qlstm_cifg_peephole_projection_layernorm_qs8.armnn",
+                "armnn/perlayer_23.08/qlstm_cifg_peephole_projection_layernorm_qs8.armnn",
                 "armnn/perlayer_20.08/noexec/quantizedlstm_qu8.armnn",
                 "armnn/perlayer_23.08/noexec/quantizedlstm_qu8.armnn"]
 GATES = ("Input", "Forget", "Cell", "Output")
@@ -106,6 +108,57 @@ def synthetic_sequence_lstm(seed: int, time_major: bool, steps: int, cell_expone
     return {"layers": layers, "outputs": ["out"]}, arrays
 
 
+def synthetic_qlstm(seed: int, cifg: bool, peephole: bool, projection: bool, layer_norm: bool,
+                    cell_clip: float = 0.0, projection_clip: float = 0.0) -> tuple[dict, dict]:
+    """A QLstm with the given options, batch 2, 5 inputs, 4 cells (3 outputs with projection)."""
+    rng = np.random.default_rng(seed)
+    batch, n_in, cells = 2, 5, 4
+    n_out = 3 if projection else cells
+    x_q, h_q, c_q = _q(0.05, -3), _q(0.0078125, 2), _q(2.0 ** -11)
+    hidden = (0.00390625, 1) if projection else (0.0078125, 2)
+    layers = [{"op": "graph.input", "operands": [], "results": [name], "types": [t], "attrs": {}}
+              for name, t in (("x", {"shape": [batch, n_in], "dtype": "i8", "q": x_q}),
+                              ("h", {"shape": [batch, n_out], "dtype": "i8", "q": h_q}),
+                              ("c", {"shape": [batch, cells], "dtype": "i16", "q": c_q}))]
+    arrays = {"input0": rng.integers(-128, 128, (batch, n_in)).astype(np.int8),
+              "input1": rng.integers(-128, 128, (batch, n_out)).astype(np.int8),
+              "input2": rng.integers(-6000, 6000, (batch, cells)).astype(np.int16)}
+    params = []
+
+    def constant(name: str, values: np.ndarray, dtype: str, scale: float) -> None:
+        arrays[name] = values
+        layers.append({"op": "armnn.Constant", "operands": [], "results": [name],
+                       "types": [{"shape": list(values.shape), "dtype": dtype, "q": _q(scale)}], "attrs": {}})
+        params.append(name)
+
+    for gate in GATES[1:] if cifg else GATES:
+        constant(f"inputTo{gate}Weights", rng.integers(-127, 128, (cells, n_in)).astype(np.int8), "i8", 0.00315)
+        constant(f"recurrentTo{gate}Weights", rng.integers(-127, 128, (cells, n_out)).astype(np.int8), "i8", 0.00315)
+        if layer_norm:
+            constant(BIAS[gate], rng.integers(-4_000_000, 4_000_000, cells).astype(np.int32), "i32", 1e-7)
+            constant(f"{gate[0].lower()}{gate[1:]}LayerNormWeights", rng.integers(9000, 24000, cells).astype(np.int16),
+                     "i16", 2.0 ** -14)
+        else:
+            constant(BIAS[gate], rng.integers(-3000, 3000, cells).astype(np.int32), "i32",
+                     float(np.float32(0.05) * np.float32(0.00315)))
+        if peephole and gate != "Cell":
+            constant(f"cellTo{gate}Weights", rng.integers(-6000, 6000, cells).astype(np.int16), "i16", 2.0 ** -14)
+    if projection:
+        constant("projectionWeights", rng.integers(-127, 128, (n_out, cells)).astype(np.int8), "i8", 0.01)
+        constant("projectionBias", rng.integers(-300, 300, n_out).astype(np.int32), "i32",
+                 float(np.float32(hidden[0]) * np.float32(0.01)))
+    attrs = {"cellClip": cell_clip, "projectionClip": projection_clip, "cifgEnabled": cifg,
+             "peepholeEnabled": peephole, "projectionEnabled": projection, "layerNormEnabled": layer_norm,
+             "inputIntermediateScale": 0.007, "forgetIntermediateScale": 0.0061, "cellIntermediateScale": 0.007,
+             "outputIntermediateScale": 0.0055, "hiddenStateScale": hidden[0], "hiddenStateZeroPoint": hidden[1],
+             "inputParams": params}
+    attrs = {k: float(np.float32(v)) if isinstance(v, float) else v for k, v in attrs.items()}
+    out_t = {"shape": [batch, n_out], "dtype": "i8", "q": h_q}
+    layers.append({"op": "armnn.QLstm", "operands": ["x", "h", "c", *params], "results": ["state", "cell", "out"],
+                   "types": [out_t, {"shape": [batch, cells], "dtype": "i16", "q": c_q}, out_t], "attrs": attrs})
+    return {"layers": layers, "outputs": ["state", "cell", "out"]}, arrays
+
+
 def synthetic_quantized_lstm(seed: int) -> tuple[dict, dict]:
     """An Android NN QuantizedLstm, batch 3, 6 inputs, 5 cells."""
     rng = np.random.default_rng(seed)
@@ -147,6 +200,12 @@ SYNTHETIC = {
     "synthetic_sequence_lstm_time_major": lambda: synthetic_sequence_lstm(21, True, 2, -12, 0.0),
     "synthetic_sequence_lstm_small_weights": lambda: synthetic_sequence_lstm(23, False, 4, -11, 0.0, (0.0002, 0.002)),
     "synthetic_quantized_lstm": lambda: synthetic_quantized_lstm(22),
+    "synthetic_qlstm_cifg": lambda: synthetic_qlstm(30, True, False, False, False),
+    "synthetic_qlstm_peephole": lambda: synthetic_qlstm(31, False, True, False, False),
+    "synthetic_qlstm_projection": lambda: synthetic_qlstm(32, False, False, True, False),
+    "synthetic_qlstm_layer_norm": lambda: synthetic_qlstm(33, False, False, False, True),
+    "synthetic_qlstm_all": lambda: synthetic_qlstm(34, True, True, True, True),
+    "synthetic_qlstm_all_clipped": lambda: synthetic_qlstm(35, True, True, True, True, 0.5, 0.1),
 }
 
 
@@ -259,7 +318,10 @@ def run_on_litert(src: Path, dst: Path, name: str) -> None:
                 hidden = _q(a["hiddenStateScale"], a["hiddenStateZeroPoint"])
             else:  # the converter gives the hidden state the output's quantization when there is no projection
                 hidden = info[layer["results"][2]]["q"]
-            inter = [tensor(f"{out}_gate{k}", [], "i16", _q(2.0 ** -12)) for k in range(4)]
+            gate_scales = [2.0 ** -12] * 4  # what TFLite uses without layer norm, whatever the tensors say
+            if op == "armnn.QLstm" and a["layerNormEnabled"]:
+                gate_scales = [a[f"{g}IntermediateScale"] for g in ("input", "forget", "cell", "output")]
+            inter = [tensor(f"{out}_gate{k}", [], "i16", _q(scale)) for k, scale in enumerate(gate_scales)]
             inter.append(tensor(f"{out}_hidden", [], "i8", hidden))
             if op == "armnn.QLstm":
                 opt = S.LSTMOptionsT()
