@@ -43,6 +43,29 @@ def _needed(cifg: bool, peephole: bool, projection: bool, layer_norm: bool) -> d
     return needed
 
 
+def check_shapes(layer: Layer, h: Value, c: Value, params: dict[str, Value], n_in: int, n_out: int) -> None:
+    """ValueError (the layer is inconsistent: exit 2) unless the state and every parameter present have
+    the shapes the cell's sizes give them: [batch, n_out] output state, [batch, cells] cell state,
+    [cells, n_in] / [cells, n_out] weights, [cells] vectors, [n_out, cells] projection."""
+    h, c = layer.type_of(h).shape, layer.type_of(c).shape
+    if len(h) != 2 or len(c) != 2 or h[0] != c[0] or h[1] != n_out:
+        raise ValueError(f"output state {list(h)} and cell state {list(c)} do not fit {n_out} outputs")
+    cells = c[1]
+    for name, v in params.items():
+        if name.startswith("inputTo"):
+            want = [cells, n_in]
+        elif name.startswith("recurrentTo"):
+            want = [cells, n_out]
+        elif name == "projectionWeights":
+            want = [n_out, cells]
+        elif name == "projectionBias":
+            want = [n_out]
+        else:  # biases, peephole and layer norm weights
+            want = [cells]
+        if list(layer.type_of(v).shape) != want:
+            raise ValueError(f"{name} has shape {list(layer.type_of(v).shape)}, the cell needs {want}")
+
+
 def integer_cell_refusal(layer: Layer, cifg: bool, peephole: bool, projection: bool, layer_norm: bool,
                          knows_intermediates: bool) -> str | None:
     """None when the layer is TFLite's integer LSTM as nn.lstm_integer lowers it, else why not.
@@ -85,6 +108,11 @@ def integer_step(layer: Layer, x: Value, h: Value, c: Value, *, hidden: tuple[fl
     params = dict(zip(a["inputParams"], layer.operands[3:]))
     names = [n for n in a["inputParams"] if n in needed or (projection and n == "projectionBias")]
     h_type, c_type = layer.type_of(h), layer.type_of(c)
+    x_shape = layer.type_of(x).shape
+    if len(x_shape) != 2 or x_shape[0] != h_type.shape[0]:
+        raise ValueError(f"an input of shape {list(x_shape)} for an output state of shape {list(h_type.shape)}")
+    check_shapes(layer, h, c, {n: params[n] for n in names}, x_shape[1],
+                 h_type.shape[1] if projection else c_type.shape[1])
     out_quant = h_type.quant if projection else Quant((float(hidden[0]),), (int(hidden[1]),))
     results = layer.builder.op_results(
         "nn.lstm_integer", [x, h, c, *(params[n] for n in names)],
@@ -110,6 +138,10 @@ def _quantized_lstm(layer: Layer) -> list[Value]:
     if x.rank != 2 or h.rank != 2 or c.rank != 2:
         raise NotLegalizable("QuantizedLstm takes [batch, size] tensors")
     params = dict(zip(layer.attrs["inputParams"], layer.operands[3:]))
+    if x.shape[0] != h.shape[0]:
+        raise ValueError(f"an input of shape {list(x.shape)} for an output state of shape {list(h.shape)}")
+    check_shapes(layer, layer.operands[2], layer.operands[1], {n: params[n] for n in _ANDROID_PARAMS if n in params},
+                 x.shape[1], c.shape[1])
     for name in _ANDROID_PARAMS:
         if name not in params or layer.constant_value(params[name]) is None:
             raise NotLegalizable(f"QuantizedLstm parameter {name} is missing or not constant")
