@@ -27,6 +27,7 @@ no TOSA TABLE interpolates them exactly.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -52,10 +53,17 @@ def _i32(ctx: LoweringContext, value: int, like: Value) -> Value:
     return ctx.scalar(value, "i32", ctx.type_of(like).rank)
 
 
+@functools.lru_cache(maxsize=16)
+def _table(function: str, integer_bits: int) -> np.ndarray:
+    fn = gemmlowp_logistic16 if function == "logistic" else gemmlowp_tanh16
+    table = fn(_ALL_INT16, integer_bits).astype(np.int16)
+    table.setflags(write=False)
+    return table
+
+
 def activation(ctx: LoweringContext, x: Value, function: str, integer_bits: int) -> Value:
     """gemmlowp's int16 logistic or tanh of FixedPoint<int16, integer_bits> raws: a 65536-entry GATHER."""
-    fn = gemmlowp_logistic16 if function == "logistic" else gemmlowp_tanh16
-    return gather_lookup(ctx, x, fn(_ALL_INT16, integer_bits), "i16")
+    return gather_lookup(ctx, x, _table(function, integer_bits), "i16")
 
 
 def mul_i32(ctx: LoweringContext, a: Value, b: Value, shift: int = 0) -> Value:
@@ -305,6 +313,7 @@ def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Val
 
 @rule("nn.lstm_integer", quantized=True)
 def lstm_integer(ctx: LoweringContext) -> list[Value]:
+    ctx.semantics_consulted = True  # legalize-armnn chose LiteRT's kernel for --semantics litert: the report says so
     return _IntegerCell(ctx).step()
 
 

@@ -7,7 +7,8 @@ ground truth the corpus records), at the layer's location:
   elementwise, comparison, logical, casts, quantize/dequantize), spatial.py (convolutions,
   pooling, resize, normalizations, space/depth/batch rearrangements), tensors.py (constants,
   shapes, data movement, reductions, softmax, fully connected, batch matmul, gather/scatter),
-  recurrent.py (the LSTM family unrolled over time);
+  recurrent.py (the LSTM family unrolled over time), qlstm.py (QLstm as CpuRef computes it),
+  lstm_integer.py (the integer LSTM cells: TFLite's under --semantics litert, QuantizedLstm);
 - NCHW/NCDHW layers get explicit nn.transpose to channels-last and back (weights too, as
   transposes of constants that the canonicalizer folds); NHWC passes through;
 - tensor types are kept as the frontend gives them, quantization included (layer.py says how

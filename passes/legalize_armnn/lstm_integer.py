@@ -148,6 +148,11 @@ def _quantized_lstm(layer: Layer) -> list[Value]:
         kind = "i32" if name.endswith("Bias") else "ui8"
         if not _per_tensor(layer.type_of(params[name]), kind):
             raise NotLegalizable(f"QuantizedLstm parameter {name} is not per-tensor {kind}")
+    # Android NN's prepare: the kernel's fixed formats (it reads no other scale but the bias's)
+    if any(t.quant.scale != 1 / 128 or t.quant.zero_point != 128 for t in (x, h)) or \
+            c.quant.scale != 2.0 ** -11 or c.quant.zero_point != 0:
+        raise NotLegalizable("QuantizedLstm computes uint8 data at 1/128 (zero point 128) and a Q4.11 int16 cell "
+                             "state only (Android NN's QUANTIZED_16BIT_LSTM)")
     for group in (_ANDROID_PARAMS[:8], _ANDROID_PARAMS[8:]):  # the kernel reads one weight and one bias tensor
         if len({layer.type_of(params[n]).quant for n in group}) > 1:
             raise NotLegalizable("QuantizedLstm's weights (and its biases) must share one quantization, as Android "
