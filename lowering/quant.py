@@ -304,16 +304,19 @@ def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QI
     return rescale(ctx, signed, 1.0, out.dtype, out_zp=out.zero_points[0])
 
 
-def requantize_like_tflite(ctx: LoweringContext, acc: Value, multiplier: int, exponent: int, out: QInfo) -> Value:
+def requantize_like_tflite(ctx: LoweringContext, acc: Value, multiplier: int, exponent: int, out: QInfo,
+                           rounding: str | None = None) -> Value:
     """TFLite's MultiplyByQuantizedMultiplier(acc, multiplier, exponent) plus the output zero point,
     saturated to the output's carried type: one RESCALE with DOUBLE_ROUND (gemmlowp's rounding
-    doubling high multiply, then a rounding right shift by -exponent) and shift 31 - exponent."""
+    doubling high multiply, then a rounding right shift by -exponent) and shift 31 - exponent.
+    `rounding` as rescale's (default: the semantics' mode; "DOUBLE_ROUND" for kernels whose integers
+    do not depend on it)."""
     if multiplier == 0:
         return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0])
     shift = 31 - exponent
     if not 2 <= shift <= 62:
         raise RescaleRangeError(f"TFLite multiplier exponent {exponent} is outside RESCALE's shifts")
-    return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0], fixed=(multiplier, shift))
+    return rescale(ctx, acc, 0.0, out.dtype, out_zp=out.zero_points[0], fixed=(multiplier, shift), rounding=rounding)
 
 
 def rescale_values(v: np.ndarray, multiplier: int, shift: int, rounding: str = "SINGLE_ROUND") -> np.ndarray:

@@ -97,6 +97,13 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
                "exact ones)",
                "the exact rational coordinate, the zero point taken off and one RESCALE to the output quantization; "
                "nearest: the exact coordinate"),
+    "lstm (int8 UnidirectionalSequenceLstm, QLstm)": (
+        "TFLite's integer LSTM kernel (8x8_16): gates from int8 MATMULs and MultiplyByQuantizedMultiplier, integer "
+        "layer norm, gemmlowp's int16 logistic / tanh, an int16 cell state at a power-of-two scale, CIFG, peephole, "
+        "projection as LiteRT computes them; an int8 UnidirectionalSequenceLstm with layer norm or projection (whose "
+        "intermediate scales Arm NN does not record) takes the cpuref lowering",
+        "CpuRef's float32 steps between its gate buffers (QLstm: int16 buffers at the intermediate scales, no gate "
+        "bias without layer norm; the int8 LSTM in f32 between dequantize and quantize)"),
     "squared_difference": ("int8: TFLite's kernel: each operand (x - zp) * 2**7 rescaled to a common unit, the i32 "
                            "difference squared, one RESCALE (DOUBLE_ROUND); TFLite has no uint8 or int16 kernel: "
                            "those take the cpuref lowering, its RESCALEs rounding as LiteRT's",

@@ -159,3 +159,91 @@ def lut_lookup_int16(value: np.ndarray | int, table: np.ndarray) -> np.ndarray:
     index = 256 + (value >> 7)
     base = table[index]
     return base + (((table[index + 1] - base) * (value & 0x7F) + 64) >> 7)
+
+
+# ------------------------------------------------------------------------------ gemmlowp's int16 fixed point
+# gemmlowp::FixedPoint<int16_t, k> arithmetic as TFLite's integer LSTM kernels use it (ApplySigmoid,
+# ApplyTanh: portable_tensor_utils): Q(k).(15 - k) raws, products by the 16-bit SRDHM, + and - wrapping
+# as int16 does, constants given as Q0.31 raws rounded to 16 bits. Vectorized over int64 arrays, so a
+# lowering tabulates a function for all 65536 inputs at once.
+def _wrap16(x: np.ndarray) -> np.ndarray:
+    return ((np.asarray(x, np.int64) + 32768) & 0xFFFF) - 32768
+
+
+def _const16(raw32: int) -> int:
+    """GEMMLOWP_CHECKED_FIXEDPOINT_CONSTANT for int16: the int32 raw rounded to its high 16 bits."""
+    return int(rounding_divide_by_pot(raw32, 16))
+
+
+def _mul16(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+    return srdhm(a, b, 15)
+
+
+def _shl_sat16(x: np.ndarray, exponent: int) -> np.ndarray:
+    """SaturatingRoundingMultiplyByPOT<exponent> of int16 raws (a saturating left shift for exponent > 0)."""
+    return saturating_multiply_by_pot(x, exponent, 16)
+
+
+_ONE_Q0_15 = 32767  # FixedPoint<int16, 0>::One(): the largest raw
+
+
+def _one_over_one_plus_x16(a: np.ndarray, minus_one: bool) -> np.ndarray:
+    """gemmlowp's one_over_one_plus_x_for_x_in_0_1 (minus_one False) or one_minus_x_over_one_plus_x
+    (True) of Q0.15 raws in [0, 1]: Newton-Raphson in Q2.13 from 48/17 - 32/17 * d, three steps."""
+    s = np.asarray(a, np.int64) + _ONE_Q0_15
+    half_denominator = _wrap16(div_toward_zero(s + np.where(s >= 0, 1, -1), 2))  # RoundingHalfSum
+    x = _wrap16(_const16(1515870810) + _mul16(half_denominator, _const16(-1010580540)))
+    one_q2 = 1 << 13
+    for _ in range(3):
+        error = _wrap16(one_q2 - _mul16(half_denominator, x))
+        x = _wrap16(x + _shl_sat16(_mul16(x, error), 2))  # a Q4 product rescaled to Q2
+    if minus_one:
+        return _shl_sat16(_wrap16(x - one_q2), 2)  # Q2 -> Q0
+    return _shl_sat16(x, 1)  # x / 2 in Q1 read as Q0
+
+
+def _exp_quarter_interval16(a: np.ndarray) -> np.ndarray:
+    """exp of a Q0.15 value in [-1/4, 0): gemmlowp's Taylor expansion around -1/8, the last sum saturating."""
+    constant_term, one_third = _const16(1895147668), _const16(715827883)
+    x = _wrap16(a + (1 << 12))
+    x2 = _mul16(x, x)
+    x3 = _mul16(x2, x)
+    x4 = _mul16(x2, x2)
+    x4_over_4 = rounding_divide_by_pot(x4, 2)
+    poly = rounding_divide_by_pot(_wrap16(_mul16(_wrap16(x4_over_4 + x3), one_third) + x2), 1)
+    return np.clip(constant_term + _mul16(constant_term, _wrap16(x + poly)), -32768, 32767)
+
+
+def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp's exp_on_negative_values of Q`integer_bits` int16 raws a <= 0, as Q0.15 raws."""
+    a = np.asarray(a, np.int64)
+    fraction_bits = 15 - integer_bits
+    quarter = 1 << (fraction_bits - 2)
+    mod_quarter = _wrap16((a & (quarter - 1)) - quarter)
+    result = _exp_quarter_interval16(_shl_sat16(mod_quarter, integer_bits))
+    remainder = _wrap16(mod_quarter - a)
+    for k, multiplier in _EXP_POWERS:
+        if integer_bits > k:
+            bit = (remainder & (1 << (fraction_bits + k))) != 0
+            result = np.where(bit, _mul16(result, _const16(multiplier)), result)
+    if integer_bits > 5:
+        result = np.where(a < _const16(-(1 << (36 - integer_bits))), 0, result)
+    return np.where(a == 0, _ONE_Q0_15, result)
+
+
+def gemmlowp_logistic16(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp::logistic of FixedPoint<int16, integer_bits> raws, as Q0.15 raws (TFLite's ApplySigmoid
+    with integer_bits 3)."""
+    a = np.asarray(a, np.int64)
+    magnitude = np.where(a > 0, a, _wrap16(-a))
+    positive = _one_over_one_plus_x16(exp_on_negative_values16(_wrap16(-magnitude), integer_bits), False)
+    return np.where(a == 0, _const16(1 << 30), np.where(a > 0, positive, _wrap16(_ONE_Q0_15 - positive)))
+
+
+def gemmlowp_tanh16(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp::tanh of FixedPoint<int16, integer_bits> raws, as Q0.15 raws (TFLite's ApplyTanh)."""
+    a = np.asarray(a, np.int64)
+    negative_part = np.where(a < 0, a, _wrap16(-a))
+    # neg_tanh_on_negative_values: exp of 2n (the same raws read with one more integer bit)
+    t = _one_over_one_plus_x16(exp_on_negative_values16(negative_part, integer_bits + 1), True)
+    return np.where(a == 0, 0, np.where(a < 0, _wrap16(-t), t))

@@ -141,8 +141,6 @@ def convert_entry(e: dict, **options) -> Conversion:
 KNOWN_GAPS: dict[str, str] = {
     # slicing 0 elements gives a tensor with a dimension of 0, which TOSA cannot hold
     "mps/perop/ut_slice_copy_dim_0_fp32.mpsgraph": "zero-size tensor",
-    # Android NN's fixed-point LSTM (CpuRef cannot run it either: noexec/)
-    "quantizedlstm_*.armnn": "Android NN's 8/16-bit fixed-point LSTM",
     # run-time control flow, placeholders and an operation Arm NN itself never defined (all noexec/)
     "switch_*.armnn": "routes its input to one of two outputs by a run-time condition",
     "merge_*.armnn": "forwards whichever input is available",
@@ -157,7 +155,8 @@ KNOWN_MISMATCHES: dict[str, tuple[float, str]] = {
     "armnn/tflite_23.08/tflm_dtln_noise_suppression.armnn": (
         200, "CpuRef's int8 UnidirectionalSequenceLstm re-quantizes every gate buffer to the output's int8 scale "
              "after each multiply-add (saturating most gates); nn2tosa computes the LSTM in f32 between "
-             "dequantize and quantize"),
+             "dequantize and quantize under cpuref (within 2 of LiteRT), and LiteRT's integer kernel under the "
+             "default semantics (exact to LiteRT: tests/test_lstm_integer.py)"),
 }
 
 

@@ -18,7 +18,9 @@ real values. Inputs and outputs are in storage form (quantized ones as their int
 its raw uint16 bits).
 
 `EVALUATORS` maps op names to functions `(attrs, operands, result types) -> result(s)`;
-`supported_ops()` lists them.
+`supported_ops()` lists them. The integer LSTM cells, defined by their integers, are computed by the
+kernel models of tests/lstm_kernels.py on the stored values (their evaluators also get the operand
+types: INTEGER_EVALUATORS).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from nn2tosa.ir import INPUT_OP, Graph, TensorType
 
 Evaluator = Callable[[dict[str, Any], list[np.ndarray], list[TensorType]], "np.ndarray | list[np.ndarray]"]
 EVALUATORS: dict[str, Evaluator] = {}
+INTEGER_EVALUATORS: set[str] = set()  # called as fn(attrs, operands, result types, operand types)
 
 
 def op(*names: str) -> Callable[[Evaluator], Evaluator]:
@@ -116,8 +119,9 @@ def evaluate(graph: Graph, inputs: dict[str, np.ndarray] | Sequence[np.ndarray])
         if fn is None:
             raise NotImplementedError(f"no reference for {name}")
         operands = [to_real(values[v], graph.type_of(v)) for v in graph.operands(node)]
+        extra = [[graph.type_of(v) for v in graph.operands(node)]] if name in INTEGER_EVALUATORS else []
         with np.errstate(all="ignore"):
-            results = fn(graph.attrs(node), operands, types)
+            results = fn(graph.attrs(node), operands, types, *extra)
         if not isinstance(results, list):
             results = [results]
         for i, (r, t) in enumerate(zip(results, types)):
@@ -556,3 +560,47 @@ def _resize(attrs, xs, types):
     top = x[:, y0c][:, :, x0c] * (1 - fx) + x[:, y0c][:, :, x1c] * fx
     bottom = x[:, y1c][:, :, x0c] * (1 - fx) + x[:, y1c][:, :, x1c] * fx
     return top * (1 - fy) + bottom * fy
+
+
+# ------------------------------------------------------------------------------ integer LSTM cells
+def _stored(real: np.ndarray, t: TensorType) -> np.ndarray:
+    """The stored integers of a quantized operand's real values (exact: they are multiples of the scale)."""
+    q = t.quant
+    return np.round(real / q.scales[0] + q.zero_points[0]).astype(np.int64)
+
+
+def _real(stored: np.ndarray, t: TensorType) -> np.ndarray:
+    return (np.asarray(stored, np.float64) - t.quant.zero_points[0]) * t.quant.scales[0]
+
+
+def _by_name(attrs, xs, operand_types) -> tuple[dict, dict]:
+    names = attrs["params"]
+    params = {n: _stored(v, t) for n, v, t in zip(names, xs[3:], operand_types[3:])}
+    quant = {n: (t.quant.scales[0], t.quant.zero_points[0]) for n, t in zip(names, operand_types[3:])}
+    return params, quant
+
+
+@op("nn.lstm_integer")
+def _lstm_integer(attrs, xs, types, operand_types):
+    from lstm_kernels import tflite_lstm_step
+
+    x, h, c = (_stored(v, t) for v, t in zip(xs[:3], operand_types[:3]))
+    params, q = _by_name(attrs, xs, operand_types)
+    q.update({k: (t.quant.scales[0], t.quant.zero_points[0]) for k, t in zip("xhc", operand_types[:3])})
+    scale, zp = attrs["hidden"]
+    h_new, c_new = tflite_lstm_step(x, h, c, params, q, attrs["cell_clip"], (scale, int(zp)), attrs["proj_clip"],
+                                    attrs["gate_scales"])
+    return [_real(h_new, types[0]), _real(c_new, types[1])]
+
+
+@op("nn.quantized_lstm")
+def _quantized_lstm(attrs, xs, types, operand_types):
+    from lstm_kernels import android_quantized_lstm_step
+
+    x, c, h = (_stored(v, t) for v, t in zip(xs[:3], operand_types[:3]))
+    params, q = _by_name(attrs, xs, operand_types)
+    c_new, h_new = android_quantized_lstm_step(x, c, h, params, q["inputToInputWeights"][1], q["inputGateBias"][0])
+    return [_real(c_new, types[0]), _real(h_new, types[1])]
+
+
+INTEGER_EVALUATORS.update({"nn.lstm_integer", "nn.quantized_lstm"})

@@ -7,8 +7,10 @@ ground truth the corpus records), at the layer's location:
   elementwise, comparison, logical, casts, quantize/dequantize), spatial.py (convolutions,
   pooling, resize, normalizations, space/depth/batch rearrangements), tensors.py (constants,
   shapes, data movement, reductions, softmax, fully connected, batch matmul, gather/scatter),
-  recurrent.py (the LSTM family unrolled over time), detection.py (DetectionPostProcess: box
-  decoding and non-maximum suppression unrolled into max-detections steps);
+  recurrent.py (the LSTM family unrolled over time), qlstm.py (QLstm as CpuRef computes it),
+  lstm_integer.py (the integer LSTM cells: TFLite's under --semantics litert, QuantizedLstm),
+  detection.py (DetectionPostProcess: box decoding and non-maximum suppression unrolled into
+  max-detections steps);
 - NCHW/NCDHW layers get explicit nn.transpose to channels-last and back (weights too, as
   transposes of constants that the canonicalizer folds); NHWC passes through;
 - tensor types are kept as the frontend gives them, quantization included (layer.py says how
@@ -31,7 +33,7 @@ from nn2tosa.ir import Graph
 
 from ..dce import dce
 from ..manager import register_pass
-from . import detection, elementwise, qlstm, recurrent, spatial, tensors  # noqa: F401  (rule registration)
+from . import detection, elementwise, lstm_integer, qlstm, recurrent, spatial, tensors  # noqa: F401  (rule registration)
 from .layer import Layer, NotLegalizable
 from .registry import NO_MEANING, RULES
 

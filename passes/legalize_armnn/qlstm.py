@@ -26,8 +26,10 @@ Kept as CpuRef has it: the gate biases are read only with layer norm (without it
 none). A sigmoid or tanh between two buffers is a function of one int16 tensor, which lowering
 turns into an exact lookup (rules/quantized_islands.py). The lowering's nn.quantize multiplies by
 the f32 reciprocal of the scale where CpuRef divides: the two differ only on results within an
-ulp of a half, never with the power-of-two scales of state buffers. LiteRT's integer LSTM kernel
-(its own fixed-point arithmetic) is not reproduced: both semantics compute CpuRef's.
+ulp of a half, never with the power-of-two scales of state buffers.
+
+Under --semantics litert a QLstm is LiteRT's integer LSTM kernel instead (lstm_integer.py), where
+that lowering takes it (lstm_integer.integer_cell_refusal).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ import numpy as np
 from nn2tosa.ir import Quant, TensorType, Value
 
 from .layer import Layer, NotLegalizable
+from .lstm_integer import integer_cell_refusal, integer_step
 from .registry import rule
 
 LAYER_NORM_EPSILON = np.float32(1e-8)  # RefQLstmWorkload's m_LayerNormEpsilon
@@ -214,4 +217,13 @@ def _qlstm(layer: Layer) -> list[Value]:
     scales += [] if a["cifgEnabled"] else [a["inputIntermediateScale"]]
     if not all(s > 0 for s in scales) or not all(t.quant.scale > 0 for t in types):
         raise NotLegalizable("QLstm with a buffer scale that is not positive (CpuRef would divide by it)")
+    if integer_cell_refusal(layer, a["cifgEnabled"], a["peepholeEnabled"], a["projectionEnabled"],
+                            a["layerNormEnabled"], knows_intermediates=True) is None:  # LiteRT's kernel
+        x, h, c = layer.operands[:3]
+        scales = [a[f"{g}IntermediateScale"] for g in ("input", "forget", "cell", "output")]
+        h_new, c_new = integer_step(layer, x, h, c, hidden=(a["hiddenStateScale"], a["hiddenStateZeroPoint"]),
+                                    cell_clip=a["cellClip"], projection_clip=a["projectionClip"],
+                                    gate_scales=scales if a["layerNormEnabled"] else (2.0 ** -12,) * 4)
+        state_t, cell_t, out_t = layer.result_types
+        return [layer.finish(h_new, state_t), layer.finish(c_new, cell_t), layer.finish(h_new, out_t)]
     return _QLstm(layer).step()

@@ -19,16 +19,19 @@ with activationFunc 0 Arm NN multiplies o by g, not by c' (its cell scratch keep
 Lstm's results: scratch buffer (the final gate buffers: [i,] act(c') or g, f (1 - f with CIFG),
 hidden, laid out gate-major as Arm NN does), output state h', cell state c', output.
 
-Quantized LSTMs compute in float between nn.dequantize and nn.quantize (see layer.py).
+Quantized LSTMs compute in float between nn.dequantize and nn.quantize (see layer.py), except an int8
+UnidirectionalSequenceLstm under --semantics litert, whose steps are TFLite's integer LSTM cell
+(nn.lstm_integer, lstm_integer.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import TensorType, Value
 
 from .elementwise import activation
 from .layer import Layer, NotLegalizable
+from .lstm_integer import integer_cell_refusal, integer_step
 from .registry import rule
 
 # LstmDescriptor.activationFunc (TfLite fused activation codes) -> Arm NN activation (function, a, b).
@@ -142,7 +145,17 @@ def _sequence_lstm(layer: Layer) -> list[Value]:
     step to step; the output stacks h' of every step. Results: (final output state, final cell
     state, output) when the layer has three, else just the output."""
     cell = _cell(layer)
-    seq, h, c = (layer.real(v) for v in layer.operands[:3])
+    a = layer.attrs
+    integer = integer_cell_refusal(layer, cell.cifg, cell.peephole, cell.projection, cell.layer_norm,
+                                   knows_intermediates=False) is None
+    if integer:  # TFLite's integer kernel (lstm_integer.py): the hidden state is quantized as the output
+        out_quant = layer.result_types[-1].quant
+        seq, h, c = layer.operands[:3]
+        step = lambda x, h, c: integer_step(layer, x, h, c, hidden=(out_quant.scale, out_quant.zero_point),  # noqa: E731
+                                            cell_clip=a["clippingThresCell"])
+    else:
+        seq, h, c = (layer.real(v) for v in layer.operands[:3])
+        step = lambda x, h, c: cell.step(x, h, c)[1:]  # noqa: E731
     time_axis = 0 if layer.attrs["timeMajor"] else 1
     shape = list(layer.type_of(seq).shape)
     steps, batch = shape[time_axis], shape[1 - time_axis]
@@ -155,11 +168,15 @@ def _sequence_lstm(layer: Layer) -> list[Value]:
         begin[time_axis] = t
         size = list(shape)
         size[time_axis] = 1
-        x = layer.reshape(layer.op("nn.slice", [seq], {"begin": begin, "size": size}), [batch, shape[2]])
-        _, h, c = cell.step(x, h, c)
+        x = layer.reshape(layer.move("nn.slice", seq, {"begin": begin, "size": size}), [batch, shape[2]])
+        h, c = step(x, h, c)
         one_step = [1, batch] if time_axis == 0 else [batch, 1]
         outputs.append(layer.reshape(h, one_step + [layer.type_of(h).shape[1]]))
-    output = outputs[0] if steps == 1 else layer.op("nn.concat", outputs, {"axis": time_axis})
+    step_t = layer.type_of(outputs[0])
+    joined = list(step_t.shape)
+    joined[time_axis] = steps
+    output = outputs[0] if steps == 1 else layer.op("nn.concat", outputs, {"axis": time_axis},
+                                                     TensorType(tuple(joined), step_t.dtype, step_t.quant))
     if len(layer.result_types) == 1:
         return [layer.finish(output)]
     state_t, cell_t, out_t = layer.result_types

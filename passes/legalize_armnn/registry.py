@@ -27,8 +27,6 @@ NO_MEANING: dict[str, str] = {
     "Merge": "control flow: forwards whichever input is available (the counterpart of Switch)",
     "StandIn": "a placeholder for a layer Arm NN could not represent; it has no defined computation",
     "PreCompiled": "holds a backend-specific compiled blob, not a computation on tensors",
-    "QuantizedLstm": "Android NN's 8/16-bit fixed-point LSTM is defined by its integer arithmetic, which nn's "
-                     "real-valued ops cannot reproduce (integer LSTM lowering, issue 7)",
 }
 
 
