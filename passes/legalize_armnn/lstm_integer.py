@@ -70,7 +70,7 @@ def integer_cell_refusal(layer: Layer, cifg: bool, peephole: bool, projection: b
                          knows_intermediates: bool) -> str | None:
     """None when the layer is TFLite's integer LSTM as nn.lstm_integer lowers it, else why not.
     `knows_intermediates`: the layer records TFLite's intermediate scales (QLstm)."""
-    from nn2tosa.lowering.semantics import semantics_of
+    from nn2tosa.dialects.integer_semantics import semantics_of
 
     if semantics_of(layer.graph) != "litert":
         return "cpuref semantics"
