@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .quant import QInfo
+from .quant import QInfo, RescaleRangeError
 from .tflite_fixed import (INT32_MAX, div_toward_zero, lut_int16_entries, lut_lookup_int16,
                            multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot,
                            saturating_multiply_by_pot, srdhm)
@@ -44,13 +44,16 @@ def hard_swish(x: QInfo, y: QInfo) -> Kernel:
     hires = F32(1.0 / 128.0) * F32(x.scale)
     out_m, out_e = _int16_multiplier(float(hires / F32(y.scale)))
     relu_m, relu_e = _int16_multiplier(float(hires / (F32(3.0) / F32(32768.0))))
+    if out_e > 0:  # the kernel only shifts its product right (RoundingDivideByPOT by -exponent)
+        raise RescaleRangeError(f"hard swish with an input scale {x.scale:g} that large against the output's "
+                                f"{y.scale:g}: TFLite's kernel has no left shift for it")
 
     def run(v: np.ndarray) -> np.ndarray:
         hires_v = (np.asarray(v, np.int64) - x.zero_point) * 128
         preshift = srdhm(hires_v, out_m, 15)
         relu = hires_v
-        if relu_e > 0:
-            relu = np.clip(relu * (1 << (relu_e - 1)), -32768, 32767)
+        if relu_e > 0:  # a saturating shift: past 31 bits every nonzero value saturates alike
+            relu = np.clip(relu * (1 << min(relu_e - 1, 31)), -32768, 32767)
         relu = srdhm(relu, relu_m, 15)
         if relu_e > 0:
             relu = np.clip(relu * 2, -32768, 32767)

@@ -62,6 +62,13 @@ def _spatial_pads(pad: Sequence[int]) -> list[int]:
     return [0, 0, *pad, 0, 0]
 
 
+def require_static_windows(ctx: LoweringContext, sizes: Sequence[int], what: str) -> None:
+    """Pools need their spatial sizes: TOSA's windows must tile the padded input exactly, and the
+    divisors, the clipped windows and the explicit padding all follow from the sizes."""
+    if any(size < 0 for size in sizes):
+        ctx.unsupported(f"{what} over a dynamic height or width ({'x'.join(map(str, sizes))})")
+
+
 def clip_windows(sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
                  pad: Sequence[int]) -> tuple[list[int], list[int]]:
     """Kernel and [before, after] pads per axis whose windows cover the same input elements as the
@@ -94,6 +101,7 @@ def max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: Sequ
     lowest = _lowest(ctx.type_of(x).dtype)
     if any(d > 1 for d in dilation):
         return _dilated_max_pool(ctx, x, kernel, stride, pad, dilation, lowest)
+    require_static_windows(ctx, ctx.type_of(x).shape[1:3], "max_pool2d")
     kernel, pad = clip_windows(ctx.type_of(x).shape[1:3], kernel, stride, pad)
     if any(p >= kernel[i // 2] for i, p in enumerate(pad)):
         x, pad = pad_constant(ctx, x, _spatial_pads(pad), lowest), [0, 0, 0, 0]
@@ -142,6 +150,7 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
     """nn's avg_pool2d of NHWC float `x`: each window's sum divided by `divisor` (> 0) or by the
     number of its elements in the input or in the counted padding."""
     t = ctx.type_of(x)
+    require_static_windows(ctx, t.shape[1:3], "avg_pool2d")
     if divisor == 0 and not any(count_pad):
         kernel, pad = clip_windows(t.shape[1:3], kernel, stride, pad)
     uncounted = [p - c for p, c in zip(pad, count_pad)]

@@ -40,7 +40,7 @@ from ..npu_target import choose
 from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
-from .pool import clip_windows, window_counts
+from .pool import clip_windows, require_static_windows, window_counts
 from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
                      tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
 from .quantized import float_fallback, movement, q_in, q_out, require_per_tensor
@@ -358,6 +358,7 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     if (xq is None or yq is None or xq.per_axis or xq != yq or xq.dtype not in ACCUMULATOR
             or int(ctx.attrs["divisor"]) > 0):
         return float_fallback(ctx)
+    require_static_windows(ctx, ctx.in_types[0].shape[1:3], "avg_pool2d")
     if not any(count_pad):
         kernel, pad = clip_windows(ctx.in_types[0].shape[1:3], kernel, stride, pad)
     if ctx.semantics == "litert" and not any(count_pad):
