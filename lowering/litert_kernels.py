@@ -280,6 +280,9 @@ def _input_rescale_16(scale: float, pot_shifts: tuple[int, ...]) -> tuple[int, i
     if pot and (12 + log2) in pot_shifts:
         return 3 << (12 + log2), 0
     multiplier, shift = float(F32(scale)) * 4096.0 * 3.0, 0
+    if not multiplier < 1 << 16:  # the kernel's int32 product of an int16 input would overflow
+        raise RescaleRangeError(f"int16 logistic/tanh of input scale {scale:g}: TFLite's input multiplier "
+                                f"{multiplier:g} overflows its 32-bit products")
     while multiplier <= 32767.0 / 2.0 and shift <= 30:
         shift += 1
         multiplier *= 2.0
