@@ -44,9 +44,6 @@ def hard_swish(x: QInfo, y: QInfo) -> Kernel:
     hires = F32(1.0 / 128.0) * F32(x.scale)
     out_m, out_e = _int16_multiplier(float(hires / F32(y.scale)))
     relu_m, relu_e = _int16_multiplier(float(hires / (F32(3.0) / F32(32768.0))))
-    if out_e > 0:  # the kernel only shifts its product right (RoundingDivideByPOT by -exponent)
-        raise RescaleRangeError(f"hard swish with an input scale {x.scale:g} that large against the output's "
-                                f"{y.scale:g}: TFLite's kernel has no left shift for it")
 
     def run(v: np.ndarray) -> np.ndarray:
         hires_v = (np.asarray(v, np.int64) - x.zero_point) * 128

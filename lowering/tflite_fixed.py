@@ -52,6 +52,9 @@ def rounding_divide_by_pot(x: np.ndarray | int, exponent: int) -> np.ndarray:
     x = np.asarray(x, np.int64)
     if exponent == 0:
         return x
+    if exponent < 0:  # gemmlowp requires 0 <= exponent: a kernel handed a scale ratio it cannot shift
+        raise RescaleRangeError(f"a rounding right shift by {exponent} bits: a scale ratio TFLite's kernel cannot "
+                                "express (it shifts right only here)")
     mask = (1 << exponent) - 1
     threshold = (mask >> 1) + (x < 0)
     return (x >> exponent) + ((x & mask) > threshold)
