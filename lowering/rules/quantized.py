@@ -510,6 +510,9 @@ def concat_rule(ctx: LoweringContext) -> Value:
 
 
 # ------------------------------------------------------------------------------ float fallback
+_PLAIN_INTEGERS = frozenset({"i8", "i16", "i32"})  # the integer types TOSA CAST takes to f32
+
+
 def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     """The op computed as CpuRef computes it: quantized operands dequantized to f32 (constants
     here), the op lowered by its float rule, quantized results encoded back."""
@@ -520,6 +523,11 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     for v, t in zip(ctx.operands, ctx.nn_in_types):
         if isinstance(t, TensorType) and t.quant is not None:
             v = dequantize_value(ctx, v, qinfo(t))
+            t = TensorType(t.shape, "f32")
+        elif isinstance(t, TensorType) and t.dtype in _PLAIN_INTEGERS:
+            # An unquantized integer beside quantized ones holds its value (scale 1, zero point 0):
+            # the float computation sees it as f32, never a float op on an integer tensor.
+            v = ctx.cast(v, "f32")
             t = TensorType(t.shape, "f32")
         operands.append(v)
         in_types.append(t)
