@@ -28,6 +28,17 @@ def _window(size: int, kernel: int, stride: int, dilation: int, before: int, aft
     return (size + before + after - (kernel - 1) * dilation - 1) // stride + 1
 
 
+def _check_conv_cases(op: str, cases, dtype: str, seed: int, bias_length=lambda w: w[0]) -> None:
+    """One graph holding every drawn case of `op` (input, weights, optional bias), lowered and checked."""
+    rng = np.random.default_rng(seed)
+    g = Graph()
+    for i, (x_shape, w_shape, attrs, with_bias) in enumerate(cases):
+        x = g.add_input(TensorType(x_shape, dtype), f"x{i}")
+        bias = [_weights(g, rng, (bias_length(w_shape),), dtype)] if with_bias else []
+        g.add_output(builder(g).op(op, [x, _weights(g, rng, w_shape, dtype), *bias], attrs), f"y{i}")
+    check_lowering(g, seed=seed)
+
+
 @st.composite
 def conv2d_cases(draw):
     """(input shape, weight shape, attrs, with bias) of a valid nn.conv2d."""
@@ -50,13 +61,7 @@ def conv2d_cases(draw):
 @given(cases=st.lists(conv2d_cases(), min_size=1, max_size=6), dtype=st.sampled_from(FLOATS), seed=st.integers(0, 99))
 @SETTINGS
 def test_conv2d_random(cases, dtype, seed):
-    rng = np.random.default_rng(seed)
-    g = Graph()
-    for i, (x_shape, w_shape, attrs, with_bias) in enumerate(cases):
-        x = g.add_input(TensorType(x_shape, dtype), f"x{i}")
-        bias = [_weights(g, rng, (w_shape[0],), dtype)] if with_bias else []
-        g.add_output(builder(g).op("nn.conv2d", [x, _weights(g, rng, w_shape, dtype), *bias], attrs), f"y{i}")
-    check_lowering(g, seed=seed)
+    _check_conv_cases("nn.conv2d", cases, dtype, seed)
 
 
 @st.composite
@@ -75,13 +80,7 @@ def depthwise_cases(draw):
 @given(cases=st.lists(depthwise_cases(), min_size=1, max_size=6), dtype=st.sampled_from(FLOATS), seed=st.integers(0, 99))
 @SETTINGS
 def test_depthwise_conv2d_random(cases, dtype, seed):
-    rng = np.random.default_rng(seed)
-    g = Graph()
-    for i, (x_shape, w_shape, attrs, with_bias) in enumerate(cases):
-        x = g.add_input(TensorType(x_shape, dtype), f"x{i}")
-        bias = [_weights(g, rng, (w_shape[2] * w_shape[3],), dtype)] if with_bias else []
-        g.add_output(builder(g).op("nn.depthwise_conv2d", [x, _weights(g, rng, w_shape, dtype), *bias], attrs), f"y{i}")
-    check_lowering(g, seed=seed)
+    _check_conv_cases("nn.depthwise_conv2d", cases, dtype, seed, bias_length=lambda w: w[2] * w[3])
 
 
 @st.composite
@@ -100,13 +99,7 @@ def conv3d_cases(draw):
 @given(cases=st.lists(conv3d_cases(), min_size=1, max_size=4), dtype=st.sampled_from(FLOATS), seed=st.integers(0, 99))
 @SETTINGS
 def test_conv3d_random(cases, dtype, seed):
-    rng = np.random.default_rng(seed)
-    g = Graph()
-    for i, (x_shape, w_shape, attrs, with_bias) in enumerate(cases):
-        x = g.add_input(TensorType(x_shape, dtype), f"x{i}")
-        bias = [_weights(g, rng, (w_shape[0],), dtype)] if with_bias else []
-        g.add_output(builder(g).op("nn.conv3d", [x, _weights(g, rng, w_shape, dtype), *bias], attrs), f"y{i}")
-    check_lowering(g, seed=seed)
+    _check_conv_cases("nn.conv3d", cases, dtype, seed)
 
 
 @st.composite
@@ -127,13 +120,7 @@ def transpose_conv_cases(draw):
        seed=st.integers(0, 99))
 @SETTINGS
 def test_transpose_conv2d_random(cases, dtype, seed):
-    rng = np.random.default_rng(seed)
-    g = Graph()
-    for i, (x_shape, w_shape, attrs, with_bias) in enumerate(cases):
-        x = g.add_input(TensorType(x_shape, dtype), f"x{i}")
-        bias = [_weights(g, rng, (w_shape[0],), dtype)] if with_bias else []
-        g.add_output(builder(g).op("nn.transpose_conv2d", [x, _weights(g, rng, w_shape, dtype), *bias], attrs), f"y{i}")
-    check_lowering(g, seed=seed)
+    _check_conv_cases("nn.transpose_conv2d", cases, dtype, seed)
 
 
 # ------------------------------------------------------------------------------ named edges
