@@ -95,23 +95,23 @@ def test_the_structural_mutations_do_what_they_say():
     rng = random.Random(3)
     for _ in range(20):
         buf = bytearray(data)
-        step = engine.m_drop_field(buf, sites, rng, [])
+        step = engine.mutation.m_drop_field(buf, sites, rng, [])
         pos = int(step.rsplit(" ", 1)[1])
         assert buf[pos:pos + 2] == b"\0\0" and "dropped" in step
         buf = bytearray(data)
-        step = engine.m_float(buf, sites, rng, [])
+        step = engine.mutation.m_float(buf, sites, rng, [])
         pos, value = int(step.split(" at ")[1].split(" ")[0]), float(step.rsplit("= ", 1)[1])
         assert buf[pos:pos + 4] == struct.pack("<f", value)  # (as float32: 1e-45 is the smallest denormal)
         buf = bytearray(data)
-        assert engine.m_enum(buf, sites, rng, []).startswith("enum ") and buf != bytearray(data)
+        assert engine.mutation.m_enum(buf, sites, rng, []).startswith("enum ") and buf != bytearray(data)
         buf = bytearray(data)
-        step = engine.m_long_string(buf, sites, rng, [])
+        step = engine.mutation.m_long_string(buf, sites, rng, [])
         at, length = int(step.rsplit(" at ", 1)[1]), int(step.split("-> ")[1].split(" ")[0])
         pos = int(step.split(" at ")[1].split(" ")[0])
         assert pos + int.from_bytes(buf[pos:pos + 4], "little") == at
         assert int.from_bytes(buf[at:at + 4], "little") == length == len(buf) - at - 5
         buf = bytearray(data)
-        step = engine.m_shuffle(buf, sites, rng, [])
+        step = engine.mutation.m_shuffle(buf, sites, rng, [])
         vector = next(v for v in sites if v.kind == "table_vector" and step.startswith(v.name))
         def targets(b: bytes) -> list[int]:
             return [p + int.from_bytes(b[p:p + 4], "little") for p in range(vector.pos, vector.pos + vector.size, 4)]

@@ -147,7 +147,7 @@ def _rewrite(path: Path, fmt: str, kind: str, field: str, value: int) -> bytes:
     sites = [s for s in engine.file_sites(bytes(data), fmt) if s.kind == kind and s.name == field]
     assert sites, f"no {kind} site {field} in {path.name}"
     for s in sites:
-        engine._write_int(data, s.pos, s.size, value)
+        engine.mutation._write_int(data, s.pos, s.size, value)
     return bytes(data)
 
 
