@@ -98,6 +98,8 @@ def test_verifier_accepts_well_formed_tosa():
     ("unsigned_type", "not a TOSA 1.0 type"),
     ("const_dtype", "does not hold"),
     ("const_shape_dtype", "1-D int64"),
+    ("const_beyond_i48", "beyond i48"),
+    ("const_beyond_i4", "beyond i4"),
 ])
 def test_verifier_reports_tosa_level_mistakes(mistake, expected):
     from nn2tosa.ir import Quant
@@ -118,6 +120,10 @@ def test_verifier_reports_tosa_level_mistakes(mistake, expected):
         g.add_op("tosa.const", (), [TensorType((2,), "f32")], {"values": np.zeros(2, np.float64)})
     elif mistake == "const_shape_dtype":
         g.add_op("tosa.const_shape", (), [ShapeType(2)], {"values": np.array([1, 2], np.int32)})
+    elif mistake == "const_beyond_i48":  # int64 storage holding a value i48 cannot
+        g.add_op("tosa.const", (), [TensorType((2,), "i48")], {"values": np.array([0, 1 << 47], np.int64)})
+    elif mistake == "const_beyond_i4":
+        g.add_op("tosa.const", (), [TensorType((2,), "i4")], {"values": np.array([-9, 7], np.int8)})
     found = problems(g)
     assert any(expected in p for p in found), found
 

@@ -493,3 +493,18 @@ def test_operators_listed_after_their_users_are_created_producers_first(tmp_path
     x = np.array([0.5, -1.0, 2.0], np.float32)
     [y] = run_reference(bytes(build_flatbuffer(g)), [x])
     np.testing.assert_array_equal(y, x + n)
+
+
+@pytest.mark.parametrize("element_type, values", [
+    ("i48", np.array([1 << 47, 0], np.int64)),
+    ("i48", np.array([np.iinfo(np.int64).min], np.int64)),
+    ("i4", np.array([8], np.int8)),
+])
+def test_writer_refuses_values_beyond_narrow_types(element_type, values):
+    """Writing a value i48 or i4 cannot hold would keep its low bits only: another value in the file."""
+    from nn2tosa.tosa_flatbuffer.common import storage_bytes
+
+    with pytest.raises(ValueError, match=f"beyond {element_type}"):
+        storage_bytes(values, element_type)
+    edge = np.array([-(1 << 47), (1 << 47) - 1], np.int64) if element_type == "i48" else np.array([-8, 7], np.int8)
+    assert storage_bytes(edge, element_type).size == (12 if element_type == "i48" else 1)

@@ -87,7 +87,12 @@ def _bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.nda
         ratio = np.asarray(bq.scales, np.float64) / acc_scales
         if bq.zero_points == (0,) * len(bq.zero_points) and np.all(np.abs(ratio - 1) < 1e-6):
             return np.broadcast_to(b.astype(np.int64), (channels,)).copy()
-    return np.floor(np.broadcast_to(real, (channels,)) / acc_scales + 0.5).astype(np.int64)
+    with np.errstate(all="ignore"):
+        units = np.floor(np.broadcast_to(real, (channels,)) / acc_scales + 0.5)
+    if not np.all(np.abs(units) < 2.0 ** 47):  # also NaN: beyond TOSA's widest accumulator, i48
+        worst = units[~(np.abs(units) < 2.0 ** 47)][0]
+        ctx.unsupported(f"a bias of {worst:g} accumulator units (scale {acc_scales.min():g}), beyond a 48-bit accumulator")
+    return units.astype(np.int64)
 
 
 def _accumulator_bits(weights_abs_sum: np.ndarray, span: int, bias: np.ndarray) -> int:

@@ -54,6 +54,10 @@ def _attr_kind_ok(spec: AttrSpec, value: Any) -> bool:
     return True
 
 
+# Element types whose numpy storage is wider than they are: a value must still fit the type.
+_STORED_WIDER = {"i4": 4, "i48": 48}
+
+
 def constant_verifier(attr_name: str):
     """The verifier of a dialect's constant op: its `attr_name` array holds exactly the result's
     shape in the result element type's storage dtype."""
@@ -67,6 +71,9 @@ def constant_verifier(attr_name: str):
             return [f"{attr_name} shape {list(value.shape)} differs from result shape {list(t.shape)}"]
         if value.dtype != t.numpy_dtype:
             return [f"{attr_name} dtype {value.dtype} does not hold {t.dtype} (expected {t.numpy_dtype})"]
+        bits = _STORED_WIDER.get(t.dtype)
+        if bits and value.size and not (-(1 << (bits - 1)) <= int(value.min()) and int(value.max()) < 1 << (bits - 1)):
+            return [f"{attr_name} holds {value.min()}..{value.max()}, beyond {t.dtype}"]
         return []
 
     return verify_constant

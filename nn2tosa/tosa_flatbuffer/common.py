@@ -21,7 +21,11 @@ DATA_ALIGNMENT = 8  # TosaTensor.data / TosaShape.data / clamp bounds: (force_al
 # ------------------------------------------------------------------------------ raw data
 def storage_bytes(array: np.ndarray, element_type: str) -> np.ndarray:
     """The flatbuffer encoding of a constant, as a 1-D uint8 array: a view of `array` where the
-    encoding is the numpy storage itself, else one vectorised conversion (i4, i48, bool)."""
+    encoding is the numpy storage itself, else one vectorised conversion (i4, i48, bool). Values
+    beyond i4 or i48 (stored in int8 / int64) are refused: cutting their high bits would write others."""
+    bits = {"i4": 4, "i48": 48}.get(element_type)
+    if bits and array.size and not (-(1 << (bits - 1)) <= int(array.min()) and int(array.max()) < 1 << (bits - 1)):
+        raise ValueError(f"a constant holds {array.min()}..{array.max()}, beyond {element_type}")
     if element_type == "i4":  # two per byte, element 2i in the low nibble
         nibbles = np.ascontiguousarray(array).reshape(-1).view(np.uint8) & 0x0F
         if nibbles.size % 2:
