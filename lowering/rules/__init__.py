@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from nn2tosa.ir.constraints import Constraint
 from nn2tosa.ir.registry import registering
 
-from ..context import LoweringContext
+from ..context import LoweringContext, float_rule_unquantized
 
 Rule = Callable[[LoweringContext], object]
 RULES: dict[str, Rule] = {}
@@ -61,3 +61,7 @@ from . import quantized  # noqa: E402,F401  (registration)
 from . import quantized_arith  # noqa: E402,F401  (registration)
 from . import quantized_conv  # noqa: E402,F401  (registration)
 from . import quantized_lstm  # noqa: E402,F401  (registration)
+
+# The checks of helpers many rules share, whatever the rule (docs/supported_ops.md lists them once).
+LoweringContext.general = (float_rule_unquantized, quantized.quantized_per_tensor, quantized.quantizes_per_tensor,
+                           quantized.real_function_known, quantized.lookup_types, quantized.has_float_rule)

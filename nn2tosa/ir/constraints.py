@@ -76,11 +76,12 @@ class Checks:
     # checks the shared helpers of the subject evaluate for any rule (documented once per pass)
     general: ClassVar[tuple[Constraint, ...]] = ()
     _allowed: frozenset[Constraint] = frozenset()
+    _rule: str = "no rule"
 
     def check(self, c: Constraint, *values: Any) -> None:
         """Refuse the op (raise `refusal`) unless constraint `c` holds for it and `values`."""
         if STRICT and c not in self._allowed and c not in self.general:
-            raise AssertionError(f"{c.__qualname__} is evaluated by a rule that does not declare it "
+            raise AssertionError(f"{c.__qualname__} is evaluated by rule {self._rule}, which does not declare it "
                                  "(add it to the rule's constraints= or checks=)")
         reason = c(self, *values)
         if reason is not None:
@@ -88,12 +89,12 @@ class Checks:
 
     def apply(self, rule: Callable[[Any], Any]) -> Any:
         """Run `rule` on this subject: its declared constraints first, then its body."""
-        saved = self._allowed
+        saved = self._allowed, self._rule
         d = declared(rule)
-        self._allowed = frozenset(d.all)
+        self._allowed, self._rule = frozenset(d.all), f"{rule.__module__}.{rule.__qualname__}"
         try:
             for c in d.before:
                 self.check(c)
             return rule(self)
         finally:
-            self._allowed = saved
+            self._allowed, self._rule = saved
