@@ -94,7 +94,7 @@ def element_type(mps_dtype: str) -> str:
 
 
 def dtype_has_element_type(n: Node) -> str | None:
-    """The `dtype` field names a data type nn has (docs/supported_ops.md, Data types)."""
+    """The `dtype` field names an MPS data type that has an nn element type (the data type table)."""
     if ELEMENT_TYPES.get(n.attrs["dtype"]) is None:
         return f"data type {n.attrs['dtype']} has no nn element type"
     return None
