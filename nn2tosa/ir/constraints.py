@@ -72,7 +72,7 @@ class Checks:
     """What rules receive (LoweringContext, Layer, Node) evaluates constraints through this mixin."""
 
     # raised with the reason when a constraint is unmet (the pass collects these)
-    refusal: ClassVar[Callable[[str], Exception]]
+    refusal: ClassVar[type[Exception]]
     # checks the shared helpers of the subject evaluate for any rule (documented once per pass)
     general: ClassVar[tuple[Constraint, ...]] = ()
     _allowed: frozenset[Constraint] = frozenset()
