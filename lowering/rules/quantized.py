@@ -80,7 +80,7 @@ def quantizes_per_tensor(ctx: LoweringContext, q: QInfo) -> str | None:
 
 
 def real_function_known(ctx: LoweringContext, definition: object) -> str | None:
-    """An elementwise op tabulated for quantized data has a real-valued definition (its folder) to
+    """An elementwise op tabulated for quantized data has a real-valued definition (a constant folder) to
     tabulate."""
     if definition is None:
         return f"no real-valued definition of {ctx.op_name} to tabulate"

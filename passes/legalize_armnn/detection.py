@@ -161,7 +161,7 @@ def keeps_a_detection(layer: Layer, steps: int) -> str | None:
 
 
 def candidates_exact_in_float(layer: Layer, m: int) -> str | None:
-    """DetectionPostProcess has at most 2^24 candidates (FLOAT_EXACT_INDICES) per round of selection:
+    """DetectionPostProcess has at most 2^24 candidates per round of selection:
     their indices are carried as float32, exact up to there."""
     if m > FLOAT_EXACT_INDICES:
         return f"{m} candidates: indices carried as float32 are exact up to {FLOAT_EXACT_INDICES}"

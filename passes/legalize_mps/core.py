@@ -121,7 +121,7 @@ def normalize_axis(axis: int, rank: int) -> int:
 # ------------------------------------------------------------------------------ the node
 def computed_constant_small(n: Node, shape: Sequence[int], what: str) -> str | None:
     """A constant the conversion computes itself (a fill, a range, an index table) has at most 2^24
-    (MAX_COMPUTED_ELEMENTS) elements."""
+    elements."""
     count = math.prod(int(d) for d in shape)
     if count > MAX_COMPUTED_ELEMENTS:
         return f"its {what} has {count} elements, more than nn2tosa computes at compile time ({MAX_COMPUTED_ELEMENTS})"

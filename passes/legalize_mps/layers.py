@@ -164,8 +164,8 @@ MAX_INDEX_TAPS = 4096  # window positions the indices of a max pool are computed
 
 
 def pool_indices_window_small(n: Node, wy: Window, wx: Window) -> str | None:
-    """When a max pool's indices (result #1) are read, its window has at most 4096 taps (MAX_INDEX_TAPS):
-    they are computed one tap at a time."""
+    """When a max pool's indices (result #1) are read, its window has at most 4096 taps: they are
+    computed one tap at a time."""
     if wy.kernel * wx.kernel > MAX_INDEX_TAPS:  # one slice per tap: a hostile window would take hours
         return f"the indices of a {wy.kernel}x{wx.kernel} window (at most {MAX_INDEX_TAPS} taps)"
     return None
