@@ -78,8 +78,8 @@ def require_static_windows(ctx: LoweringContext, sizes: Sequence[int], what: str
 
 
 def static_windows(ctx: LoweringContext, sizes: Sequence[int], what: str) -> str | None:
-    """A 2-D pool's input height and width are known when converting (not dynamic): TOSA's windows must
-    tile the padded input exactly, and the divisors and explicit padding follow from the sizes."""
+    """A pool's input height and width are known when converting (not dynamic): TOSA's windows must tile
+    the padded input exactly, and the divisors and explicit padding follow from the sizes."""
     if any(size < 0 for size in sizes):
         return f"{what} over a dynamic height or width ({'x'.join(map(str, sizes))})"
     return None
