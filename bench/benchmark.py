@@ -381,6 +381,16 @@ def judge(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def write_results(out: Path, stem: str, results: dict[str, Any], markdown: Callable[[dict[str, Any]], str]) -> None:
+    """out/STEM.json (every measurement) and out/STEM.md (the table `markdown` makes of them), and the
+    table on stdout: how each benchmark script ends."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
+    table = markdown(results)
+    (out / f"{stem}.md").write_text(table)
+    print(table)
+
+
 def markdown(results: dict[str, Any]) -> str:
     lines = [f"Machine: {results['machine']}; load average {results['load_average']} at the start, "
              f"{results.get('load_average_end', '?')} at the end; medians of {results['runs']} runs.", ""]
@@ -475,10 +485,7 @@ def main() -> None:
         results["targets"] = judge(results)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    table = markdown(results)
-    (args.out / "results.md").write_text(table)
-    print(table)
+    write_results(args.out, "results", results, markdown)
 
 
 if __name__ == "__main__":

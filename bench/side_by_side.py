@@ -41,7 +41,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from benchmark import MODELS, child_env, ensure_model, run_measured  # noqa: E402
+from benchmark import MODELS, child_env, ensure_model, run_measured, write_results  # noqa: E402
 
 PAIRS = ROOT.parent / "shared" / "bench-pairs"
 SMALL = ROOT / "examples" / "cnn_f32.armnn"
@@ -283,10 +283,7 @@ def main() -> None:
         results["targets"] = judge(results, builds[0].name)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    (args.out / "side_by_side.json").write_text(json.dumps(results, indent=1) + "\n")
-    table = markdown(results)
-    (args.out / "side_by_side.md").write_text(table)
-    print(table)
+    write_results(args.out, "side_by_side", results, markdown)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmark import child_env, nn2tosa_cmd, run_measured  # noqa: E402  (the same process measurement)
+from benchmark import child_env, nn2tosa_cmd, run_measured, write_results  # noqa: E402  (the same process measurement)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -182,11 +182,7 @@ def main() -> None:
         "targets": [{"target": "zoo: nn2tosa total CPU / the peer's sum", "measured": ratio, "limit": TARGET_RATIO,
                      "met": ratio <= TARGET_RATIO}],
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "zoo.json").write_text(json.dumps(results, indent=1) + "\n")
-    table = markdown(results)
-    (args.out / "zoo.md").write_text(table)
-    print(table)
+    write_results(args.out, "zoo", results, markdown)
 
 
 if __name__ == "__main__":

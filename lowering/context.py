@@ -3,8 +3,10 @@
 A rule is `rule(ctx) -> Value | list[Value]`: it reads `ctx.attrs`, `ctx.operands` (already
 lowered values), `ctx.in_types` / `ctx.out_types` (TOSA-level types) and `ctx.nn_in_types` /
 `ctx.nn_out_types` (the nn-level types, with quantization), creates TOSA ops through the helpers
-below, and returns the values that replace the op's results. A rule that cannot express a case
-calls `ctx.unsupported(reason)`.
+below, and returns the values that replace the op's results. What a rule cannot express it states
+as named constraints (nn2tosa/ir/constraints.py), declared where it registers: the driver evaluates
+its `constraints=` before it runs (`ctx.apply(rule)`), its body evaluates its `checks=` with
+`ctx.check(constraint, *values)`; an unmet one raises LoweringUnsupported with the reason.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Type, Value
+from nn2tosa.ir.constraints import Checks
 from nn2tosa.ir.types import bf16_bits
 
 # nn-level element types TOSA 1.0 tensors cannot have, and what carries them instead
@@ -38,7 +41,20 @@ class LoweringUnsupported(Exception):
     """A rule cannot lower this op (the message says why)."""
 
 
-class LoweringContext:
+def float_rule_unquantized(ctx: LoweringContext, what: str = "operands",
+                           types: Sequence[Type] | None = None) -> str | None:
+    """A float rule's operands and results are not quantized: quantized ones are lowered by the
+    quantized rules, or carried by the float rule of an op that only moves stored values."""
+    types = list(ctx.nn_in_types) + list(ctx.nn_out_types) if types is None else types
+    if any(isinstance(t, TensorType) and t.quant is not None for t in types):
+        return f"quantized {what} {'are' if what.endswith('s') else 'is'} not lowered by the float rules"
+    return None
+
+
+class LoweringContext(Checks):
+    refusal = LoweringUnsupported
+    # `general`: the checks of helpers many rules share, set by the rules package (rules/__init__.py)
+
     def __init__(self, graph: Graph, node: int, nn_in_types: list[Type]):
         self.graph = graph
         self.node = node
@@ -62,9 +78,6 @@ class LoweringContext:
 
         self.semantics_consulted = True
         return semantics_of(self.graph)
-
-    def unsupported(self, reason: str) -> None:
-        raise LoweringUnsupported(reason)
 
     def type_of(self, v: Value) -> TensorType:
         return self.graph.type_of(v)

@@ -90,7 +90,7 @@ def lower_to_tosa(graph: Graph) -> None:
             not graph.op(v.node).startswith(("tosa.", INPUT_OP)) for v in graph.operands(node))
         ctx = LoweringContext(graph, node, nn_in_types)
         try:
-            results = fn(ctx)
+            results = ctx.apply(fn)
         except LoweringUnsupported as e:
             unsupported.append(Unsupported(op, _where(graph, node), str(e)))
             continue

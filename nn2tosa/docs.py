@@ -7,10 +7,12 @@ What each section reads:
 - the source dialects' registries (`ops_of("armnn")`, `ops_of("mps")`): every layer/node type and
   its attributes with their documentation;
 - the legalization tables (passes/legalize_armnn RULES and NO_MEANING, passes/legalize_mps RULES):
-  whether a type converts, and, reading each rule's code, the nn ops it can create and the reasons
-  it refuses some layers (the messages of its `raise NotLegalizable(...)`);
+  whether a type converts, and, reading each rule's code, the nn ops it can create;
 - the lowering tables (lowering/rules RULES, QUANTIZED_RULES, CARRY_QUANTIZATION): for each nn op
-  the TOSA ops its float and quantized rules can create and the reasons they refuse;
+  the TOSA ops its float and quantized rules can create;
+- the named constraints each rule declares (nn2tosa/ir/constraints.py) and those the helpers of every
+  rule evaluate (`general`): their docstrings are the conditions listed, the same functions whose
+  results are the run-time reasons;
 - the frontends' data type tables.
 "Can create" is a reading of the code, not a run: a rule's string literals naming ops, the tables
 it indexes and the helpers it calls (followed through its package and the builder classes), so an
@@ -30,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nn2tosa.ir.constraints import Constraint, declared, describe
+
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "supported_ops.md"
 # TOSA ops nearly every lowering creates (constants and shape operands): left out of the tables
 _PLUMBING = frozenset({"tosa.const", "tosa.const_shape"})
@@ -40,43 +44,39 @@ _PLUMBING = frozenset({"tosa.const", "tosa.const_shape"})
 class Reading:
     """What a rule's code can create (op names with one prefix): `own`, by the rule itself (its string
     literals naming ops, the rows of tables it indexes, the builders of a dispatch table it indexes),
-    and `ops`, those plus what the helpers it calls can create; and the reasons it gives for refusing."""
+    and `ops`, those plus what the helpers it calls can create."""
 
     own: set[str] = field(default_factory=set)
     ops: set[str] = field(default_factory=set)
-    refusals: list[str] = field(default_factory=list)
 
     def merge(self, inner: Reading, own: bool) -> None:
         if own:
             self.own |= inner.own
         self.ops |= inner.ops
-        self.refusals.extend(m for m in inner.refusals if m not in self.refusals)
 
 
 @dataclass
 class _Summary:
     """What one function's source says, whatever the key: op literals, tables it indexes, functions it
-    calls, refusal messages."""
+    calls."""
 
     literals: set[str] = field(default_factory=set)
     tables: list[dict] = field(default_factory=list)
     calls: list[Callable] = field(default_factory=list)
-    refusals: list[str] = field(default_factory=list)
 
 
 class CodeReader:
     """Reads rule functions through their source (ast): op-name literals, module tables the code
-    indexes, the messages of refusals; follows calls into functions of `package`, and a call
-    `x.name(...)` into the method `name` of `classes` (the builders rules use) and of the package's
-    classes the function's module knows (so that what is read does not depend on import order)."""
+    indexes; follows calls into functions of `package`, and a call `x.name(...)` into the method
+    `name` of `classes` (the builders rules use) and of the package's classes the function's module
+    knows (so that what is read does not depend on import order)."""
 
-    def __init__(self, prefix: str, package: str, classes: Iterable[type], refusal_names: Iterable[str]):
+    def __init__(self, prefix: str, package: str, classes: Iterable[type]):
         from nn2tosa.ir import ops_of
 
         self.prefix = prefix
         self.package = package
         self.classes = list(classes)
-        self.refusal_names = frozenset(refusal_names)  # exception classes and methods that refuse
         self.known = frozenset(d.name for d in ops_of(prefix.rstrip(".")))
         self._readings: dict[Any, Reading] = {}
         self._summaries: dict[Any, _Summary] = {}
@@ -92,7 +92,6 @@ class CodeReader:
         result = self._readings[cache_key] = Reading()  # a recursive call sees the partial reading
         summary = self._summary(fn)
         result.own |= summary.literals
-        result.refusals.extend(summary.refusals)
         for table in summary.tables:
             rows = [table[key]] if key is not None and key in table else list(table.values())
             for row in rows:
@@ -158,11 +157,6 @@ class CodeReader:
 
     def _call(self, call: ast.Call, scope: dict, classes: list[type], summary: _Summary) -> None:
         func = call.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name in self.refusal_names and call.args:
-            message = _message(call.args[0])
-            if message and message not in summary.refusals:
-                summary.refusals.append(message)
         if isinstance(func, ast.Attribute) and func.attr == "get" and isinstance(func.value, ast.Name):
             self._table(scope.get(func.value.id), summary)  # TABLE.get(...)
         targets = []
@@ -191,16 +185,14 @@ def _defined_in(fn: types.FunctionType, cls: type) -> bool:
     return fn.__qualname__.startswith(cls.__name__ + ".")
 
 
-def _message(node: ast.expr) -> str | None:
-    """The text of a refusal: a string, or an f-string with its fields as <expression>."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for v in node.values:
-            parts.append(v.value if isinstance(v, ast.Constant) else f"<{ast.unparse(v.value)}>")
-        return "".join(parts)
-    return None
+def _conditions(constraints: Iterable[Constraint]) -> list[str]:
+    """The documented conditions of constraints (their docstrings), each once."""
+    out: list[str] = []
+    for c in constraints:
+        text = describe(c)
+        if text not in out:
+            out.append(text)
+    return out
 
 
 # ------------------------------------------------------------------------------ the facts
@@ -217,18 +209,17 @@ class Row:
     helper_ops: list[str] = field(default_factory=list)  # created only by helpers the rule calls
     tosa_ops: list[str] = field(default_factory=list)
     quantized: str = ""
-    refusals: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)  # the conditions of the rule's named constraints
 
 
 @functools.lru_cache(maxsize=1)
 def _nn_lowering() -> tuple[dict[str, Reading], dict[str, Reading], frozenset[str]]:
     """For each nn op: what its float rule and its quantized rule can create."""
     from nn2tosa.ir import Builder
-    from nn2tosa.lowering.context import LoweringContext, LoweringUnsupported
+    from nn2tosa.lowering.context import LoweringContext
     from nn2tosa.lowering.rules import CARRY_QUANTIZATION, QUANTIZED_RULES, RULES
 
-    reader = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder],
-                        [LoweringUnsupported.__name__, "unsupported"])
+    reader = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder])
     floats = {op: reader.read(fn, op) for op, fn in sorted(RULES.items())}
     quantized = {op: reader.read(fn, op) for op, fn in sorted(QUANTIZED_RULES.items())}
     return floats, quantized, CARRY_QUANTIZATION
@@ -264,16 +255,16 @@ def source_rows(dialect: str) -> list[Row]:
     floats, quantized, carried = _nn_lowering()
     if dialect == "armnn":
         from nn2tosa.passes.legalize_armnn import NO_MEANING, RULES
-        from nn2tosa.passes.legalize_armnn.layer import Layer, NotLegalizable
+        from nn2tosa.passes.legalize_armnn.layer import Layer
 
-        reader = CodeReader("nn.", "nn2tosa.passes.legalize_armnn", [Layer, Builder], [NotLegalizable.__name__])
+        reader = CodeReader("nn.", "nn2tosa.passes.legalize_armnn", [Layer, Builder])
         key_of = {d.name: d.name.split(".", 1)[1] for d in ops_of(dialect)}  # the layer type
         no_meaning = {f"armnn.{k}": v for k, v in NO_MEANING.items()}
     else:
         from nn2tosa.passes.legalize_mps import RULES
-        from nn2tosa.passes.legalize_mps.core import Node, NotLegalizable
+        from nn2tosa.passes.legalize_mps.core import Node
 
-        reader = CodeReader("nn.", "nn2tosa.passes.legalize_mps", [Node, Builder], [NotLegalizable.__name__])
+        reader = CodeReader("nn.", "nn2tosa.passes.legalize_mps", [Node, Builder])
         key_of = {d.name: "MPS" + d.name.split(".", 1)[1] for d in ops_of(dialect)}  # the MPSNodeUnion member
         no_meaning = {}
     rows = []
@@ -290,7 +281,7 @@ def source_rows(dialect: str) -> list[Row]:
             # a rule that leaves all the building to helpers (layer.reshape(...)) has nothing of its own
             row.nn_ops = sorted(reading.own or reading.ops)
             row.helper_ops = sorted(reading.ops - set(row.nn_ops))
-            row.refusals = list(reading.refusals)
+            row.constraints = _conditions(declared(rule).all)
         if row.converts:
             row.tosa_ops = _tosa_of(row.nn_ops, floats)
             row.quantized = _quantized(row.nn_ops, quantized, carried)
@@ -301,6 +292,8 @@ def source_rows(dialect: str) -> list[Row]:
 def nn_rows() -> list[Row]:
     from nn2tosa.ir import ops_of
 
+    from nn2tosa.lowering.rules import QUANTIZED_RULES, RULES
+
     floats, quantized, carried = _nn_lowering()
     rows = []
     for d in ops_of("nn"):
@@ -308,8 +301,10 @@ def nn_rows() -> list[Row]:
         row = Row(d.name, " ".join(d.doc.split()), _attrs(d), converts=f is not None or q is not None)
         row.tosa_ops = sorted(f.ops - _PLUMBING) if f else []
         row.quantized = "yes" if q else "carried (one quantization)" if d.name in carried else "no"
-        row.refusals = list(f.refusals if f else []) + [m for m in (q.refusals if q else []) if not f or
-                                                         m not in f.refusals]
+        for kind, table in (("float", RULES), ("quantized", QUANTIZED_RULES)):
+            conditions = _conditions(declared(table[d.name]).all) if d.name in table else []
+            if conditions:
+                row.constraints.append(f"**{kind}:** " + " ".join(conditions))
         if not row.converts:
             row.why_not = "no lowering rule"
         rows.append(row)
@@ -357,9 +352,15 @@ def _details(rows: list[Row], kind: str) -> list[str]:
             lines.append("")
         if not r.converts:
             lines.append(f"Not converted: {r.why_not}")
-        elif r.refusals:
-            lines.append("Refused (reported as unsupported) when: " + "; ".join(f"{m}" for m in r.refusals))
+        elif r.constraints:
+            lines += ["Converts when:", "", *(f"- {c}" for c in r.constraints)]
     return lines
+
+
+def _general(subject: type, what: str) -> list[str]:
+    """The conditions the helpers of every rule evaluate (a subject class's `general` constraints)."""
+    return ["", f"Every {what} converts only when (conditions the helpers all rules share check, where they "
+            "apply):", "", *(f"- {c}" for c in _conditions(subject.general))]
 
 
 def _data_types() -> list[str]:
@@ -383,6 +384,10 @@ def _data_types() -> list[str]:
 
 def generate() -> str:
     """The whole of docs/supported_ops.md."""
+    from nn2tosa.lowering.context import LoweringContext
+    from nn2tosa.passes.legalize_armnn.layer import Layer
+    from nn2tosa.passes.legalize_mps.core import Node
+
     armnn, mps, nn = source_rows("armnn"), source_rows("mps"), nn_rows()
     count = lambda rows: f"{sum(r.converts for r in rows)} of {len(rows)}"  # noqa: E731
     lines = [
@@ -397,12 +402,15 @@ def generate() -> str:
         "quantized tensors convert. The op lists are read from the rules' code (string literals naming ops, the rows",
         "of the tables a rule indexes, the helpers it leaves the building to): an op listed may be created only for",
         "some attribute values or data types (a cast for integer inputs, a logical op for booleans).",
-        "\"Refused when\" lists the rule's own reasons for reporting a layer unsupported (exit 3, or left to the",
-        "host by `convert --partial`). Attributes are the serialized descriptor fields, with their documentation.",
+        "\"Converts when\" lists the conditions of the named constraints the rule declares (nn2tosa/ir/constraints.py);",
+        "a layer that fails one is reported unsupported (exit 3, or left to the host by `convert --partial`) with the",
+        "reason the same constraint gives, its values included. Attributes are the serialized descriptor fields, with",
+        "their documentation.",
         "",
         f"## Arm NN layer types ({count(armnn)} convert)",
         "",
         *_summary(armnn, "armnn"),
+        *_general(Layer, "Arm NN layer"),
         "",
         "### Arm NN layer details",
         *_details(armnn, "armnn"),
@@ -410,18 +418,20 @@ def generate() -> str:
         f"## ExecuTorch MPS node types ({count(mps)} convert)",
         "",
         *_summary(mps, "mps"),
+        *_general(Node, "MPS node"),
         "",
         "### MPS node details",
         *_details(mps, "mps"),
         "",
         f"## nn ops and their TOSA lowering ({count(nn)} lower)",
+        *_general(LoweringContext, "nn op"),
         "",
-        "| nn op | TOSA ops (float rule) | quantized rule | refused when |",
+        "| nn op | TOSA ops (float rule) | quantized rule | converts when |",
         "| --- | --- | --- | --- |",
     ]
     for r in nn:
         tosa = _names(r.tosa_ops) if r.converts else "**no lowering**"
-        lines.append(f"| `{r.name}` | {tosa} | {_cell(r.quantized)} | {_cell('; '.join(r.refusals))} |")
+        lines.append(f"| `{r.name}` | {tosa} | {_cell(r.quantized)} | {_cell('<br>'.join(r.constraints))} |")
     lines += ["", *_data_types()]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 

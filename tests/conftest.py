@@ -19,6 +19,11 @@ CORPUS = REPO.parent / "shared" / "corpus"
 
 os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")
 
+# a constraint a rule evaluates without declaring it would be missing from docs/supported_ops.md
+import nn2tosa.ir.constraints  # noqa: E402
+
+nn2tosa.ir.constraints.STRICT = True
+
 
 def corpus_manifest() -> list[dict]:
     """The corpus manifest's entries, or [] when the corpus is absent."""

@@ -1,6 +1,9 @@
 """The nn -> tosa lowering rules: one registry, one small function (or table row) per nn op.
 
 `@rule("nn.x", ...)` registers a function `(ctx: LoweringContext) -> Value | list[Value]`.
+`@rule("nn.x", constraints=(c1,), checks=(c2,))`: the rule's named constraints (nn2tosa/ir/constraints.py),
+`c1` evaluated before the rule runs, `c2` by its body (`ctx.check(c2, ...)`); their docstrings are
+the support conditions docs/supported_ops.md lists.
 `@rule("nn.x", quantized=True)` registers the rule used instead when an operand or result of the
 op has a quantized type (integer arithmetic with zero points and RESCALE), so float and quantized
 lowering of an op live in separate, separately readable functions.
@@ -8,21 +11,25 @@ Importing this package imports every rule module, which registers its rules.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from nn2tosa.ir.constraints import Constraint
 from nn2tosa.ir.registry import registering
 
-from ..context import LoweringContext
+from ..context import LoweringContext, float_rule_unquantized
 
 Rule = Callable[[LoweringContext], object]
 RULES: dict[str, Rule] = {}
 QUANTIZED_RULES: dict[str, Rule] = {}
 
 
-def rule(*ops: str, quantized: bool = False) -> Callable[[Rule], Rule]:
+def rule(*ops: str, quantized: bool = False, constraints: Iterable[Constraint] = (),
+         checks: Iterable[Constraint] = ()) -> Callable[[Rule], Rule]:
+    """Register a rule; `constraints` are evaluated before it runs, `checks` by its body
+    (nn2tosa/ir/constraints.py)."""
     if quantized:
-        return registering(QUANTIZED_RULES, ops, "quantized lowering rules for")
-    return registering(RULES, ops, "lowering rules for")
+        return registering(QUANTIZED_RULES, ops, "quantized lowering rules for", constraints, checks)
+    return registering(RULES, ops, "lowering rules for", constraints, checks)
 
 
 # Ops that only move stored values: their float rule is right for quantized tensors too, as long
@@ -54,3 +61,7 @@ from . import quantized  # noqa: E402,F401  (registration)
 from . import quantized_arith  # noqa: E402,F401  (registration)
 from . import quantized_conv  # noqa: E402,F401  (registration)
 from . import quantized_lstm  # noqa: E402,F401  (registration)
+
+# The checks of helpers many rules share, whatever the rule (docs/supported_ops.md lists them once).
+LoweringContext.general = (float_rule_unquantized, quantized.quantized_per_tensor, quantized.quantizes_per_tensor,
+                           quantized.real_function_known, quantized.lookup_types, quantized.has_float_rule)

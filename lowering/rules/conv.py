@@ -24,7 +24,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext, constant_value
+from ..context import LoweringContext, constant_value, float_rule_unquantized
 from . import rule
 from .shape import concat, tosa_slice
 
@@ -39,14 +39,20 @@ def float_type(ctx: LoweringContext, what: str) -> str:
     """The float element type `ctx`'s op computes in: its operands' and result's common type, or f32
     when they mix precisions (f32 holds every f16 and bf16 value exactly). Integer operands are
     reported unsupported (quantized ones never reach a float rule: rules/__init__.py's rule_for)."""
-    types = [t for t in ctx.nn_in_types + ctx.nn_out_types if isinstance(t, TensorType)]
-    if any(t.quant is not None for t in types):
-        ctx.unsupported(f"quantized {what} is lowered by the quantized rules, not by the float one")
+    ctx.check(float_rule_unquantized, what)
+    ctx.check(float_tensors, what)
+    dtypes = {t.dtype for t in ctx.in_types + ctx.out_types if isinstance(t, TensorType)}
+    return dtypes.pop() if len(dtypes) == 1 else "f32"
+
+
+def float_tensors(ctx: LoweringContext, what: str) -> str | None:
+    """Operands and results are floating point (or quantized data, which the quantized rules lower):
+    TOSA computes the op on those only."""
     dtypes = {t.dtype for t in ctx.in_types + ctx.out_types if isinstance(t, TensorType)}
     others = sorted(dtypes - set(FLOAT_TYPES))
     if others:
-        ctx.unsupported(f"{what} on {', '.join(others)} tensors: TOSA computes it on floats (or quantized data) only")
-    return dtypes.pop() if len(dtypes) == 1 else "f32"
+        return f"{what} on {', '.join(others)} tensors: TOSA computes it on floats (or quantized data) only"
+    return None
 
 
 def _real(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -150,7 +156,7 @@ def _finish(ctx: LoweringContext, y: Value) -> Value:
 
 
 # ------------------------------------------------------------------------------ rules
-@rule("nn.conv2d")
+@rule("nn.conv2d", checks=(float_tensors,))
 def conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "conv2d")
     x, w, bias = ctx.operands[0], ctx.operands[1], _bias(ctx)
@@ -175,7 +181,7 @@ def conv2d(ctx: LoweringContext) -> Value:
     return _finish(ctx, concat(ctx, outputs, axis=3))
 
 
-@rule("nn.depthwise_conv2d")
+@rule("nn.depthwise_conv2d", checks=(float_tensors,))
 def depthwise_conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "depthwise_conv2d")
     kh, kw, _, _ = ctx.type_of(ctx.operands[1]).shape
@@ -184,7 +190,7 @@ def depthwise_conv2d(ctx: LoweringContext) -> Value:
                                     dilation=ctx.attrs["dilation"]))
 
 
-@rule("nn.conv3d")
+@rule("nn.conv3d", checks=(float_tensors,))
 def conv3d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "conv3d")
     _, kd, kh, kw, _ = ctx.type_of(ctx.operands[1]).shape
@@ -193,7 +199,7 @@ def conv3d(ctx: LoweringContext) -> Value:
                                     dilation=ctx.attrs["dilation"]))
 
 
-@rule("nn.transpose_conv2d")
+@rule("nn.transpose_conv2d", checks=(float_tensors,))
 def transpose_conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "transpose_conv2d")
     _, kh, kw, _ = ctx.type_of(ctx.operands[1]).shape

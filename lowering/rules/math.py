@@ -18,7 +18,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import TOSA_ELEMENT_OF, LoweringContext, constant_value
+from ..context import TOSA_ELEMENT_OF, LoweringContext, constant_value, float_rule_unquantized
 from . import rule
 
 FLOAT_TYPES = ("f32", "f16", "bf16")
@@ -217,8 +217,37 @@ ATAN_COEFFICIENTS = (-0.33333316445350647, 0.1999853104352951, -0.14244486391544
 
 
 def _check_unquantized(ctx: LoweringContext) -> None:
-    if any(isinstance(t, TensorType) and t.quant is not None for t in ctx.nn_in_types + ctx.nn_out_types):
-        ctx.unsupported("quantized operands are not lowered by the float rules")
+    ctx.check(float_rule_unquantized)
+
+
+def floating_point_operands(ctx: LoweringContext, what: str) -> str | None:
+    """The operand is floating point (the op is computed on floats only)."""
+    if _element(ctx) not in FLOAT_TYPES:
+        return f"{what} of {ctx.nn_in_types[0].dtype} tensors (floating point only)"
+    return None
+
+
+def integers_fit_i32(ctx: LoweringContext, what: str) -> str | None:
+    """Integer operands are not ui32 or ui64: TOSA's widest integer is i32, signed."""
+    for t in ctx.nn_in_types:
+        if t.dtype in ("ui32", "ui64"):
+            return f"{what} of {t.dtype} tensors (TOSA's widest integer is i32, signed)"
+    return None
+
+
+def gelu_approximation_known(ctx: LoweringContext) -> str | None:
+    """gelu's approximation is 'none' or 'tanh'."""
+    approximate = ctx.attrs["approximate"]
+    if approximate not in ("none", "tanh"):
+        return f"gelu approximation {approximate!r} (known: 'none', 'tanh')"
+    return None
+
+
+def clamp_not_boolean(ctx: LoweringContext) -> str | None:
+    """A clamp's operand is not boolean."""
+    if _element(ctx) == "i1":
+        return "clamp of booleans"
+    return None
 
 
 def _element(ctx: LoweringContext, k: int = 0) -> str:
@@ -232,9 +261,8 @@ def _out_dtype(ctx: LoweringContext) -> str:
 def _float_arith(ctx: LoweringContext, what: str) -> Arith:
     """The f32 Arith of a float op (unsupported for other element types)."""
     _check_unquantized(ctx)
+    ctx.check(floating_point_operands, what)
     dtype = _element(ctx)
-    if dtype not in FLOAT_TYPES:
-        ctx.unsupported(f"{what} of {ctx.nn_in_types[0].dtype} tensors (floating point only)")
     return Arith(ctx, COMPUTE_TYPE[dtype], ctx.out_types[0].rank)
 
 
@@ -334,14 +362,14 @@ def _atanh(a: Arith, x: Value) -> Value:
     return a.copy_sign(r, a.lt(x, 0.0))
 
 
-@rule(*FLOAT_UNARY)
+@rule(*FLOAT_UNARY, checks=(floating_point_operands,))
 def float_unary(ctx: LoweringContext) -> Value:
     a = _float_arith(ctx, ctx.op_name)
     (x,) = _in_compute_type(ctx, a, ctx.operands[0])
     return ctx.cast(FLOAT_UNARY[ctx.op_name](a, x), _out_dtype(ctx))
 
 
-@rule("nn.elu")
+@rule("nn.elu", checks=(floating_point_operands,))
 def elu(ctx: LoweringContext) -> Value:
     a = _float_arith(ctx, "elu")
     (x,) = _in_compute_type(ctx, a, ctx.operands[0])
@@ -349,7 +377,7 @@ def elu(ctx: LoweringContext) -> Value:
     return ctx.cast(y, _out_dtype(ctx))
 
 
-@rule("nn.gelu")
+@rule("nn.gelu", constraints=(gelu_approximation_known,), checks=(floating_point_operands,))
 def gelu(ctx: LoweringContext) -> Value:
     a = _float_arith(ctx, "gelu")
     (x,) = _in_compute_type(ctx, a, ctx.operands[0])
@@ -361,7 +389,7 @@ def gelu(ctx: LoweringContext) -> Value:
         inner = a.mul(a.add(x, a.mul(cube, 0.044715)), math.sqrt(2 / math.pi))
         phi = a.add(a.unary("tosa.tanh", inner), 1.0)
     else:
-        ctx.unsupported(f"gelu approximation {approximate!r} (known: 'none', 'tanh')")
+        raise AssertionError(approximate)  # gelu_approximation_known
     return ctx.cast(a.mul(a.mul(x, 0.5), phi), _out_dtype(ctx))
 
 
@@ -383,9 +411,7 @@ def to_i32(ctx: LoweringContext, x: Value, nn_dtype: str) -> Value:
 def _int_operands(ctx: LoweringContext, what: str) -> list[Value]:
     """The operands as i32 values (see to_i32); unsigned 32/64-bit values do not fit i32 arithmetic."""
     _check_unquantized(ctx)
-    for t in ctx.nn_in_types:
-        if t.dtype in ("ui32", "ui64"):
-            ctx.unsupported(f"{what} of {t.dtype} tensors (TOSA's widest integer is i32, signed)")
+    ctx.check(integers_fit_i32, what)
     xs = [to_i32(ctx, x, t.dtype) for x, t in zip(ctx.operands, ctx.nn_in_types)]
     return ctx.same_rank(*xs)
 
@@ -462,7 +488,7 @@ def _int_divmod(ctx: LoweringContext, x: Value, y: Value, floor: bool) -> tuple[
 DIVISIONS = {"nn.floor_div": (True, 0), "nn.mod": (True, 1), "nn.fmod": (False, 1)}
 
 
-@rule("nn.div")
+@rule("nn.div", checks=(floating_point_operands, integers_fit_i32))
 def div(ctx: LoweringContext) -> Value:
     if _element(ctx) in FLOAT_TYPES:
         a = _float_arith(ctx, "div")
@@ -472,7 +498,7 @@ def div(ctx: LoweringContext) -> Value:
     return _from_i32(ctx, ctx.binary("tosa.intdiv", x, y))
 
 
-@rule(*DIVISIONS)
+@rule(*DIVISIONS, checks=(floating_point_operands, integers_fit_i32))
 def division(ctx: LoweringContext) -> Value:
     floor, which = DIVISIONS[ctx.op_name]
     if _element(ctx) in FLOAT_TYPES:
@@ -550,7 +576,7 @@ def _remainder_specials(a: Arith, x: Value, y: Value, r: Value, floor: bool) -> 
     return a.select(nan, float("nan"), r)
 
 
-@rule("nn.squared_difference")
+@rule("nn.squared_difference", checks=(integers_fit_i32,))
 def squared_difference(ctx: LoweringContext) -> Value:
     if _element(ctx) in FLOAT_TYPES:
         _check_unquantized(ctx)
@@ -561,7 +587,7 @@ def squared_difference(ctx: LoweringContext) -> Value:
     return _from_i32(ctx, ctx.mul(d, d))
 
 
-@rule("nn.pow")
+@rule("nn.pow", checks=(floating_point_operands, integers_fit_i32))
 def pow_(ctx: LoweringContext) -> Value:
     if _element(ctx) not in FLOAT_TYPES:
         return _integer_pow(ctx)
@@ -591,7 +617,7 @@ def _integer_pow(ctx: LoweringContext) -> Value:
     return _from_i32(ctx, a.select(a.lt(y, 0), negative_power, result))
 
 
-@rule("nn.square")
+@rule("nn.square", checks=(integers_fit_i32,))
 def square(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     if _element(ctx) in FLOAT_TYPES:
@@ -618,7 +644,7 @@ def shift_right(ctx: LoweringContext) -> Value:
 
 
 # ------------------------------------------------------------------------------ sign and classification
-@rule("nn.sign")
+@rule("nn.sign", checks=(integers_fit_i32,))
 def sign(ctx: LoweringContext) -> Value:
     _check_unquantized(ctx)
     x = ctx.operands[0]
@@ -660,8 +686,7 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
     if dtype in FLOAT_TYPES:
         return ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
-    if dtype == "i1":
-        ctx.unsupported("clamp of booleans")
+    ctx.check(clamp_not_boolean)
     tmin, tmax = _integer_bounds(nn_dtype)
     ilo = tmin if lo == -INF else min(max(math.ceil(lo), tmin), tmax)
     ihi = tmax if hi == INF else max(min(math.floor(hi), tmax), tmin)
@@ -673,12 +698,12 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     return _from_i32(ctx, a.minimum(a.maximum(wide, max(ilo, -(1 << 31))), min(ihi, (1 << 31) - 1)))
 
 
-@rule("nn.clamp")
+@rule("nn.clamp", checks=(clamp_not_boolean, integers_fit_i32))
 def clamp(ctx: LoweringContext) -> Value:
     return clamp_values(ctx, float(ctx.attrs["min"]), float(ctx.attrs["max"]))
 
 
-@rule("nn.relu")
+@rule("nn.relu", checks=(clamp_not_boolean, integers_fit_i32))
 def relu(ctx: LoweringContext) -> Value:
     return clamp_values(ctx, 0.0, INF)
 
@@ -690,14 +715,14 @@ def _negative_slope(ctx: LoweringContext, x: Value, slope: Value, strict: bool) 
     return a.select(keep, x, a.mul(slope, x))
 
 
-@rule("nn.leaky_relu")
+@rule("nn.leaky_relu", checks=(floating_point_operands,))
 def leaky_relu(ctx: LoweringContext) -> Value:
     a = _float_arith(ctx, "leaky_relu")
     x = ctx.operands[0]
     return _negative_slope(ctx, x, ctx.scalar(float(ctx.attrs["alpha"]), _element(ctx), a.rank), strict=False)
 
 
-@rule("nn.prelu")
+@rule("nn.prelu", checks=(floating_point_operands,))
 def prelu(ctx: LoweringContext) -> Value:
     _float_arith(ctx, "prelu")
     x, alpha = ctx.same_rank(*ctx.operands)

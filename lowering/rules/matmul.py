@@ -21,7 +21,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .conv import FLOAT_TYPES, cast, convolution, float_type, rearrange
+from .conv import FLOAT_TYPES, cast, convolution, float_tensors, float_type, rearrange
 from .shape import tile
 
 # element type -> type of the MATMUL result (its accumulator)
@@ -34,10 +34,19 @@ def _product_type(ctx: LoweringContext, what: str) -> str:
     plain = all(getattr(t, "quant", None) is None for t in ctx.nn_in_types + ctx.nn_out_types)
     if dtypes == {"i8"} and plain:
         return "i8"
-    if dtypes - set(FLOAT_TYPES) and plain:
-        ctx.unsupported(f"{what} on {', '.join(sorted(dtypes))} tensors: TOSA MATMUL multiplies floats and i8 "
-                        "(i16 only as quantized data)")
+    if plain:
+        ctx.check(matmul_float_or_i8, what)
     return float_type(ctx, what)
+
+
+def matmul_float_or_i8(ctx: LoweringContext, what: str) -> str | None:
+    """Unquantized operands are floating point or all i8: TOSA MATMUL multiplies those (i16 only as
+    quantized data)."""
+    dtypes = {t.dtype for t in ctx.in_types if isinstance(t, TensorType)}
+    if dtypes - set(FLOAT_TYPES) and dtypes != {"i8"}:
+        return (f"{what} on {', '.join(sorted(dtypes))} tensors: TOSA MATMUL multiplies floats and i8 "
+                "(i16 only as quantized data)")
+    return None
 
 
 def batch_matmul(ctx: LoweringContext, a: Value, b: Value, dtype: str) -> Value:
@@ -54,7 +63,7 @@ def _tiled_to(ctx: LoweringContext, x: Value, batch: tuple[int, ...]) -> Value:
     return tile(ctx, x, [b // d for b, d in zip(batch, shape[:-2])] + [1, 1])
 
 
-@rule("nn.matmul")
+@rule("nn.matmul", checks=(matmul_float_or_i8, float_tensors))
 def matmul(ctx: LoweringContext) -> Value:
     dtype = _product_type(ctx, "matmul")
     a, b = ctx.same_rank(*ctx.operands)
@@ -71,7 +80,7 @@ def matmul(ctx: LoweringContext) -> Value:
     return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
 
 
-@rule("nn.fully_connected")
+@rule("nn.fully_connected", checks=(matmul_float_or_i8, float_tensors))
 def fully_connected(ctx: LoweringContext) -> Value:
     dtype = _product_type(ctx, "fully_connected")
     x, w = ctx.operands[:2]

@@ -13,18 +13,16 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, float_rule_unquantized
 from . import rule
-from .math import FLOAT_TYPES, Arith, constant_value
+from .math import Arith, constant_value, floating_point_operands
 from .reduce import reduce_axes
 from .shape import pad_constant, slice_axis
 
 
 def _f32_operands(ctx: LoweringContext, what: str) -> tuple[Arith, list[Value]]:
-    if any(t.quant is not None for t in ctx.nn_in_types):
-        ctx.unsupported(f"quantized {what} is not lowered by the float rules")
-    if ctx.type_of(ctx.operands[0]).dtype not in FLOAT_TYPES:
-        ctx.unsupported(f"{what} of {ctx.nn_in_types[0].dtype} tensors (floating point only)")
+    ctx.check(float_rule_unquantized, what, ctx.nn_in_types)
+    ctx.check(floating_point_operands, what)
     return Arith(ctx, "f32", ctx.out_types[0].rank), [ctx.cast(v, "f32") for v in ctx.operands]
 
 
@@ -54,7 +52,7 @@ def _shifted_logits(ctx: LoweringContext, a: Arith, x: Value) -> tuple[Value, in
     return a.sub(z, ctx.op("tosa.reduce_max", [z], {"axis": axis})), axis
 
 
-@rule("nn.softmax")
+@rule("nn.softmax", checks=(floating_point_operands,))
 def softmax(ctx: LoweringContext) -> Value:
     a, (x,) = _f32_operands(ctx, "softmax")
     shifted, axis = _shifted_logits(ctx, a, x)
@@ -62,7 +60,7 @@ def softmax(ctx: LoweringContext) -> Value:
     return _result(ctx, a.mul(e, a.unary("tosa.reciprocal", ctx.op("tosa.reduce_sum", [e], {"axis": axis}))))
 
 
-@rule("nn.log_softmax")
+@rule("nn.log_softmax", checks=(floating_point_operands,))
 def log_softmax(ctx: LoweringContext) -> Value:
     a, (x,) = _f32_operands(ctx, "log_softmax")
     shifted, axis = _shifted_logits(ctx, a, x)
@@ -70,7 +68,7 @@ def log_softmax(ctx: LoweringContext) -> Value:
     return _result(ctx, a.sub(shifted, a.log(total)))
 
 
-@rule("nn.layer_norm")
+@rule("nn.layer_norm", checks=(floating_point_operands,))
 def layer_norm(ctx: LoweringContext) -> Value:
     a, (x, *affine) = _f32_operands(ctx, "layer_norm")
     y = _normalize(ctx, a, x, [int(i) for i in ctx.attrs["axes"]], ctx.attrs["epsilon"])
@@ -81,7 +79,7 @@ def layer_norm(ctx: LoweringContext) -> Value:
     return _result(ctx, y)
 
 
-@rule("nn.instance_norm")
+@rule("nn.instance_norm", checks=(floating_point_operands,))
 def instance_norm(ctx: LoweringContext) -> Value:
     """Per sample and channel over the spatial axes of channels-last data; gamma/beta [C]."""
     a, (x, gamma, beta) = _f32_operands(ctx, "instance_norm")
@@ -100,7 +98,7 @@ def _constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
     return stored.astype(np.float64)
 
 
-@rule("nn.batch_norm")
+@rule("nn.batch_norm", checks=(floating_point_operands,))
 def batch_norm(ctx: LoweringContext) -> Value:
     """(x - mean) * scale + beta with scale = gamma / sqrt(var + epsilon) along `axis`; scale is
     computed here in float64 when the statistics are constants (else with TOSA RSQRT)."""
@@ -119,7 +117,7 @@ def batch_norm(ctx: LoweringContext) -> Value:
     return _result(ctx, a.add(a.mul(a.sub(x, mean), scale), beta))
 
 
-@rule("nn.l2_normalize")
+@rule("nn.l2_normalize", checks=(floating_point_operands,))
 def l2_normalize(ctx: LoweringContext) -> Value:
     """x / sqrt(max(sum x^2, epsilon)). Where |x| > 2^60 the squares would overflow f32: such
     slices are scaled by 2^-64 first (epsilon by 2^-128), exactly, as powers of two are."""
@@ -133,7 +131,7 @@ def l2_normalize(ctx: LoweringContext) -> Value:
     return _result(ctx, a.mul(xs, a.unary("tosa.rsqrt", a.maximum(squares, floor))))
 
 
-@rule("nn.local_response_norm")
+@rule("nn.local_response_norm", checks=(floating_point_operands,))
 def local_response_norm(ctx: LoweringContext) -> Value:
     """x / (bias + alpha * window)^beta, window = sum of x^2 over channels c-radius..c+radius
     (channels last): the squares zero-padded by radius on both sides, summed over 2r+1 shifts."""

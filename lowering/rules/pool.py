@@ -35,7 +35,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .conv import ACCUMULATOR, FLOAT_TYPES, drop_extra, fit_windows, float_type, slice_of
+from .conv import ACCUMULATOR, FLOAT_TYPES, drop_extra, fit_windows, float_tensors, float_type, slice_of
 from .shape import pad_constant
 
 MAX_POOL_INTEGERS = ("i8", "i16")
@@ -52,9 +52,18 @@ def _max_pool_type(ctx: LoweringContext, what: str) -> str:
     dtype = ctx.in_types[0].dtype
     if dtype in MAX_POOL_INTEGERS and x.quant == y.quant and x.dtype == y.dtype:
         return dtype
-    if dtype not in FLOAT_TYPES and x.quant is None:
-        ctx.unsupported(f"{what} on {dtype} tensors: TOSA MAX_POOL2D takes floats, i8 and i16 only")
+    if x.quant is None:
+        ctx.check(max_pool_element_type, what)
     return float_type(ctx, what)
+
+
+def max_pool_element_type(ctx: LoweringContext, what: str) -> str | None:
+    """An unquantized max pool's operand is floating point, i8 or i16 (i8 and i16 with a result of the
+    same type): TOSA MAX_POOL2D takes those only."""
+    dtype = ctx.in_types[0].dtype
+    if dtype not in FLOAT_TYPES:
+        return f"{what} on {dtype} tensors: TOSA MAX_POOL2D takes floats, i8 and i16 only"
+    return None
 
 
 def _spatial_pads(pad: Sequence[int]) -> list[int]:
@@ -65,8 +74,15 @@ def _spatial_pads(pad: Sequence[int]) -> list[int]:
 def require_static_windows(ctx: LoweringContext, sizes: Sequence[int], what: str) -> None:
     """Pools need their spatial sizes: TOSA's windows must tile the padded input exactly, and the
     divisors, the clipped windows and the explicit padding all follow from the sizes."""
+    ctx.check(static_windows, sizes, what)
+
+
+def static_windows(ctx: LoweringContext, sizes: Sequence[int], what: str) -> str | None:
+    """A pool's input height and width are known when converting (not dynamic): TOSA's windows must tile
+    the padded input exactly, and the divisors and explicit padding follow from the sizes."""
     if any(size < 0 for size in sizes):
-        ctx.unsupported(f"{what} over a dynamic height or width ({'x'.join(map(str, sizes))})")
+        return f"{what} over a dynamic height or width ({'x'.join(map(str, sizes))})"
+    return None
 
 
 def clip_windows(sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
@@ -251,14 +267,14 @@ def _finish(ctx: LoweringContext, y: Value) -> Value:
 
 
 # ------------------------------------------------------------------------------ rules
-@rule("nn.max_pool2d")
+@rule("nn.max_pool2d", checks=(max_pool_element_type, float_tensors, static_windows))
 def max_pool2d(ctx: LoweringContext) -> Value:
     x = ctx.cast(ctx.operands[0], _max_pool_type(ctx, "max_pool2d"))
     a = ctx.attrs
     return _finish(ctx, max_pool(ctx, x, a["kernel"], a["stride"], a["pad"], a.get("dilation", (1, 1))))
 
 
-@rule("nn.avg_pool2d")
+@rule("nn.avg_pool2d", checks=(float_tensors, static_windows))
 def avg_pool2d(ctx: LoweringContext) -> Value:
     a = ctx.attrs
     y = average_pool(ctx, _float_input(ctx, "avg_pool2d"), a["kernel"], a["stride"], a["pad"], a["count_pad"],
@@ -266,25 +282,25 @@ def avg_pool2d(ctx: LoweringContext) -> Value:
     return _finish(ctx, y)
 
 
-@rule("nn.l2_pool2d")
+@rule("nn.l2_pool2d", checks=(float_tensors, static_windows))
 def l2_pool2d(ctx: LoweringContext) -> Value:
     a = ctx.attrs
     return _finish(ctx, l2_pool(ctx, _float_input(ctx, "l2_pool2d"),
                                 lambda v: average_pool(ctx, v, a["kernel"], a["stride"], a["pad"])))
 
 
-@rule("nn.max_pool3d")
+@rule("nn.max_pool3d", checks=(max_pool_element_type, float_tensors, static_windows))
 def max_pool3d(ctx: LoweringContext) -> Value:
     x = ctx.cast(ctx.operands[0], _max_pool_type(ctx, "max_pool3d"))
     return _finish(ctx, _pool3d(ctx, x, max_pool))
 
 
-@rule("nn.avg_pool3d")
+@rule("nn.avg_pool3d", checks=(float_tensors, static_windows))
 def avg_pool3d(ctx: LoweringContext) -> Value:
     x = ctx.cast(_float_input(ctx, "avg_pool3d"), "f32")
     return _finish(ctx, average_pool3d(ctx, x, ctx.attrs["count_pad"], ctx.attrs["divisor"]))
 
 
-@rule("nn.l2_pool3d")
+@rule("nn.l2_pool3d", checks=(float_tensors, static_windows))
 def l2_pool3d(ctx: LoweringContext) -> Value:
     return _finish(ctx, l2_pool(ctx, _float_input(ctx, "l2_pool3d"), lambda v: average_pool3d(ctx, v, (0,) * 6, 0)))

@@ -39,7 +39,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value, op_def
 
-from ..context import LoweringContext, LoweringUnsupported, constant_value
+from ..context import LoweringContext, constant_value
 from ..litert_kernels import kernel_for, sigmoid_fixed_point
 from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, multiplier_shift, narrow, qinfo, rescale,
                      rescale_saturated, rescale_values, saturate_to, source_results, table_i16, ties_possible, widen)
@@ -61,9 +61,44 @@ def q_out(ctx: LoweringContext, k: int = 0) -> QInfo | None:
 
 
 def require_per_tensor(ctx: LoweringContext, *qs: QInfo | None) -> None:
-    for q in qs:
-        if q is not None and q.per_axis:
-            ctx.unsupported(f"{ctx.op_name} of per-axis quantized data")
+    ctx.check(quantized_per_tensor, *qs)
+
+
+def quantized_per_tensor(ctx: LoweringContext, *qs: QInfo | None) -> str | None:
+    """Quantized operands and results are quantized per tensor (one scale and zero point), except where
+    a rule takes per-channel data (convolution weights and biases)."""
+    if any(q is not None and q.per_axis for q in qs):
+        return f"{ctx.op_name} of per-axis quantized data"
+    return None
+
+
+def quantizes_per_tensor(ctx: LoweringContext, q: QInfo) -> str | None:
+    """A result computed in float is quantized per tensor (quantize, and the float fallback)."""
+    if q.per_axis:
+        return "quantizing to a per-axis quantized type"
+    return None
+
+
+def real_function_known(ctx: LoweringContext, definition: object) -> str | None:
+    """An elementwise op tabulated for quantized data has a real-valued definition (a constant folder) to
+    tabulate."""
+    if definition is None:
+        return f"no real-valued definition of {ctx.op_name} to tabulate"
+    return None
+
+
+def lookup_types(ctx: LoweringContext, xq: QInfo, yq: QInfo) -> str | None:
+    """A tabulated elementwise op reads i8 data, or i16 data into i8, i16 or i32."""
+    if xq.dtype == "i8" or (xq.dtype == "i16" and yq.dtype in ("i8", "i16", "i32")):
+        return None
+    return f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data"
+
+
+def has_float_rule(ctx: LoweringContext) -> str | None:
+    """An op computed as CpuRef computes it (dequantized, in float, quantized back) has a float rule."""
+    if RULES.get(ctx.op_name) is None:
+        return "no float lowering to compute it through"
+    return None
 
 
 def same_quantization(a: QInfo, b: QInfo) -> bool:
@@ -101,8 +136,7 @@ def quantize_value(ctx: LoweringContext, x: Value, q: QInfo) -> Value:
     The division is a multiplication by the f32 reciprocal of the scale (TOSA has no float
     division); rounding half away from zero is spelled out in f32."""
     t = ctx.type_of(x)
-    if q.per_axis:
-        raise LoweringUnsupported("quantizing to a per-axis quantized type")
+    ctx.check(quantizes_per_tensor, q)
     x = ctx.cast(x, "f32")
     rank = t.rank
 
@@ -162,14 +196,15 @@ def source_function(ctx: LoweringContext) -> RealFunction:
     if name in ("nn.requantize", "nn.identity"):
         return lambda x: x
     d = op_def(name)
-    if d is None or d.fold is None:
-        raise LoweringUnsupported(f"no real-valued definition of {name} to tabulate")
+    ctx.check(real_function_known, None if d is None else d.fold)
+    assert d is not None and d.fold is not None  # (the check above)
+    fold = d.fold
 
     def fn(x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            out = d.fold(attrs, [np.asarray(x, np.float32)], [TensorType(tuple(np.shape(x)), "f32")])
-        if out is None:
-            raise LoweringUnsupported(f"no real-valued definition of {name} to tabulate")
+            out = fold(attrs, [np.asarray(x, np.float32)], [TensorType(tuple(np.shape(x)), "f32")])
+        ctx.check(real_function_known, out)
+        assert out is not None
         return np.asarray(out[0], np.float32)
 
     return fn
@@ -206,6 +241,7 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
     513-entry tables as TOSA does (one exact TABLE); its int16 logistic and tanh round their input to
     another grid and interpolate 512- or 256-input segments of a different table: no TOSA TABLE pair
     reproduces them, and `unary` computes them step by step (quantized_litert.sigmoid_tanh_int16)."""
+    ctx.check(lookup_types, xq, yq)
     kernel = kernel_results(ctx, xq, yq)
     want = kernel if kernel is not None else source_results(fn, xq, yq)
     if xq.dtype == "i8":
@@ -226,7 +262,7 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
         # table is CAST (and MUL, ADD); anything else a 65536-entry i32 GATHER
         results = source_results(fn, xq, yq)
         return affine_lookup(ctx, x, results, xq) or gather_lookup(ctx, x, results, yq.dtype)
-    raise LoweringUnsupported(f"{ctx.op_name} from {xq.dtype} to {yq.dtype} quantized data")
+    raise AssertionError(f"{xq.dtype} -> {yq.dtype}")  # lookup_types
 
 
 def affine_lookup(ctx: LoweringContext, x: Value, results: np.ndarray, xq: QInfo) -> Value | None:
@@ -446,7 +482,7 @@ def float_rule_on_carried(ctx: LoweringContext, out_types: Sequence[TensorType] 
     ctx.nn_in_types = [carried_type(t) if isinstance(t, TensorType) else t for t in ctx.nn_in_types]
     ctx.nn_out_types = [carried_type(t) if isinstance(t, TensorType) else t for t in (out_types or ctx.nn_out_types)]
     try:
-        return RULES[ctx.op_name](ctx)
+        return ctx.apply(RULES[ctx.op_name])
     finally:
         ctx.nn_in_types, ctx.nn_out_types = saved
 
@@ -496,14 +532,20 @@ def pad(ctx: LoweringContext) -> Value:
     return pad_constant(ctx, x, ctx.attrs["pads"], fill)
 
 
-@rule("nn.concat", quantized=True)
+def concat_operands_quantized(ctx: LoweringContext) -> str | None:
+    """A quantized concatenation's operands are all quantized (not mixed with float tensors)."""
+    if any(q_in(ctx, k) is None for k in range(len(ctx.operands))):
+        return "concatenation of quantized and float tensors"
+    return None
+
+
+@rule("nn.concat", quantized=True, constraints=(concat_operands_quantized,))
 def concat_rule(ctx: LoweringContext) -> Value:
     yq = q_out(ctx)
     parts = []
     for k, x in enumerate(ctx.operands):
         xq = q_in(ctx, k)
-        if xq is None:
-            ctx.unsupported("concatenation of quantized and float tensors")
+        assert xq is not None  # concat_operands_quantized
         require_per_tensor(ctx, xq, yq)
         parts.append(requantize_value(ctx, x, xq, yq))
     return concat(ctx, parts, ctx.attrs["axis"])
@@ -516,9 +558,8 @@ _PLAIN_INTEGERS = frozenset({"i8", "i16", "i32"})  # the integer types TOSA CAST
 def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     """The op computed as CpuRef computes it: quantized operands dequantized to f32 (constants
     here), the op lowered by its float rule, quantized results encoded back."""
-    float_rule = RULES.get(ctx.op_name)
-    if float_rule is None:
-        ctx.unsupported("no float lowering to compute it through")
+    ctx.check(has_float_rule)
+    float_rule = RULES[ctx.op_name]
     operands, in_types = [], []
     for v, t in zip(ctx.operands, ctx.nn_in_types):
         if isinstance(t, TensorType) and t.quant is not None:
@@ -536,7 +577,7 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     node = graph.add_op(ctx.op_name, operands, out_types, dict(ctx.attrs), ctx.loc)
     inner = LoweringContext(graph, node, in_types)
     try:
-        results = float_rule(inner)
+        results = inner.apply(float_rule)
     except Exception:
         graph.erase(node)
         raise

@@ -58,18 +58,52 @@ def on_unit(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], unit
     return [widen(ctx, x, q, q.scale / unit) for x, q in zip(xs, qs)]
 
 
+def operands_all_quantized(ctx: LoweringContext) -> str | None:
+    """The operands are all quantized (not quantized and float ones together)."""
+    if any(q_in(ctx, k) is None for k in range(len(ctx.operands))):
+        return f"{ctx.op_name} of quantized and float operands together"
+    return None
+
+
 def _operands(ctx: LoweringContext) -> tuple[list[Value], list[QInfo]]:
+    ctx.check(operands_all_quantized)
     qs = [q_in(ctx, k) for k in range(len(ctx.operands))]
-    if any(q is None for q in qs):
-        ctx.unsupported(f"{ctx.op_name} of quantized and float operands together")
     require_per_tensor(ctx, *qs)
-    return list(ctx.operands), qs
+    return list(ctx.operands), [q for q in qs if q is not None]
+
+
+def product_fits_i32(ctx: LoweringContext, qs: Sequence[QInfo]) -> str | None:
+    """The product of two quantized operands' widest stored values fits i32."""
+    if qs[0].span * qs[1].span >= 1 << 31:
+        return f"quantized product does not fit i32 ({qs[0].span} * {qs[1].span})"
+    return None
+
+
+def sum_fits_i32(ctx: LoweringContext, span: int, count: int) -> str | None:
+    """A quantized sum or mean adds few enough values that their sum fits i32 (span * count < 2^30)."""
+    if span * count >= 1 << 30:
+        return f"the quantized sum does not fit i32 ({count} values of span {span})"
+    return None
+
+
+def product_shift_in_range(ctx: LoweringContext, exponent: int) -> str | None:
+    """Under litert semantics, a quantized reduce_prod's scaling exponent gives a TOSA MUL shift of 1 to 63."""
+    if not 1 <= 15 - exponent <= 63:
+        return f"the quantized product's scaling exponent {exponent} is out of TOSA MUL's shifts"
+    return None
+
+
+def statistics_finite(ctx: LoweringContext, a: np.ndarray, b: np.ndarray) -> str | None:
+    """A quantized batch norm's folded statistics (scale and offset per channel) are finite."""
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):  # no fixed-point form (a damaged file's statistics)
+        return "batch-norm statistics that are not finite (NaN or infinity once folded)"
+    return None
 
 
 ADDITIVE = {"nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maximum", "nn.minimum": "tosa.minimum"}
 
 
-@rule(*ADDITIVE, quantized=True)
+@rule(*ADDITIVE, quantized=True, checks=(operands_all_quantized,))
 def additive(ctx: LoweringContext) -> Value:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
@@ -145,7 +179,7 @@ def _single_rescale_terms(op: str, qs: Sequence[QInfo], yq: QInfo, multipliers: 
 I32 = QInfo("i32", (1.0,), (0,), None)
 
 
-@rule("nn.mul", quantized=True)
+@rule("nn.mul", quantized=True, checks=(operands_all_quantized, product_fits_i32))
 def mul(ctx: LoweringContext) -> Value:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
@@ -153,8 +187,7 @@ def mul(ctx: LoweringContext) -> Value:
         return float_fallback(ctx)
     require_per_tensor(ctx, yq)
     a, b = (widen(ctx, x, q) for x, q in zip(xs, qs))
-    if qs[0].span * qs[1].span >= 1 << 31:
-        ctx.unsupported("quantized product does not fit i32")
+    ctx.check(product_fits_i32, qs)
     if ctx.semantics == "litert":
         # TFLite computes s_a * s_b / s_out in float32 before QuantizeMultiplier
         ratio = float(np.float32(qs[0].scale) * np.float32(qs[1].scale) / np.float32(yq.scale))
@@ -166,7 +199,7 @@ def mul(ctx: LoweringContext) -> Value:
 SQUARE_FRACTION_BITS = 8
 
 
-@rule("nn.squared_difference", quantized=True)
+@rule("nn.squared_difference", quantized=True, checks=(operands_all_quantized,))
 def squared_difference(ctx: LoweringContext) -> Value:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
@@ -224,7 +257,7 @@ def _squared_difference_tflite(ctx: LoweringContext, xs: Sequence[Value], qs: Se
 DIVISION_FRACTION_BITS = 10
 
 
-@rule("nn.div", quantized=True)
+@rule("nn.div", quantized=True, checks=(operands_all_quantized,))
 def div(ctx: LoweringContext) -> Value:
     """round(A * K / B) for A = a - zpa, B = b - zpb, K = sa / (sb * sy): the numerator A * K * 2**p
     (one RESCALE), INTDIV by B (truncating: an error below 2**-p of an output step), one RESCALE by
@@ -272,7 +305,7 @@ COMPARISONS = {"nn.equal": ("tosa.equal", False), "nn.not_equal": ("tosa.equal",
                "nn.less": ("tosa.greater", True), "nn.less_equal": ("tosa.greater_equal", True)}
 
 
-@rule(*COMPARISONS, quantized=True)
+@rule(*COMPARISONS, quantized=True, checks=(operands_all_quantized,))
 def compare(ctx: LoweringContext) -> Value:
     xs, qs = _operands(ctx)
     if same_quantization(qs[0], qs[1]):
@@ -286,7 +319,7 @@ def compare(ctx: LoweringContext) -> Value:
     return ctx.op("tosa.logical_not", [y]) if ctx.op_name == "nn.not_equal" else y
 
 
-@rule("nn.prelu", quantized=True)
+@rule("nn.prelu", quantized=True, checks=(operands_all_quantized,))
 def prelu(ctx: LoweringContext) -> Value:
     """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT."""
     (x, alpha), (xq, aq) = _operands(ctx)
@@ -316,7 +349,7 @@ def _keep_dims_result(ctx: LoweringContext, y: Value) -> Value:
     return ctx.reshape(y, ctx.out_types[0].shape)
 
 
-@rule("nn.reduce_sum", "nn.reduce_mean", quantized=True)
+@rule("nn.reduce_sum", "nn.reduce_mean", quantized=True, checks=(sum_fits_i32,))
 def reduce_sum(ctx: LoweringContext) -> Value:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
@@ -325,8 +358,7 @@ def reduce_sum(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     axes = [int(a) for a in ctx.attrs["axes"]]
     count = math.prod(ctx.type_of(x).shape[a] for a in axes)
-    if xq.span * count >= 1 << 30:
-        ctx.unsupported("the quantized sum does not fit i32")
+    ctx.check(sum_fits_i32, xq.span, count)
     mean = ctx.op_name == "nn.reduce_mean"
     if ctx.semantics == "litert" and mean:
         multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count)
@@ -367,7 +399,7 @@ def reduce_extremum(ctx: LoweringContext) -> Value:
     return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
 
 
-@rule("nn.reduce_prod", quantized=True)
+@rule("nn.reduce_prod", quantized=True, checks=(product_shift_in_range,))
 def reduce_prod(ctx: LoweringContext) -> Value:
     """cpuref: in f32 as CpuRef computes it. litert: TFLite's QuantizedReduceProd, a chain in the
     input's element order: p = x0 - zp, then p = round(p * (xi - zp) * r / 2**t) for each next
@@ -388,8 +420,7 @@ def reduce_prod(ctx: LoweringContext) -> Value:
     multiplier, exponent = quantize_multiplier(xq.scale / math.pow(yq.scale, 1.0 / n))
     reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
     shift = 15 - exponent
-    if not 1 <= shift <= 63:
-        ctx.unsupported(f"the quantized product's scaling exponent {exponent} is out of TOSA MUL's shifts")
+    ctx.check(product_shift_in_range, exponent)
     rank = len(kept) + 1
     shift_operand = ctx.const(np.array([shift], np.int8), "i8")
     r = ctx.scalar(reduced, "i32", rank)
@@ -464,7 +495,7 @@ def l2_normalize(ctx: LoweringContext) -> Value:
 
 
 # ------------------------------------------------------------------------------ batch normalization
-@rule("nn.batch_norm", quantized=True)
+@rule("nn.batch_norm", quantized=True, checks=(statistics_finite,))
 def batch_norm(ctx: LoweringContext) -> Value:
     """y = a_c * x + b_c per channel (a_c = gamma / sqrt(var + eps), b_c = beta - mean * a_c, from
     constant statistics): RESCALE per channel of +-(x - zp) to 2**p output units, plus round(b_c /
@@ -485,8 +516,7 @@ def batch_norm(ctx: LoweringContext) -> Value:
     mean, var, gamma, beta = stats
     a = gamma / np.sqrt(var + float(ctx.attrs["epsilon"]))
     b = beta - mean * a
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):  # no fixed-point form (a damaged file's statistics)
-        ctx.unsupported("batch-norm statistics that are not finite (NaN or infinity once folded)")
+    ctx.check(statistics_finite, a, b)
     ratio = np.abs(a) * xq.scale / yq.scale
     offset = b / yq.scale
     channels = ctx.type_of(x).shape[axis]

@@ -40,7 +40,7 @@ from ..npu_target import choose
 from ..quant import QInfo, narrow, rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
-from .pool import clip_windows, require_static_windows, window_counts
+from .pool import clip_windows, require_static_windows, static_windows, window_counts
 from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
                      tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
 from .quantized import float_fallback, movement, q_in, q_out, require_per_tensor
@@ -49,14 +49,80 @@ from .shape import pad_constant, tosa_slice
 ACCUMULATOR = {"i8": "i32", "i16": "i48"}
 
 
+# ------------------------------------------------------------------------------ constraints
+def constant_quantized_weights(ctx: LoweringContext, w: np.ndarray | None, wq: QInfo | None) -> str | None:
+    """A quantized convolution's weights are constant and quantized."""
+    if w is None or wq is None:
+        return "quantized convolution with weights computed at run time"
+    return None
+
+
+def one_weight_zero_point(ctx: LoweringContext, wq: QInfo) -> str | None:
+    """Weights have one zero point (per-channel scales are fine)."""
+    if len(set(wq.zero_points)) > 1:
+        return f"per-channel weight zero points ({len(set(wq.zero_points))} different)"
+    return None
+
+
+def constant_bias(ctx: LoweringContext, b: np.ndarray | None) -> str | None:
+    """A quantized convolution's bias, if any, is constant."""
+    if b is None:
+        return "a bias computed at run time"
+    return None
+
+
+def convolution_activations(ctx: LoweringContext, xq: QInfo) -> str | None:
+    """Quantized convolution activations are i8, or i16 with zero point 0 (TOSA requires 0)."""
+    if xq.dtype not in ACCUMULATOR:
+        return f"quantized convolution of {xq.dtype} activations"
+    if xq.dtype == "i16" and xq.zero_point != 0:
+        return f"int16 activations with a non-zero zero point (TOSA requires 0; here {xq.zero_point})"
+    return None
+
+
+def convolution_weight_type(ctx: LoweringContext, xq: QInfo, wq: QInfo) -> str | None:
+    """Weights are i8, or i16 with zero point 0 for i16 activations."""
+    if wq.dtype == "i8" or (wq.dtype == "i16" and wq.zero_points[0] == 0 and xq.dtype == "i16"):
+        return None
+    return f"quantized convolution of {xq.dtype} data with {wq.dtype} weights"
+
+
+def int16_accumulator_fits(ctx: LoweringContext, k: int) -> str | None:
+    """With i16 weights, the accumulator fits i32 after dropping at most 8 bits."""
+    if k > 8:
+        return f"the int16 accumulator does not fit i32 after dropping 8 bits (it needs {k})"
+    return None
+
+
+def convolution_quantized_both_ends(ctx: LoweringContext, xq: QInfo | None, yq: QInfo | None) -> str | None:
+    """A quantized convolution's input and result are both quantized (not float and quantized mixed)."""
+    if xq is None or yq is None:
+        return "a convolution mixing float and quantized tensors"
+    return None
+
+
+def matmul_operand_types(ctx: LoweringContext, aq: QInfo, bq: QInfo) -> str | None:
+    """A quantized matmul multiplies i8 by i8, or i16 by i16 with zero points 0 (TOSA requires 0)."""
+    if aq.dtype != bq.dtype or aq.dtype not in ACCUMULATOR:
+        return f"quantized matmul of {aq.dtype} by {bq.dtype}"
+    if aq.dtype == "i16" and (aq.zero_point or bq.zero_point):
+        return "int16 matmul with non-zero zero points (TOSA requires 0)"
+    return None
+
+
+# what the convolution helpers below check, declared by every rule using them
+CONVOLUTION_CORE = (convolution_activations, convolution_weight_type, int16_accumulator_fits)  # quantized_convolution
+CONVOLUTION_CHECKS = (convolution_quantized_both_ends, constant_quantized_weights, one_weight_zero_point,
+                      constant_bias, *CONVOLUTION_CORE)
+
+
 # ------------------------------------------------------------------------------ operands
 def _weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
     w = constant_value(ctx, ctx.operands[k])
     wq = q_in(ctx, k)
-    if w is None or wq is None:
-        ctx.unsupported("quantized convolution with weights computed at run time")
-    if len(set(wq.zero_points)) > 1:
-        ctx.unsupported("per-channel weight zero points")
+    ctx.check(constant_quantized_weights, w, wq)
+    assert w is not None and wq is not None  # (the check above)
+    ctx.check(one_weight_zero_point, wq)
     return w, wq
 
 
@@ -78,8 +144,8 @@ def _bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.nda
         return np.zeros(channels, np.int64)
     b = constant_value(ctx, ctx.operands[2])
     bq = q_in(ctx, 2)
-    if b is None:
-        ctx.unsupported("a bias computed at run time")
+    ctx.check(constant_bias, b)
+    assert b is not None
     if bq is None:  # a float bias: CpuRef adds it to the float sum
         real = b.astype(np.float64)
     else:
@@ -127,10 +193,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
     in accumulator units, then RESCALE by out_scales (per output channel) to yq (`rounding`: see narrow).
     `channel_axis_sum`: the weight axes summed per output channel (for the accumulator bound)."""
-    if xq.dtype not in ACCUMULATOR:
-        ctx.unsupported(f"quantized convolution of {xq.dtype} activations")
-    if xq.dtype == "i16" and xq.zero_point != 0:
-        ctx.unsupported("int16 activations with a non-zero zero point (TOSA requires 0)")
+    ctx.check(convolution_activations, xq)
     attrs = dict(attrs)
     extra: list[int] = []
     if window is not None:
@@ -162,13 +225,11 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
         k = _accumulator_bits(abs_sum(), xq.span, bias)
         acc = rescale(ctx, acc, 2.0 ** -k, "i32")
         return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound, rounding=rounding)
-    if wq.dtype != "i16" or wzp != 0 or xq.dtype != "i16":
-        ctx.unsupported(f"quantized convolution of {xq.dtype} data with {wq.dtype} weights")
+    ctx.check(convolution_weight_type, xq, wq)
     hi, lo = _split_i16_weights(w)
     per_channel = math.prod(w.shape) // max(abs_sum().size, 1)
     k = _accumulator_bits(abs_sum() + 512 * per_channel, xq.span, bias)  # |256 hi| + |lo| <= |w| + 510
-    if k > 8:
-        ctx.unsupported("the int16 accumulator does not fit i32 after dropping 8 bits")
+    ctx.check(int16_accumulator_fits, k)
     high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
     low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
     return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
@@ -203,8 +264,8 @@ def _widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarr
 
 def _conv_quants(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
     xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        ctx.unsupported("a convolution mixing float and quantized tensors")
+    ctx.check(convolution_quantized_both_ends, xq, yq)
+    assert xq is not None and yq is not None
     require_per_tensor(ctx, xq, yq)
     return xq, yq
 
@@ -217,7 +278,7 @@ def _windows(kernel: Sequence[int], dilation: Sequence[int]) -> list[int]:
     return [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
 
 
-@rule("nn.conv2d", quantized=True)
+@rule("nn.conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
 def conv2d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
     w, wq = _weights(ctx)
@@ -246,7 +307,7 @@ def conv2d(ctx: LoweringContext) -> Value:
     return ctx.op("tosa.concat", parts, {"axis": 3})
 
 
-@rule("nn.depthwise_conv2d", quantized=True)
+@rule("nn.depthwise_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
 def depthwise_conv2d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
     w, wq = _weights(ctx)
@@ -265,7 +326,7 @@ def depthwise_conv2d(ctx: LoweringContext) -> Value:
                                  acc_scales / yq.scale, yq, (0, 1), attrs, _windows((kh, kw), attrs["dilation"]))
 
 
-@rule("nn.conv3d", quantized=True)
+@rule("nn.conv3d", quantized=True, checks=CONVOLUTION_CHECKS)
 def conv3d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
     w, wq = _weights(ctx)
@@ -277,7 +338,7 @@ def conv3d(ctx: LoweringContext) -> Value:
                                  (1, 2, 3, 4), attrs, _windows((kd, kh, kw), attrs["dilation"]))
 
 
-@rule("nn.transpose_conv2d", quantized=True)
+@rule("nn.transpose_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
 def transpose_conv2d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
     w, wq = _weights(ctx)
@@ -294,7 +355,7 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     return tosa_slice(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
 
 
-@rule("nn.fully_connected", quantized=True)
+@rule("nn.fully_connected", quantized=True, checks=CONVOLUTION_CHECKS)
 def fully_connected(ctx: LoweringContext) -> Value:
     """x [..., K] times W^T [K, O]: a 1x1 conv2d of [rows, 1, 1, K] with [O, 1, 1, K] weights."""
     xq, yq = _conv_quants(ctx)
@@ -313,17 +374,14 @@ def fully_connected(ctx: LoweringContext) -> Value:
     return ctx.reshape(y, ctx.out_types[0].shape)
 
 
-@rule("nn.matmul", quantized=True)
+@rule("nn.matmul", quantized=True, checks=(matmul_operand_types,))
 def matmul(ctx: LoweringContext) -> Value:
     """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
     aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
     if aq is None or bq is None or yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, aq, bq, yq)
-    if aq.dtype != bq.dtype or aq.dtype not in ACCUMULATOR:
-        ctx.unsupported(f"quantized matmul of {aq.dtype} by {bq.dtype}")
-    if aq.dtype == "i16" and (aq.zero_point or bq.zero_point):
-        ctx.unsupported("int16 matmul with non-zero zero points (TOSA requires 0)")
+    ctx.check(matmul_operand_types, aq, bq)
     a, b = ctx.same_rank(*ctx.operands)
     a_shape, b_shape = ctx.type_of(a).shape, ctx.type_of(b).shape
     (m, k), n = a_shape[-2:], b_shape[-1]
@@ -353,7 +411,7 @@ def _tiled(ctx: LoweringContext, x: Value, batch: Sequence[int]) -> Value:
 
 
 # ------------------------------------------------------------------------------ pooling and resize
-@rule("nn.avg_pool2d", quantized=True)
+@rule("nn.avg_pool2d", quantized=True, checks=(static_windows,))
 def avg_pool2d(ctx: LoweringContext) -> Value:
     """One quantization in and out: AVG_POOL2D with the zero point (TOSA leaves padding out of the
     count; padding nn counts is padded with the zero point, i.e. real zeros, before)."""
@@ -444,7 +502,7 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
     return saturate_to(ctx, mean, xq.dtype)
 
 
-@rule("nn.avg_pool3d", quantized=True)
+@rule("nn.avg_pool3d", quantized=True, checks=CONVOLUTION_CORE)
 def avg_pool3d(ctx: LoweringContext) -> Value:
     """TOSA has no 3-D average pool: window sums come exact from a CONV3D with weights 1 on the
     diagonal of [C, KD, KH, KW, C] (padding reads the zero point), divided by the window size in one

@@ -34,7 +34,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext, LoweringUnsupported
+from ..context import LoweringContext
 from ..quant import QInfo, clamp_int, qinfo, requantize_like_tflite, rescale, saturate_to
 from ..tflite_fixed import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quantize_multiplier
 from . import rule
@@ -101,6 +101,32 @@ def add_constant(ctx: LoweringContext, x: Value, values: np.ndarray) -> Value:
     return ctx.binary("tosa.add", x, ctx.const(values.reshape(1, -1).astype(np.int32), "i32"))
 
 
+def lstm_parameter_constant(ctx: LoweringContext, name: str, values: np.ndarray | None) -> str | None:
+    """An integer LSTM's parameters (weights, biases, peephole and layer-norm coefficients) are constant."""
+    if values is None:
+        return f"LSTM parameter {name} is not a constant"
+    return None
+
+
+def cell_scale_power_of_two(ctx: LoweringContext, cq: QInfo) -> str | None:
+    """TFLite's integer LSTM's cell state scale is a power of two from 2^-15 to 2^-9."""
+    cell_log2 = math.log2(cq.scale)
+    if cell_log2 != round(cell_log2):
+        return f"TFLite's integer LSTM needs a power-of-two cell state scale (not {cq.scale})"
+    exponent = int(round(cell_log2))
+    if not 0 <= 15 + exponent <= 6:  # the integer bits TFLite's ApplyTanh of the cell state takes
+        return f"a cell state scale of 2**{exponent}: TFLite's integer LSTM takes 2**-15 .. 2**-9"
+    return None
+
+
+def states_uint8(ctx: LoweringContext) -> str | None:
+    """QuantizedLstm's input and output state are uint8 (the kernel subtracts 128 from them)."""
+    xq, hq = qinfo(ctx.nn_in_types[0]), qinfo(ctx.nn_in_types[2])
+    if xq.offset != 128 or hq.offset != 128:
+        return "QuantizedLstm's input and output state must be uint8"
+    return None
+
+
 class _Params:
     """The layer's constant parameters by Arm NN name: stored integers and quantization."""
 
@@ -112,8 +138,8 @@ class _Params:
 
     def __getitem__(self, name: str) -> tuple[np.ndarray, QInfo]:
         values = constant_value(self.ctx, self.values[name])
-        if values is None:
-            raise LoweringUnsupported(f"LSTM parameter {name} is not a constant")
+        self.ctx.check(lstm_parameter_constant, name, values)
+        assert values is not None
         return np.asarray(values, np.int64), qinfo(self.types[name])
 
 
@@ -135,13 +161,8 @@ class _IntegerCell:
         self.layer_norm = "forgetLayerNormWeights" in names
         self.projection = "projectionWeights" in names
         self.xq, self.hq, self.cq = (qinfo(t) for t in ctx.nn_in_types[:3])
-        cell_log2 = math.log2(self.cq.scale)
-        if cell_log2 != round(cell_log2):
-            raise LoweringUnsupported("TFLite's integer LSTM needs a power-of-two cell state scale")
-        self.cell_exponent = int(round(cell_log2))
-        if not 0 <= 15 + self.cell_exponent <= 6:  # the integer bits TFLite's ApplyTanh of the cell state takes
-            raise LoweringUnsupported(f"a cell state scale of 2**{self.cell_exponent}: TFLite's integer LSTM "
-                                      "takes 2**-15 .. 2**-9")
+        ctx.check(cell_scale_power_of_two, self.cq)
+        self.cell_exponent = int(round(math.log2(self.cq.scale)))
         self.gate_scales = dict(zip(("Input", "Forget", "Cell", "Output"),
                                     (F32(s) for s in ctx.attrs["gate_scales"])))
 
@@ -311,7 +332,7 @@ def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Val
             ctx.op("tosa.select", [one, _i32(ctx, 0, right), right]))
 
 
-@rule("nn.lstm_integer", quantized=True)
+@rule("nn.lstm_integer", quantized=True, checks=(cell_scale_power_of_two, lstm_parameter_constant))
 def lstm_integer(ctx: LoweringContext) -> list[Value]:
     ctx.semantics_consulted = True  # legalize-armnn chose LiteRT's kernel for --semantics litert: the report says so
     return _IntegerCell(ctx).step()
@@ -326,15 +347,14 @@ def _srdhm16(ctx: LoweringContext, a: Value, b: Value) -> Value:
     return saturate_to(ctx, mul_i32(ctx, a, b, 15), "i16")
 
 
-@rule("nn.quantized_lstm", quantized=True)
+@rule("nn.quantized_lstm", quantized=True, checks=(states_uint8, lstm_parameter_constant))
 def quantized_lstm(ctx: LoweringContext) -> list[Value]:
     x, c, h = ctx.operands[:3]
     xq, cq, hq = (qinfo(t) for t in ctx.nn_in_types[:3])
     params = _Params(ctx, 3)
     # the kernel subtracts 128 from x and h whatever their zero point (Android NN requires 128): the carried
     # int8 values of uint8 data are exactly that (stored - 128)
-    if xq.offset != 128 or hq.offset != 128:
-        raise LoweringUnsupported("QuantizedLstm's input and output state must be uint8")
+    ctx.check(states_uint8)
     gates = {}
     for name, function in (("Input", "logistic"), ("Cell", "tanh"), ("Forget", "logistic"), ("Output", "logistic")):
         acc = None

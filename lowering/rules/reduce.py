@@ -14,7 +14,7 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, float_rule_unquantized
 from . import rule
 from .math import FLOAT_TYPES, UNSIGNED_WIDTH, Arith, convert, to_i32
 from .shape import slice_axis
@@ -50,10 +50,19 @@ def product_tree(ctx: LoweringContext, x: Value, axis: int) -> Value:
     return x
 
 
-@rule(*REDUCE)
+def integer_extremum_fits_i32(ctx: LoweringContext) -> str | None:
+    """A max, min or mean reduction, argmax or argmin of integers is not of ui32 or ui64 data: TOSA's
+    widest integer is i32, signed (sums and products wrap as nn's do, and any/all see booleans)."""
+    nn_dtype = ctx.nn_in_types[0].dtype
+    wrapping = ("nn.reduce_sum", "nn.reduce_prod", "nn.reduce_any", "nn.reduce_all")
+    if nn_dtype in ("ui32", "ui64") and ctx.op_name not in wrapping:
+        return f"{ctx.op_name} of {nn_dtype} (TOSA's widest integer is i32, signed)"
+    return None
+
+
+@rule(*REDUCE, constraints=(integer_extremum_fits_i32,))
 def reduce(ctx: LoweringContext) -> Value:
-    if ctx.nn_in_types[0].quant is not None:
-        ctx.unsupported("quantized reductions are not lowered by the float rules")
+    ctx.check(float_rule_unquantized, "reductions", ctx.nn_in_types[:1])
     x = ctx.operands[0]
     axes = [int(a) for a in ctx.attrs["axes"]]
     op = ctx.op_name
@@ -72,8 +81,6 @@ def reduce(ctx: LoweringContext) -> Value:
             y = ctx.mul(y, ctx.scalar(1.0 / count, "f32", ctx.type_of(y).rank))
         y = ctx.cast(y, dtype)
     else:
-        if nn_dtype in ("ui32", "ui64") and op not in ("nn.reduce_sum", "nn.reduce_prod"):
-            ctx.unsupported(f"{op} of {nn_dtype} (TOSA's widest integer is i32, signed)")
         direct = op in ("nn.reduce_max", "nn.reduce_min") and nn_dtype not in UNSIGNED_WIDTH
         wide = x if direct else to_i32(ctx, x, nn_dtype)
         if op == "nn.reduce_prod":
@@ -89,7 +96,7 @@ def reduce(ctx: LoweringContext) -> Value:
 
 
 # ------------------------------------------------------------------------------ argmax / argmin
-@rule("nn.argmax", "nn.argmin")
+@rule("nn.argmax", "nn.argmin", constraints=(integer_extremum_fits_i32,))
 def arg_extremum(ctx: LoweringContext) -> Value:
     """First index of the extremum. TOSA ARGMAX (first maximum, NaN wins) takes f32/f16/bf16 and
     i8; argmin runs it on -x (floats) or ~x (i8: order-reversing without overflow). Other integer
@@ -106,8 +113,6 @@ def arg_extremum(ctx: LoweringContext) -> Value:
             x = ctx.negate(x) if t.dtype in FLOAT_TYPES else ctx.op("tosa.bitwise_not", [x])
         index = ctx.op("tosa.argmax", [x], {"axis": axis})
     else:
-        if nn_dtype in ("ui32", "ui64"):
-            ctx.unsupported(f"{ctx.op_name} of {nn_dtype} (TOSA's widest integer is i32, signed)")
         wide = to_i32(ctx, x, nn_dtype)
         a = Arith(ctx, "i32", t.rank)
         extremum = ctx.op("tosa.reduce_min" if is_min else "tosa.reduce_max", [wide], {"axis": axis})

@@ -195,20 +195,37 @@ def weigh_integers(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
                                ctx.mul(high, ctx.const(fraction.reshape(1, -1, 1), "i32"))])
 
 
-def _resize_type(ctx: LoweringContext) -> str:
-    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
-    dtype = ctx.in_types[0].dtype
-    mode = ctx.attrs["mode"]
-    if mode not in RESIZE_TYPES:
-        ctx.unsupported(f"resize mode {mode!r} is not 'nearest' or 'bilinear'")
+def resize_mode_known(ctx: LoweringContext) -> str | None:
+    """The resize mode is 'nearest' or 'bilinear'."""
+    if ctx.attrs["mode"] not in RESIZE_TYPES:
+        return f"resize mode {ctx.attrs['mode']!r} is not 'nearest' or 'bilinear'"
+    return None
+
+
+def nearest_rounding_known(ctx: LoweringContext) -> str | None:
+    """Nearest-neighbour rounding is 'half_up' or 'floor'."""
     if ctx.attrs.get("nearest_rounding", "half_up") not in ("half_up", "floor"):
-        ctx.unsupported(f"nearest_rounding {ctx.attrs['nearest_rounding']!r} is not 'half_up' or 'floor'")
+        return f"nearest_rounding {ctx.attrs['nearest_rounding']!r} is not 'half_up' or 'floor'"
+    return None
+
+
+def float_resize_unquantized(ctx: LoweringContext) -> str | None:
+    """The float rule resizes unquantized data, or nearest-neighbour data of one quantization (it only
+    moves stored values); the quantized rules lower the rest."""
+    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
+    mode = ctx.attrs["mode"]
     if (x.quant is not None or y.quant is not None) and not (mode == "nearest" and x.quant == y.quant):
-        ctx.unsupported(f"quantized {mode} resize is lowered by the quantized rules, not by the float one")
+        return f"quantized {mode} resize is lowered by the quantized rules, not by the float one"
+    return None
+
+
+def resize_element_type(ctx: LoweringContext) -> str | None:
+    """Bilinear resize takes floating-point data, nearest resize also i8, i16 and i32 (integers are
+    interpolated only as fixed-point quantized data)."""
+    dtype, mode = ctx.in_types[0].dtype, ctx.attrs["mode"]
     if dtype not in GATHER_TYPES or (mode == "bilinear" and dtype not in FLOAT_TYPES):
-        ctx.unsupported(f"{mode} resize of {dtype} tensors: TOSA interpolates floats (integers only as "
-                        "fixed-point quantized data)")
-    return dtype
+        return f"{mode} resize of {dtype} tensors: TOSA interpolates floats (integers only as fixed-point quantized data)"
+    return None
 
 
 def _tosa_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]) -> Value:
@@ -248,9 +265,10 @@ def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sam
     return separable(ctx, x, (sy.out, sx.out), along(sy), along(sx))
 
 
-@rule("nn.resize")
+@rule("nn.resize", constraints=(resize_mode_known, nearest_rounding_known, float_resize_unquantized,
+                                 resize_element_type))
 def resize(ctx: LoweringContext) -> Value:
-    dtype = _resize_type(ctx)
+    dtype = ctx.in_types[0].dtype
     x = ctx.operands[0]
     _, h, w, _ = ctx.type_of(x).shape
     oh, ow = ctx.attrs["size"]

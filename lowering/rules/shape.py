@@ -114,11 +114,13 @@ def take_static(ctx: LoweringContext, x: Value, axis: int, indices: Sequence[int
     return concat(ctx, pieces, axis)
 
 
-def _check_same_quantization(ctx: LoweringContext) -> None:
-    """Data movement keeps stored values: every operand must be quantized as the result is."""
+def operands_quantized_as_result(ctx: LoweringContext) -> str | None:
+    """Data movement keeps stored values: every operand is quantized as the result is (others need a
+    RESCALE, which the quantized rules add)."""
     out = ctx.nn_out_types[0].quant
     if any(isinstance(t, TensorType) and t.quant != out for t in ctx.nn_in_types):
-        ctx.unsupported("operands quantized differently from the result need a RESCALE (quantized lowering)")
+        return "operands quantized differently from the result need a RESCALE (quantized lowering)"
+    return None
 
 
 def _as_i32_indices(ctx: LoweringContext, idx: Value) -> Value:
@@ -145,9 +147,8 @@ def broadcast_to(ctx: LoweringContext) -> Value:
     return tile(ctx, x, multiples)
 
 
-@rule("nn.concat")
+@rule("nn.concat", constraints=(operands_quantized_as_result,))
 def concat_rule(ctx: LoweringContext) -> Value:
-    _check_same_quantization(ctx)
     return concat(ctx, ctx.operands, int(ctx.attrs["axis"]))
 
 
@@ -185,7 +186,14 @@ def _stride_axis(ctx: LoweringContext, x: Value, axis: int, count: int, stride: 
     return ctx.reshape(picked, shape)
 
 
-@rule("nn.strided_slice")
+def selects_something(ctx: LoweringContext, axis: int, visited: range) -> str | None:
+    """A strided slice selects at least one element along every axis: TOSA has no empty tensors."""
+    if len(visited) == 0:
+        return f"strided_slice selecting nothing along axis {axis} (TOSA has no empty tensors)"
+    return None
+
+
+@rule("nn.strided_slice", checks=(selects_something,))
 def strided_slice(ctx: LoweringContext) -> Value:
     """Python slicing per axis: the indices it visits are range(first, ..., step); a negative
     step reverses the axis first (and mirrors the first index)."""
@@ -194,8 +202,7 @@ def strided_slice(ctx: LoweringContext) -> Value:
     plan = []
     for axis, (b, e, s, d) in enumerate(zip(ctx.attrs["begin"], ctx.attrs["end"], ctx.attrs["strides"], shape)):
         visited = range(*slice(int(b), None if (s < 0 and e < 0) else int(e), int(s)).indices(d))
-        if len(visited) == 0:
-            ctx.unsupported(f"strided_slice selecting nothing along axis {axis} (TOSA has no empty tensors)")
+        ctx.check(selects_something, axis, visited)
         plan.append((axis, visited))
     for axis, visited in plan:
         first, step, count = visited[0], visited.step, len(visited)
@@ -218,27 +225,44 @@ def _fill_value(ctx: LoweringContext, dtype: str, value: float):
     return int(value)
 
 
-@rule("nn.pad")
+def pad_mode_known(ctx: LoweringContext) -> str | None:
+    """The pad mode is constant, reflect, symmetric or edge."""
+    if ctx.attrs["mode"] not in ("constant", "reflect", "symmetric", "edge"):
+        return f"pad mode {ctx.attrs['mode']!r}"
+    return None
+
+
+def constant_pad_unquantized(ctx: LoweringContext) -> str | None:
+    """Constant padding's float rule pads unquantized tensors (the quantized rule encodes the fill value)."""
+    if ctx.attrs["mode"] == "constant" and ctx.nn_in_types[0].quant is not None:
+        return "constant padding of quantized tensors (the fill value needs quantizing)"
+    return None
+
+
+def reflected_dimensions_wider_than_one(ctx: LoweringContext) -> str | None:
+    """Reflect padding pads no dimension of size 1 (there is nothing to reflect)."""
+    pads = [int(p) for p in ctx.attrs["pads"]]
+    if ctx.attrs["mode"] == "reflect" and any(
+            d == 1 and (pads[2 * axis] or pads[2 * axis + 1]) for axis, d in enumerate(ctx.type_of(ctx.operands[0]).shape)):
+        return "reflect padding of a size-1 dimension (nothing to reflect)"
+    return None
+
+
+@rule("nn.pad", constraints=(constant_pad_unquantized, pad_mode_known, reflected_dimensions_wider_than_one))
 def pad(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
     t = ctx.type_of(x)
     pads = [int(p) for p in ctx.attrs["pads"]]
     mode = ctx.attrs["mode"]
     if mode == "constant":
-        if ctx.nn_in_types[0].quant is not None:
-            ctx.unsupported("constant padding of quantized tensors (the fill value needs quantizing)")
         value = _fill_value(ctx, t.dtype, ctx.attrs["value"])
         if t.dtype not in ("f32", "f16", "bf16", "i1"):
             info = np.iinfo(ctx.nn_in_types[0].numpy_dtype)
             value = int(np.clip(value, info.min, info.max))
         return pad_constant(ctx, x, pads, value) if any(pads) else x
-    if mode not in ("reflect", "symmetric", "edge"):
-        ctx.unsupported(f"pad mode {mode!r}")
     for axis, d in enumerate(t.shape):
         before, after = pads[2 * axis], pads[2 * axis + 1]
         if before or after:
-            if mode == "reflect" and d == 1:
-                ctx.unsupported("reflect padding of a size-1 dimension (nothing to reflect)")
             x = _pad_axis(ctx, x, axis, d, before, after, mode)
     return x
 
@@ -335,7 +359,19 @@ _SCATTER_REDUCE = {"add": "tosa.reduce_sum", "mul": "tosa.reduce_product", "max"
 _SCATTER_COMBINE = {"add": "tosa.add", "max": "tosa.maximum", "min": "tosa.minimum"}
 
 
-@rule("nn.scatter_nd")
+def scatter_reduction_supported(ctx: LoweringContext) -> str | None:
+    """scatter_nd's reduction is none, add, mul, max or min, and only 'none' on booleans."""
+    reduction = ctx.attrs["reduction"]
+    if reduction == "none":
+        return None
+    if reduction not in _SCATTER_REDUCE:
+        return f"scatter_nd reduction {reduction!r}"
+    if ctx.type_of(ctx.operands[0]).dtype == "i1":
+        return f"scatter_nd reduction {reduction!r} on booleans"
+    return None
+
+
+@rule("nn.scatter_nd", constraints=(scatter_reduction_supported,))
 def scatter_nd(ctx: LoweringContext) -> Value:
     """Rows of data (its first k dimensions flattened, P rows of C elements) replaced by, or
     combined with, the W update rows whose index names them. TOSA SCATTER forbids duplicate
@@ -372,10 +408,6 @@ def scatter_nd(ctx: LoweringContext) -> Value:
         written = ctx.const(last_known >= 0, "i1") if last_known is not None else i32.ge(last, 0)
         result = Arith(ctx, dt.dtype, 2).select(written, ctx.reshape(picked, (rows, inner)), base)
         return ctx.reshape(result, dt.shape)
-    if reduction not in _SCATTER_REDUCE:
-        ctx.unsupported(f"scatter_nd reduction {reduction!r}")
-    if dt.dtype == "i1":
-        ctx.unsupported(f"scatter_nd reduction {reduction!r} on booleans")
     identity = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[reduction]
     compute = dt.dtype
     if dt.dtype not in ("f32", "f16", "bf16"):  # integer reductions and sums are i32 in TOSA

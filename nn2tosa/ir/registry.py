@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 
+from .constraints import Constraint, declare
+
 if TYPE_CHECKING:
     from .effects import Effect
     from .graph import Graph
@@ -183,16 +185,20 @@ def ops_of(dialect_name: str) -> list[OpDef]:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def registering(table: dict[str, F], keys: Iterable[str], what: str) -> Callable[[F], F]:
+def registering(table: dict[str, F], keys: Iterable[str], what: str, constraints: Iterable[Constraint] = (),
+                checks: Iterable[Constraint] = ()) -> Callable[[F], F]:
     """A decorator filing the function it decorates in `table` under each of `keys` (the rule registries
-    of legalization and lowering); a key filed twice is an error naming `what` ("lowering rules for")."""
+    of legalization and lowering); a key filed twice is an error naming `what` ("lowering rules for").
+    `constraints` and `checks`: the rule's named constraints (nn2tosa/ir/constraints.py)."""
     keys = tuple(keys)
+    constraints, checks = tuple(constraints), tuple(checks)
 
     def register(fn: F) -> F:
         for key in keys:
             if key in table:
                 raise ValueError(f"two {what} {key}")
             table[key] = fn
+        declare(fn, constraints, checks)
         return fn
 
     return register

@@ -53,7 +53,7 @@ def legalize_armnn(graph: Graph) -> None:
         try:
             if rule is None:
                 raise NotLegalizable(NO_MEANING.get(layer.type_name, "no legalization rule for this layer type"))
-            results = rule(layer)
+            results = layer.apply(rule)
         except NotLegalizable as e:
             unsupported.append(Unsupported(layer.type_name, layer.where, e.why))
             continue

@@ -46,7 +46,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from .layer import Layer, NotLegalizable
+from .layer import Layer
 from .registry import rule
 
 
@@ -152,18 +152,46 @@ def _overlapping(layer: Layer, boxes: _Boxes, taken: Value, iou_threshold: float
     return op("nn.greater", [iou, _const(layer, iou_threshold)])
 
 
+def keeps_a_detection(layer: Layer, steps: int) -> str | None:
+    """DetectionPostProcess keeps at least one detection (maxDetections, and detectionsPerClass with
+    regular NMS, are at least 1)."""
+    if steps < 1:
+        return "DetectionPostProcess that keeps no detection (maxDetections or detectionsPerClass 0)"
+    return None
+
+
+def candidates_exact_in_float(layer: Layer, m: int) -> str | None:
+    """DetectionPostProcess has at most 2^24 candidates per round of selection:
+    their indices are carried as float32, exact up to there."""
+    if m > FLOAT_EXACT_INDICES:
+        return f"{m} candidates: indices carried as float32 are exact up to {FLOAT_EXACT_INDICES}"
+    return None
+
+
+def selects_a_class(layer: Layer, k: int) -> str | None:
+    """With fast NMS, DetectionPostProcess's maxClassesPerDetection is at least 1."""
+    if k < 1:
+        return "DetectionPostProcess with maxClassesPerDetection 0 selects no class"
+    return None
+
+
+def has_a_class(layer: Layer, classes: int) -> str | None:
+    """DetectionPostProcess's numClasses is at least 1."""
+    if classes < 1:
+        return "DetectionPostProcess with numClasses 0 has no class to detect"
+    return None
+
+
 def _take_best(layer: Layer, scores: Value, alive: Value, steps: int, boxes: _Boxes | None,
                iou_threshold: float) -> tuple[Value, Value, Value]:
     """`steps` rounds of: take the best alive candidate of each group (row of scores [G, M]), then
     kill it and (with boxes) every alive one overlapping it. Returns the taken indices [G, steps]
     (float), whether each was a real candidate [G, steps] (i1), and their scores [G, steps] (-inf
     where not)."""
-    if steps < 1:
-        raise NotLegalizable("DetectionPostProcess that keeps no detection (maxDetections or detectionsPerClass 0)")
+    layer.check(keeps_a_detection, steps)
     op = layer.op
     m = layer.type_of(scores).shape[1]
-    if m > FLOAT_EXACT_INDICES:
-        raise NotLegalizable(f"{m} candidates: indices carried as float32 are exact up to {FLOAT_EXACT_INDICES}")
+    layer.check(candidates_exact_in_float, m)
     minus_inf = _const(layer, -np.inf)
     positions = _const(layer, np.arange(m, dtype=np.float32).reshape(1, m))
     taken, valid, best = [], [], []
@@ -211,8 +239,7 @@ def _fast(layer: Layer, corners: Value, class_scores: Value) -> tuple[Value, Val
     a = layer.attrs
     n, c = layer.type_of(class_scores).shape
     k = min(int(a["maxClassesPerDetection"]), c)
-    if k < 1:
-        raise NotLegalizable("DetectionPostProcess with maxClassesPerDetection 0 selects no class")
+    layer.check(selects_a_class, k)
     best, classes = _top_classes(layer, class_scores, k)
     # candidates box-major; Arm NN's NMS reads the first N of them against boxes 0..N-1 (module doc)
     cand_scores = layer.reshape(best, [1, n * k])
@@ -256,7 +283,8 @@ def _rows(layer: Layer, x: Value, rows: int) -> Value:
     return x
 
 
-@rule("DetectionPostProcess")
+@rule("DetectionPostProcess",
+      checks=(has_a_class, keeps_a_detection, candidates_exact_in_float, selects_a_class))
 def _detection_post_process(layer: Layer) -> list[Value]:
     a = layer.attrs
     op = layer.op
@@ -268,8 +296,7 @@ def _detection_post_process(layer: Layer) -> list[Value]:
     classes = int(a["numClasses"])
     if list(st.shape) != [1, n, classes + 1]:
         raise ValueError(f"scores of shape {list(st.shape)} are not [1, {n}, numClasses + 1 = {classes + 1}]")
-    if classes < 1:
-        raise NotLegalizable("DetectionPostProcess with numClasses 0 has no class to detect")
+    layer.check(has_a_class, classes)
     if list(layer.type_of(anchors).shape) != [n, 4]:
         raise ValueError(f"anchors of shape {list(layer.type_of(anchors).shape)} are not [{n}, 4]")
     if any(float(a[s]) == 0.0 for s in ("scaleX", "scaleY", "scaleW", "scaleH")):

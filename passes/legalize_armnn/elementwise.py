@@ -12,7 +12,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from .layer import Layer, NotLegalizable
+from .layer import Layer
 from .registry import rule
 
 # ElementwiseBinary's BinaryOperation -> nn op (integer Div truncates toward zero in both).
@@ -102,9 +102,19 @@ _ACTIVATIONS = {
 }
 
 
+def activation_function_known(layer: Layer, function: str) -> str | None:
+    """The activation function is one of Arm NN's: Sigmoid, ReLu, BoundedReLu, SoftReLu, LeakyReLu, Abs,
+    Sqrt, Square, Elu, HardSwish, Gelu, TanH, Linear."""
+    if function not in _ACTIVATIONS and function not in ("TanH", "Linear"):
+        return f"activation function {function} is unknown"
+    return None
+
+
 def activation(layer: Layer, x: Value, function: str, a: float, b: float, out: TensorType) -> Value:
     """Arm NN's ActivationFunction `function` with parameters a, b applied to x, result type `out`
-    (also used by the LSTM cell for its activation)."""
+    (also used by the LSTM cell for its activation; the rules calling it declare
+    activation_function_known)."""
+    layer.check(activation_function_known, function)
     if function in _ACTIVATIONS:
         name, params = _ACTIVATIONS[function]
         attrs = params(float(a), float(b))
@@ -125,14 +135,14 @@ def activation(layer: Layer, x: Value, function: str, a: float, b: float, out: T
         if b != 0:
             y = layer.op("nn.add", [y, layer.scalar(b, y)])
         return layer.finish(y, out)
-    raise NotLegalizable(f"activation function {function} is unknown")
+    raise AssertionError(function)  # activation_function_known lists every function handled above
 
 
 def _scaled(layer: Layer, x: Value, factor: float) -> Value:
     return x if factor == 1 else layer.op("nn.mul", [x, layer.scalar(factor, x)])
 
 
-@rule("Activation")
+@rule("Activation", checks=(activation_function_known,))
 def _activation(layer: Layer) -> list[Value]:
     a = layer.attrs
     return [activation(layer, layer.operands[0], a["activationFunction"], a["a"], a["b"], layer.out_type)]
@@ -157,7 +167,15 @@ def _dequantize(layer: Layer) -> list[Value]:
 _FLOATS_AND_BOOL = frozenset({"f16", "f32", "f64", "bf16", "i1"})  # targets a float converts to without truncation
 
 
-@rule("Cast")
+def cast_per_tensor(layer: Layer) -> str | None:
+    """A Cast's operand and result are not quantized per axis."""
+    types = [layer.type_of(layer.operands[0]), layer.out_type]
+    if any(t.quant is not None and t.quant.axis is not None for t in types):
+        return "a Cast of per-axis quantized data"
+    return None
+
+
+@rule("Cast", constraints=(cast_per_tensor,))
 def _cast(layer: Layer) -> list[Value]:
     """Arm NN's Cast converts stored values and ignores quantization (its reference backend resets
     scale and zero point to 1 and 0 on both sides): a quantized operand is its stored integers, a
@@ -167,8 +185,6 @@ def _cast(layer: Layer) -> list[Value]:
     zero_point), and a result storing r is nn.quantize of (r - zero_point) * scale."""
     x, out = layer.operands[0], layer.out_type
     src = layer.type_of(x)
-    if any(t.quant is not None and t.quant.axis is not None for t in (src, out)):
-        raise NotLegalizable("a Cast of per-axis quantized data")
     if src.quant is None and out.quant is None and not (src.is_float and out.dtype not in _FLOATS_AND_BOOL):
         return _one_op(layer, "nn.cast")
     value = x
@@ -202,11 +218,16 @@ def round_half_away(layer: Layer, x: Value) -> Value:
     return layer.op("nn.mul", [layer.op("nn.sign", [x]), magnitude])
 
 
-@rule("Fill")
+def fill_unquantized(layer: Layer) -> str | None:
+    """A Fill's result is not quantized: Arm NN defines no encoding of its value in one."""
+    if layer.out_type.quant is not None:
+        return "a quantized Fill result has no defined encoding of its value"
+    return None
+
+
+@rule("Fill", constraints=(fill_unquantized,))
 def _fill(layer: Layer) -> list[Value]:
     """A tensor of the result's (static) shape holding `value`; the shape operand is not needed."""
     out = layer.out_type
     value = layer.attrs["value"]
-    if out.quant is not None:
-        raise NotLegalizable("a quantized Fill result has no defined encoding of its value")
     return [layer.constant(np.full(out.shape, value, dtype=out.numpy_dtype), out)]

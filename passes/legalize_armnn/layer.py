@@ -14,7 +14,9 @@ every op it creates at the layer's location. Helpers cover what many rules need:
   `real` (nn.dequantize when quantized) and `finish` (nn.quantize to the layer's type), which is
   what Arm NN's reference backend does for every quantized layer (decode, compute in float,
   encode). Single-op layers keep their quantized types instead.
-- `NotLegalizable(why)`: raised by a rule for a layer it cannot express; the pass collects them.
+- named constraints (nn2tosa/ir/constraints.py): what a rule cannot express, declared where it
+  registers and evaluated through `layer.check(...)`; an unmet one raises `NotLegalizable(why)`,
+  which the pass collects.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import Builder, Graph, Quant, TensorType, Value, op_def
+from nn2tosa.ir.constraints import Checks
 from nn2tosa.limits import reserve
 
 CHANNEL_FIRST = frozenset({"NCHW", "NCDHW"})
@@ -57,20 +60,35 @@ def _transposed_quant(q: Quant | None, perm: Sequence[int]) -> Quant | None:
     return Quant(q.scales, q.zero_points, list(perm).index(q.axis), q.expressed)
 
 
-def _reshaped_quant(q: Quant | None, old: Sequence[int], new: Sequence[int]) -> Quant | None:
-    """A per-axis quantization axis survives a reshape when its dimension does (same size, same
-    number of elements before it); anything else cannot be described by one axis."""
-    if q is None or q.axis is None:
-        return q
-    before = int(np.prod(old[: q.axis]))
-    for axis in range(len(new)):
-        if new[axis] == old[q.axis] and int(np.prod(new[:axis])) == before:
-            return Quant(q.scales, q.zero_points, axis, q.expressed)
-    raise NotLegalizable(f"a reshape from {list(old)} to {list(new)} splits the per-axis quantized dimension {q.axis}")
+def _reshaped_axis(axis: int, old: Sequence[int], new: Sequence[int]) -> int | None:
+    """Where a per-axis quantization axis is after a reshape: its dimension survives when it keeps its
+    size and the number of elements before it; otherwise (None) one axis cannot describe the scales."""
+    before = int(np.prod(old[:axis]))
+    for k in range(len(new)):
+        if new[k] == old[axis] and int(np.prod(new[:k])) == before:
+            return k
+    return None
 
 
-class Layer:
+def moves_keep_quantized_axis(layer: Layer, name: str, q: Quant | None, old: Sequence[int],
+                              new: Sequence[int]) -> str | None:
+    """Data movement the conversion adds (a reshape, a slice) keeps a per-axis quantized dimension whole,
+    so that one axis still describes the scales."""
+    if q is None or q.axis is None or name == "nn.transpose":
+        return None
+    if name == "nn.reshape":
+        if _reshaped_axis(q.axis, old, new) is None:
+            return f"a reshape from {list(old)} to {list(new)} splits the per-axis quantized dimension {q.axis}"
+    elif new[q.axis] != old[q.axis]:
+        return f"{name} would cut the per-axis quantized dimension {q.axis}"
+    return None
+
+
+class Layer(Checks):
     """One `armnn.*` op being legalized."""
+
+    refusal = NotLegalizable
+    general = (moves_keep_quantized_axis,)  # evaluated by the helpers below, for any rule
 
     def __init__(self, graph: Graph, node: int):
         self.graph = graph
@@ -126,12 +144,12 @@ class Layer:
         t = self.type_of(x)
         (inferred,) = op_def(name).infer(attrs, [t])
         quant = t.quant
+        self.check(moves_keep_quantized_axis, name, quant, t.shape, inferred.shape)
         if name == "nn.transpose":
             quant = _transposed_quant(quant, attrs["perm"])
-        elif name == "nn.reshape":
-            quant = _reshaped_quant(quant, t.shape, inferred.shape)
-        elif quant is not None and quant.axis is not None and inferred.shape[quant.axis] != t.shape[quant.axis]:
-            raise NotLegalizable(f"{name} would cut the per-axis quantized dimension {quant.axis}")
+        elif name == "nn.reshape" and quant is not None and quant.axis is not None:
+            axis = _reshaped_axis(quant.axis, t.shape, inferred.shape)
+            quant = Quant(quant.scales, quant.zero_points, axis, quant.expressed)
         return self.op(name, [x], attrs, TensorType(inferred.shape, t.dtype, quant))
 
     def transpose(self, x: Value, perm: Sequence[int]) -> Value:

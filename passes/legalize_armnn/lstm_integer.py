@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from nn2tosa.ir import Quant, TensorType, Value
 
-from .layer import Layer, NotLegalizable
+from .layer import Layer
 from .registry import rule
 
 GATES = ("Input", "Forget", "Cell", "Output")
@@ -127,36 +127,73 @@ _ANDROID_PARAMS = ["inputToInputWeights", "inputToForgetWeights", "inputToCellWe
                    "recurrentToOutputWeights", "inputGateBias", "forgetGateBias", "cellBias", "outputGateBias"]
 
 
-@rule("QuantizedLstm")
+def quantized_lstm_types(layer: Layer) -> str | None:
+    """QuantizedLstm's input and output state are per-tensor quantized uint8, its cell state per-tensor
+    quantized int16."""
+    x, c, h = (layer.type_of(v) for v in layer.operands[:3])
+    if not (_per_tensor(x, "ui8") and _per_tensor(h, "ui8") and _per_tensor(c, "i16")):
+        return (f"QuantizedLstm takes uint8 input and output state and an int16 cell state (not {x.dtype}, "
+                f"{h.dtype} and {c.dtype}, each quantized per tensor)")
+    return None
+
+
+def quantized_lstm_rank_2(layer: Layer) -> str | None:
+    """QuantizedLstm's input and states are [batch, size] tensors."""
+    ranks = [layer.type_of(v).rank for v in layer.operands[:3]]
+    if ranks != [2, 2, 2]:
+        return f"QuantizedLstm takes [batch, size] tensors (not ranks {ranks})"
+    return None
+
+
+def quantized_lstm_parameters(layer: Layer, params: dict[str, Value]) -> str | None:
+    """QuantizedLstm's twelve parameters are present and constant, the weights per-tensor quantized
+    uint8, the biases int32."""
+    for name in _ANDROID_PARAMS:
+        if name not in params or layer.constant_value(params[name]) is None:
+            return f"QuantizedLstm parameter {name} is missing or not constant"
+        kind = "i32" if name.endswith("Bias") else "ui8"
+        if not _per_tensor(layer.type_of(params[name]), kind):
+            return f"QuantizedLstm parameter {name} is not per-tensor {kind}"
+    return None
+
+
+def quantized_lstm_fixed_formats(layer: Layer) -> str | None:
+    """QuantizedLstm's uint8 data is at scale 1/128, zero point 128, and its int16 cell state Q4.11
+    (scale 2^-11, zero point 0): the only formats Android NN's QUANTIZED_16BIT_LSTM computes."""
+    x, c, h = (layer.type_of(v).quant for v in layer.operands[:3])
+    if any(q.scale != 1 / 128 or q.zero_point != 128 for q in (x, h)) or c.scale != 2.0 ** -11 or c.zero_point != 0:
+        return ("QuantizedLstm computes uint8 data at 1/128 (zero point 128) and a Q4.11 int16 cell state only "
+                f"(Android NN's QUANTIZED_16BIT_LSTM), not input {x.scale}/{x.zero_point}, output state "
+                f"{h.scale}/{h.zero_point}, cell state {c.scale}/{c.zero_point}")
+    return None
+
+
+def quantized_lstm_shared_quantization(layer: Layer, params: dict[str, Value]) -> str | None:
+    """QuantizedLstm's weights share one quantization, and so do its biases, as Android NN requires: its
+    kernel multiplies them concatenated."""
+    for group in (_ANDROID_PARAMS[:8], _ANDROID_PARAMS[8:]):  # the kernel reads one weight and one bias tensor
+        if len({layer.type_of(params[n]).quant for n in group}) > 1:
+            return ("QuantizedLstm's weights (and its biases) must share one quantization, as Android NN requires: "
+                    "its kernel multiplies them concatenated")
+    return None
+
+
+@rule("QuantizedLstm", constraints=(quantized_lstm_types, quantized_lstm_rank_2),
+      checks=(quantized_lstm_parameters, quantized_lstm_fixed_formats, quantized_lstm_shared_quantization))
 def _quantized_lstm(layer: Layer) -> list[Value]:
     """Android NN's QUANTIZED_16BIT_LSTM (one step; nn.quantized_lstm): its integers are its definition,
     under either semantics. Operands (input, cellStateIn, outputStateIn, parameters); results
     (cellStateOut, output)."""
     x, c, h = (layer.type_of(v) for v in layer.operands[:3])
-    if not (_per_tensor(x, "ui8") and _per_tensor(h, "ui8") and _per_tensor(c, "i16")):
-        raise NotLegalizable("QuantizedLstm takes uint8 input and output state and an int16 cell state")
-    if x.rank != 2 or h.rank != 2 or c.rank != 2:
-        raise NotLegalizable("QuantizedLstm takes [batch, size] tensors")
     params = dict(zip(layer.attrs["inputParams"], layer.operands[3:]))
     if x.shape[0] != h.shape[0]:
         raise ValueError(f"an input of shape {list(x.shape)} for an output state of shape {list(h.shape)}")
     check_shapes(layer, layer.operands[2], layer.operands[1], {n: params[n] for n in _ANDROID_PARAMS if n in params},
                  x.shape[1], c.shape[1])
-    for name in _ANDROID_PARAMS:
-        if name not in params or layer.constant_value(params[name]) is None:
-            raise NotLegalizable(f"QuantizedLstm parameter {name} is missing or not constant")
-        kind = "i32" if name.endswith("Bias") else "ui8"
-        if not _per_tensor(layer.type_of(params[name]), kind):
-            raise NotLegalizable(f"QuantizedLstm parameter {name} is not per-tensor {kind}")
+    layer.check(quantized_lstm_parameters, params)
     # Android NN's prepare: the kernel's fixed formats (it reads no other scale but the bias's)
-    if any(t.quant.scale != 1 / 128 or t.quant.zero_point != 128 for t in (x, h)) or \
-            c.quant.scale != 2.0 ** -11 or c.quant.zero_point != 0:
-        raise NotLegalizable("QuantizedLstm computes uint8 data at 1/128 (zero point 128) and a Q4.11 int16 cell "
-                             "state only (Android NN's QUANTIZED_16BIT_LSTM)")
-    for group in (_ANDROID_PARAMS[:8], _ANDROID_PARAMS[8:]):  # the kernel reads one weight and one bias tensor
-        if len({layer.type_of(params[n]).quant for n in group}) > 1:
-            raise NotLegalizable("QuantizedLstm's weights (and its biases) must share one quantization, as Android "
-                                 "NN requires: its kernel multiplies them concatenated")
+    layer.check(quantized_lstm_fixed_formats)
+    layer.check(quantized_lstm_shared_quantization, params)
     cell, hidden = layer.builder.op_results("nn.quantized_lstm", [*layer.operands[:3], *(params[n] for n in _ANDROID_PARAMS)],
                                             {"params": _ANDROID_PARAMS}, [c, h])
     cell_t, out_t = layer.result_types

@@ -39,7 +39,7 @@ import numpy as np
 
 from nn2tosa.ir import Quant, TensorType, Value
 
-from .layer import Layer, NotLegalizable
+from .layer import Layer
 from .lstm_integer import integer_cell_refusal, integer_step
 from .registry import rule
 
@@ -56,6 +56,50 @@ class _Buffer:
     zero_point: int = 0
 
 
+def qlstm_parameter_constant_per_tensor(layer: Layer, params: dict[str, Value], name: str) -> str | None:
+    """Every parameter the QLstm descriptor's options need is in the file, constant, and quantized per
+    tensor."""
+    if name not in params:
+        return f"the descriptor's options need {name}, which the file lacks"
+    if layer.constant_value(params[name]) is None:
+        return f"QLstm parameter {name} is not a constant"
+    q = layer.type_of(params[name]).quant
+    if q is None or q.axis is not None:
+        return f"QLstm parameter {name} is not quantized per tensor"
+    return None
+
+
+def _qlstm_types(layer: Layer) -> list[TensorType]:
+    return [layer.type_of(v) for v in layer.operands[:3]] + layer.result_types
+
+
+def qlstm_per_tensor(layer: Layer) -> str | None:
+    """QLstm's inputs and outputs are quantized per tensor."""
+    if any(t.quant is None or t.quant.axis is not None for t in _qlstm_types(layer)):
+        return "QLstm needs per-tensor quantized inputs and outputs"
+    return None
+
+
+def qlstm_rank_2(layer: Layer) -> str | None:
+    """QLstm's inputs and outputs are [batch, size] tensors."""
+    ranks = [t.rank for t in _qlstm_types(layer)]
+    if any(r != 2 for r in ranks):
+        return f"QLstm takes [batch, size] tensors (not ranks {ranks})"
+    return None
+
+
+def qlstm_scales_positive(layer: Layer) -> str | None:
+    """QLstm's buffer scales (intermediate, hidden state, inputs and outputs) are positive: CpuRef divides
+    by them."""
+    a = layer.attrs
+    scales = [a[f"{g}IntermediateScale"] for g in ("forget", "cell", "output")] + [a["hiddenStateScale"]]
+    scales += [] if a["cifgEnabled"] else [a["inputIntermediateScale"]]
+    scales += [t.quant.scale for t in _qlstm_types(layer) if t.quant is not None]
+    if not all(s > 0 for s in scales):
+        return f"QLstm with a buffer scale that is not positive (CpuRef would divide by it): {min(scales)}"
+    return None
+
+
 class _QLstm:
     def __init__(self, layer: Layer):
         self.layer = layer
@@ -69,15 +113,11 @@ class _QLstm:
     def decoded(self, name: str, scale: float | None = None) -> np.ndarray:
         """The parameter's float32 values: scale * (stored - zero point) in float32; `scale`
         overrides the file's (CpuRef reads layer-norm gate biases at lnWeightScale / 1024)."""
-        if name not in self.params:
-            raise NotLegalizable(f"the descriptor's options need {name}, which the file lacks")
+        self.layer.check(qlstm_parameter_constant_per_tensor, self.params, name)
         v = self.params[name]
         stored = self.layer.constant_value(v)
-        if stored is None:
-            raise NotLegalizable(f"QLstm parameter {name} is not a constant")
         q = self.layer.type_of(v).quant
-        if q is None or q.axis is not None:
-            raise NotLegalizable(f"QLstm parameter {name} is not quantized per tensor")
+        assert stored is not None and q is not None  # (the check above)
         s = F32(q.scale if scale is None else scale)
         return ((np.asarray(stored, np.int64) - q.zero_point).astype(F32) * s).astype(F32)
 
@@ -205,18 +245,10 @@ class _QLstm:
         return [layer.finish(out, state_t), layer.finish(new_cell, cell_t), layer.finish(out, out_t)]
 
 
-@rule("QLstm")
+@rule("QLstm", constraints=(qlstm_per_tensor, qlstm_rank_2, qlstm_scales_positive),
+      checks=(qlstm_parameter_constant_per_tensor,))
 def _qlstm(layer: Layer) -> list[Value]:
-    types = [layer.type_of(v) for v in layer.operands[:3]] + layer.result_types
-    if any(t.quant is None or t.quant.axis is not None for t in types):
-        raise NotLegalizable("QLstm needs per-tensor quantized inputs and outputs")
-    if any(t.rank != 2 for t in types):
-        raise NotLegalizable("QLstm takes [batch, size] tensors")
     a = layer.attrs
-    scales = [a[f"{g}IntermediateScale"] for g in ("forget", "cell", "output")] + [a["hiddenStateScale"]]
-    scales += [] if a["cifgEnabled"] else [a["inputIntermediateScale"]]
-    if not all(s > 0 for s in scales) or not all(t.quant.scale > 0 for t in types):
-        raise NotLegalizable("QLstm with a buffer scale that is not positive (CpuRef would divide by it)")
     if integer_cell_refusal(layer, a["cifgEnabled"], a["peepholeEnabled"], a["projectionEnabled"],
                             a["layerNormEnabled"], knows_intermediates=True) is None:  # LiteRT's kernel
         x, h, c = layer.operands[:3]

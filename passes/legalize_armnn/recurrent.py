@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from nn2tosa.ir import TensorType, Value
 
-from .elementwise import activation
-from .layer import Layer, NotLegalizable
+from .elementwise import activation, activation_function_known
+from .layer import Layer
 from .lstm_integer import integer_cell_refusal, integer_step
 from .registry import rule
 
@@ -103,13 +103,25 @@ class _Cell:
         return blocks, out, c_new
 
 
-def _cell(layer: Layer, data_inputs: int = 3) -> _Cell:
-    a = layer.attrs
-    code = a["activationFunc"]
+def lstm_activation_known(layer: Layer) -> str | None:
+    """The LSTM's activationFunc is one of Arm NN's: 0 (none), 1 (ReLu), 3 (ReLu6), 4 (TanH), 6 (Sigmoid)."""
+    code = layer.attrs["activationFunc"]
     if code != 0 and code not in _CELL_ACTIVATIONS:
-        raise NotLegalizable(f"LSTM activationFunc {code} is none of Arm NN's (0, 1, 3, 4, 6)")
-    names = a["inputParams"]
-    params = {name: layer.real(v) for name, v in zip(names, layer.operands[data_inputs:])}
+        return f"LSTM activationFunc {code} is none of Arm NN's (0, 1, 3, 4, 6)"
+    return None
+
+
+def lstm_parameters_present(layer: Layer) -> str | None:
+    """The file holds every parameter the LSTM descriptor's options (CIFG, peephole, projection, layer
+    norm) need."""
+    present = set(list(layer.attrs["inputParams"])[:max(len(layer.operands) - 3, 0)])
+    missing = [n for n in _needed_parameters(layer.attrs) if n not in present]
+    if missing:
+        return f"the descriptor's options need parameters the file lacks: {', '.join(missing)}"
+    return None
+
+
+def _needed_parameters(a: dict) -> list[str]:
     needed = ["inputToForgetWeights", "inputToCellWeights", "inputToOutputWeights", "recurrentToForgetWeights",
               "recurrentToCellWeights", "recurrentToOutputWeights", "forgetGateBias", "cellBias", "outputGateBias"]
     if not a["cifgEnabled"]:
@@ -119,14 +131,21 @@ def _cell(layer: Layer, data_inputs: int = 3) -> _Cell:
     needed += ["cellToForgetWeights", "cellToOutputWeights"] if a["peepholeEnabled"] else []
     needed += ["projectionWeights"] if a["projectionEnabled"] else []
     needed += ["forgetLayerNormWeights", "cellLayerNormWeights", "outputLayerNormWeights"] if a["layerNormEnabled"] else []
-    missing = [n for n in needed if n not in params]
-    if missing:
-        raise NotLegalizable(f"the descriptor's options need parameters the file lacks: {', '.join(missing)}")
+    return needed
+
+
+def _cell(layer: Layer, data_inputs: int = 3) -> _Cell:
+    """The cell of an LSTM layer whose rule declares lstm_activation_known and lstm_parameters_present."""
+    a = layer.attrs
+    code = a["activationFunc"]
+    names = a["inputParams"]
+    params = {name: layer.real(v) for name, v in zip(names, layer.operands[data_inputs:])}
     return _Cell(layer, params, a["cifgEnabled"], a["peepholeEnabled"], a["projectionEnabled"], a["layerNormEnabled"],
                  float(a["clippingThresCell"]), float(a["clippingThresProj"]), _CELL_ACTIVATIONS.get(code))
 
 
-@rule("Lstm")
+@rule("Lstm", constraints=(lstm_activation_known, lstm_parameters_present),
+      checks=(activation_function_known,))
 def _lstm(layer: Layer) -> list[Value]:
     cell = _cell(layer)
     x, h, c = (layer.real(v) for v in layer.operands[:3])
@@ -139,7 +158,8 @@ def _lstm(layer: Layer) -> list[Value]:
             layer.finish(h_new, out_t)]
 
 
-@rule("UnidirectionalSequenceLstm")
+@rule("UnidirectionalSequenceLstm", constraints=(lstm_activation_known, lstm_parameters_present),
+      checks=(activation_function_known,))
 def _sequence_lstm(layer: Layer) -> list[Value]:
     """The cell applied along time (dimension 0 with timeMajor, else 1), the state carried from
     step to step; the output stacks h' of every step. Results: (final output state, final cell

@@ -4,15 +4,16 @@
     def _floor(layer: Layer) -> list[Value]:
         return [layer.op("nn.floor", layer.operands, type=layer.out_type)]
 
-A rule returns one value per result of the layer (the values that replace them), or raises
-NotLegalizable. Layer types with no meaning in nn are listed in NO_MEANING with the reason users
+A rule returns one value per result of the layer (the values that replace them). What it cannot
+express it states as named constraints (nn2tosa/ir/constraints.py): `@rule("X", constraints=(c,))`. Layer types with no meaning in nn are listed in NO_MEANING with the reason users
 are shown.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from nn2tosa.ir import Value
+from nn2tosa.ir.constraints import Constraint
 from nn2tosa.ir.registry import registering
 
 from .layer import Layer
@@ -30,6 +31,8 @@ NO_MEANING: dict[str, str] = {
 }
 
 
-def rule(*layer_types: str) -> Callable[[Rule], Rule]:
-    """Register a rule for one or more Arm NN layer types."""
-    return registering(RULES, layer_types, "legalization rules for Arm NN")
+def rule(*layer_types: str, constraints: Iterable[Constraint] = (),
+         checks: Iterable[Constraint] = ()) -> Callable[[Rule], Rule]:
+    """Register a rule for one or more Arm NN layer types; `constraints` are evaluated before it runs,
+    `checks` by its body (`layer.check(c, ...)`; nn2tosa/ir/constraints.py)."""
+    return registering(RULES, layer_types, "legalization rules for Arm NN", constraints, checks)

@@ -15,7 +15,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from .layer import Layer, NotLegalizable
+from .layer import Layer
 from .registry import rule
 
 
@@ -108,7 +108,14 @@ def _padding_only_windows(size: int, out: int, kernel: int, stride: int, pad_bef
     return only_padding
 
 
-@rule("Pooling2d", "Pooling3d")
+def pooling_algorithm_known(layer: Layer) -> str | None:
+    """The pooling algorithm is Max, Average or L2."""
+    if layer.attrs["poolType"] not in ("Max", "Average", "L2"):
+        return f"pooling algorithm {layer.attrs['poolType']} is unknown"
+    return None
+
+
+@rule("Pooling2d", "Pooling3d", constraints=(pooling_algorithm_known,))
 def _pooling(layer: Layer) -> list[Value]:
     """Arm NN's pooling (its reference Pooling2d/3d): a window starts at o*stride - padBefore and
     is cut at input + padAfter, so the extra windows of Ceiling rounding reach into padding
@@ -156,7 +163,7 @@ def _pooling(layer: Layer) -> list[Value]:
                         {**attrs, "count_pad": declared, "divisor": 0})
         y = layer.finish(layer.op("nn.sqrt", [mean]), out_t)
     else:
-        raise NotLegalizable(f"pooling algorithm {kind} is unknown")
+        raise AssertionError(kind)  # pooling_algorithm_known
     if any(any(p) for p in padding_only):
         y = _zero_where_padding_only(layer, y, padding_only)
     return [layer.from_channels_last(y, cf)]
@@ -205,15 +212,21 @@ def _batch_norm(layer: Layer) -> list[Value]:
     return [layer.op("nn.batch_norm", [x, mean, var, gamma, beta], attrs, type=layer.out_type)]
 
 
-@rule("L2Normalization")
+def l2_normalization_rank_4(layer: Layer) -> str | None:
+    """L2Normalization's input has at most 4 dimensions, as in Arm NN."""
+    rank = layer.type_of(layer.operands[0]).rank
+    if rank > 4:
+        return f"Arm NN's L2Normalization handles up to 4 dimensions, not {rank}"
+    return None
+
+
+@rule("L2Normalization", constraints=(l2_normalization_rank_4,))
 def _l2_normalization(layer: Layer) -> list[Value]:
     """x / sqrt(max(sum of x^2 over channels, eps)). Arm NN pads a shape of rank < 4 with leading
     1s and takes the channels at the layout's 4-D position, so rank-3 NCHW normalizes over
     dimension 0 and rank-2 NCHW sees one channel (each element is normalized by itself)."""
     x = layer.operands[0]
     rank = layer.type_of(x).rank
-    if rank > 4:
-        raise NotLegalizable(f"Arm NN's L2Normalization handles up to 4 dimensions, not {rank}")
     axis = (1 if layer.channels_first() else 3) - (4 - rank)
     attrs = {"axes": [axis] if axis >= 0 else [], "epsilon": float(layer.attrs["eps"])}
     return [layer.op("nn.l2_normalize", [x], attrs, type=layer.out_type)]
@@ -233,24 +246,37 @@ def _instance_norm(layer: Layer) -> list[Value]:
     return [layer.finish(layer.from_channels_last(y, cf))]
 
 
-@rule("Normalization")
+def normalization_local_brightness(layer: Layer) -> str | None:
+    """Normalization's method is LocalBrightness: Arm NN defines no computation for LocalContrast (its
+    reference backend only logs that it is not supported and writes nothing)."""
+    method = layer.attrs["normMethodType"]
+    if method != "LocalBrightness":
+        return (f"{method} normalization has no defined computation in Arm NN (its reference backend only logs "
+                "that it is not supported and writes nothing)")
+    return None
+
+
+def within_normalization_4d(layer: Layer) -> str | None:
+    """Within-channel Normalization has a 4-D input."""
+    rank = layer.type_of(layer.operands[0]).rank
+    if layer.attrs["normChannelType"] != "Across" and rank != 4:
+        return f"Within normalization needs a 4-D input, not {rank}-D"
+    return None
+
+
+@rule("Normalization", constraints=(normalization_local_brightness, within_normalization_4d))
 def _normalization(layer: Layer) -> list[Value]:
     """Local brightness normalization (Krizhevsky 2012): x / (k + alpha * s)^beta, s the sum of
     squares over normSize neighbours (radius normSize // 2, cut at the edges) across channels or,
     Within, over a normSize x normSize spatial window of each channel. Arm NN defines no
     computation for LocalContrast."""
     a = layer.attrs
-    if a["normMethodType"] != "LocalBrightness":
-        raise NotLegalizable(f"{a['normMethodType']} normalization has no defined computation in Arm NN (its "
-                             "reference backend only logs that it is not supported and writes nothing)")
     radius = a["normSize"] // 2
     if a["normChannelType"] == "Across":
         attrs = {"radius": radius, "alpha": float(a["alpha"]), "beta": float(a["beta"]), "bias": float(a["k"])}
         return [_spatial_op(layer, "nn.local_response_norm", [layer.operands[0]], attrs)]
     cf = layer.channels_first()
     x = layer.to_channels_last(layer.real(layer.operands[0]), cf)
-    if layer.type_of(x).rank != 4:
-        raise NotLegalizable("Within normalization needs a 4-D input")
     size = 2 * radius + 1
     window_sum = layer.op("nn.avg_pool2d", [layer.op("nn.square", [x])],
                           {"kernel": [size, size], "stride": [1, 1], "pad": [radius] * 4,

@@ -12,7 +12,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value, op_def
 
-from .layer import Layer, NotLegalizable, permuted
+from .layer import Layer, permuted
 from .registry import rule
 
 
@@ -98,15 +98,20 @@ def _stack(layer: Layer) -> list[Value]:
     return [layer.op("nn.concat", pieces, {"axis": axis}, type=layer.out_type)]
 
 
-@rule("Splitter")
+def one_view_per_output(layer: Layer) -> str | None:
+    """A Splitter has one view origin and one view size per output."""
+    origins, sizes = layer.attrs["origins"]["viewOrigins"], layer.attrs["viewSizes"]
+    if len(origins) != len(layer.result_types) or len(sizes) != len(layer.result_types):
+        return f"{len(origins)} view origins and {len(sizes)} view sizes for {len(layer.result_types)} outputs"
+    return None
+
+
+@rule("Splitter", constraints=(one_view_per_output,))
 def _splitter(layer: Layer) -> list[Value]:
     """Each view is a slice: its origin and size (views need not tile the input)."""
     x = layer.operands[0]
     origins = layer.attrs["origins"]["viewOrigins"]
     sizes = layer.attrs["viewSizes"]
-    if len(origins) != len(layer.result_types) or len(sizes) != len(layer.result_types):
-        raise NotLegalizable(f"{len(origins)} view origins and {len(sizes)} view sizes for "
-                             f"{len(layer.result_types)} outputs")
     return [layer.finish(layer.move("nn.slice", x, {"begin": list(o), "size": list(s)}), t)
             for o, s, t in zip(origins, sizes, layer.result_types)]
 
@@ -118,7 +123,34 @@ def _slice(layer: Layer) -> list[Value]:
     return [layer.finish(layer.move("nn.slice", layer.operands[0], {"begin": list(begin), "size": size}))]
 
 
-@rule("StridedSlice")
+def strided_slice_parameters_fit(layer: Layer) -> str | None:
+    """StridedSlice's begin, end and stride have one length, at most the input's rank."""
+    a, rank = layer.attrs, layer.type_of(layer.operands[0]).rank
+    if len(a["begin"]) > rank or len(a["end"]) != len(a["begin"]) or len(a["stride"]) != len(a["begin"]):
+        return (f"begin/end/stride lengths {len(a['begin'])}/{len(a['end'])}/{len(a['stride'])} "
+                f"do not fit a rank-{rank} input")
+    return None
+
+
+def strided_slice_stride_nonzero(layer: Layer) -> str | None:
+    """StridedSlice's strides are not 0."""
+    stride = list(layer.attrs["stride"])
+    pad = layer.type_of(layer.operands[0]).rank - len(stride)  # the parameters apply to the last dimensions
+    if 0 in stride:
+        return f"stride 0 on axis {pad + stride.index(0)}"
+    return None
+
+
+def slicing_fits_output(layer: Layer, y: Value) -> str | None:
+    """What Arm NN's StridedSlice selects has as many elements as the layer's output shape."""
+    if layer.type_of(y).num_elements != layer.out_type.num_elements:
+        return (f"Arm NN's slicing gives {list(layer.type_of(y).shape)}, which does not fit the layer's output "
+                f"shape {list(layer.out_type.shape)}")
+    return None
+
+
+@rule("StridedSlice", constraints=(strided_slice_parameters_fit, strided_slice_stride_nonzero),
+      checks=(slicing_fits_output,))
 def _strided_slice(layer: Layer) -> list[Value]:
     """Arm NN's StridedSlice: begin/end masks and negative indices resolved and clamped per axis
     as its descriptor does (GetStartForAxis/GetStopForAxis), shrinkAxisMask keeps one element,
@@ -129,9 +161,6 @@ def _strided_slice(layer: Layer) -> list[Value]:
     shape = layer.type_of(x).shape
     a = layer.attrs
     pad = len(shape) - len(a["begin"])
-    if pad < 0 or len(a["end"]) != len(a["begin"]) or len(a["stride"]) != len(a["begin"]):
-        raise NotLegalizable(f"begin/end/stride lengths {len(a['begin'])}/{len(a['end'])}/{len(a['stride'])} "
-                             f"do not fit a rank-{len(shape)} input")
     begin, end, stride = [0] * pad + list(a["begin"]), [0] * pad + list(a["end"]), [1] * pad + list(a["stride"])
     begin_mask = (a["beginMask"] << pad) | ((1 << pad) - 1)
     end_mask = (a["endMask"] << pad) | ((1 << pad) - 1)
@@ -139,8 +168,6 @@ def _strided_slice(layer: Layer) -> list[Value]:
     starts, stops = [], []
     for axis, size in enumerate(shape):
         s = stride[axis]
-        if s == 0:
-            raise NotLegalizable(f"stride 0 on axis {axis}")
         start = begin[axis]
         if begin_mask & (1 << axis):
             start = -(2 ** 31) if s > 0 else 2 ** 31 - 1
@@ -160,9 +187,7 @@ def _strided_slice(layer: Layer) -> list[Value]:
         # nn's strided_slice: a negative end with a negative stride means "before index 0"
         stops.append(-size - 1 if (s < 0 and stop < 0) else stop)
     y = layer.move("nn.strided_slice", x, {"begin": starts, "end": stops, "strides": stride})
-    if layer.type_of(y).num_elements != layer.out_type.num_elements:
-        raise NotLegalizable(f"Arm NN's slicing gives {list(layer.type_of(y).shape)}, which does not fit the "
-                             f"layer's output shape {list(layer.out_type.shape)}")
+    layer.check(slicing_fits_output, y)
     return [layer.finish(layer.reshape(y, layer.out_type.shape))]
 
 
@@ -240,13 +265,19 @@ def _gather_nd(layer: Layer) -> list[Value]:
 _SCATTER_REDUCTIONS = {"Update": "none", "Add": "add", "Max": "max", "Min": "min", "Sub": "add"}
 
 
-@rule("ScatterNd")
+def scatter_without_axis(layer: Layer) -> str | None:
+    """ScatterNd does not scatter along an axis (m_AxisEnabled): Arm NN documents no semantics for it to
+    reproduce."""
+    if layer.attrs["m_AxisEnabled"]:
+        return "ScatterNd along an axis (m_AxisEnabled) has no documented semantics to reproduce"
+    return None
+
+
+@rule("ScatterNd", constraints=(scatter_without_axis,))
 def _scatter_nd(layer: Layer) -> list[Value]:
     """Operands: the data (or, with m_InputEnabled false, its shape: the data is zeros), indices,
     updates. Sub subtracts every update, which is adding the negated updates."""
     a = layer.attrs
-    if a["m_AxisEnabled"]:
-        raise NotLegalizable("ScatterNd along an axis (m_AxisEnabled) has no documented semantics to reproduce")
     data, indices, updates = layer.operands
     out = layer.out_type
     if not a["m_InputEnabled"]:
@@ -306,7 +337,14 @@ def _softmax(layer: Layer) -> list[Value]:
 
 
 # ------------------------------------------------------------------------------ matrix products
-@rule("FullyConnected")
+def flattens_to_rows(layer: Layer, elements: int, k: int) -> str | None:
+    """FullyConnected's input flattens to rows of the weights' input size."""
+    if elements % k:
+        return f"an input of {elements} elements does not flatten to rows of {k}"
+    return None
+
+
+@rule("FullyConnected", checks=(flattens_to_rows,))
 def _fully_connected(layer: Layer) -> list[Value]:
     """The input is flattened to [numel / K, K] (K the weights' input size); weights are [O, K]
     with transposeWeightsMatrix, else [K, O]."""
@@ -316,8 +354,7 @@ def _fully_connected(layer: Layer) -> list[Value]:
         w = layer.transpose(w, [1, 0])
     k = layer.type_of(w).shape[1]
     x_type = layer.type_of(x)
-    if x_type.num_elements % k:
-        raise NotLegalizable(f"an input of {x_type.num_elements} elements does not flatten to rows of {k}")
+    layer.check(flattens_to_rows, x_type.num_elements, k)
     x = layer.reshape(x, [x_type.num_elements // k, k])
     out = layer.out_type
     o = layer.type_of(w).shape[0]
@@ -335,7 +372,31 @@ def _matrix_axes(layout: str, rank: int) -> tuple[int, int]:
     return rank - 2 - shift, rank - 1 - shift
 
 
-@rule("BatchMatMul")
+# Largest matrix whose adjugate is expanded into cofactors (n! products per determinant).
+_MAX_ADJUGATE = 4
+
+
+def adjugate_expandable(layer: Layer, rows: int, n: int) -> str | None:
+    """With adjointX/Y (and no transpose), the matrices are square and at most 4x4: the adjugate is
+    expanded into cofactors, n! products each."""
+    if rows != n:
+        return f"the adjoint of a {rows}x{n} matrix: Arm NN needs square matrices"
+    if n > _MAX_ADJUGATE:
+        return (f"the adjugate of {n}x{n} matrices expands to {n}! products per cofactor; only up to "
+                f"{_MAX_ADJUGATE}x{_MAX_ADJUGATE} is expanded")
+    return None
+
+
+def matrices_in_same_dimensions(layer: Layer) -> str | None:
+    """BatchMatMul's X and Y data layouts put their matrices in the same dimensions (both channels-last,
+    or neither)."""
+    x, y = layer.attrs["dataLayoutX"], layer.attrs["dataLayoutY"]
+    if (x in _CHANNELS_LAST_MATMUL) != (y in _CHANNELS_LAST_MATMUL):
+        return f"X in {x} and Y in {y} index different dimensions as matrices, which is not a matrix product"
+    return None
+
+
+@rule("BatchMatMul", constraints=(matrices_in_same_dimensions,), checks=(adjugate_expandable,))
 def _batch_matmul(layer: Layer) -> list[Value]:
     """Arm NN's BatchMatMul: each operand's matrices lie in the dimensions its data layout names;
     transposeX/Y transpose them; adjointX/Y replace them by their adjugate (cofactor matrix
@@ -343,9 +404,6 @@ def _batch_matmul(layer: Layer) -> list[Value]:
     Here the matrix dimensions are moved last, nn.matmul multiplies, and the result's matrix
     dimensions go back where X's layout puts them."""
     a = layer.attrs
-    if (a["dataLayoutX"] in _CHANNELS_LAST_MATMUL) != (a["dataLayoutY"] in _CHANNELS_LAST_MATMUL):
-        raise NotLegalizable(f"X in {a['dataLayoutX']} and Y in {a['dataLayoutY']} index different dimensions as "
-                             "matrices, which is not a matrix product")
     # An adjugate is a polynomial of the elements: a quantized layer computes it in float.
     in_float = layer.quantized() and ((a["adjointX"] and not a["transposeX"]) or (a["adjointY"] and not a["transposeY"]))
     operands = []
@@ -370,10 +428,6 @@ def _batch_matmul(layer: Layer) -> list[Value]:
     return [layer.finish(layer.transpose(product, back))]
 
 
-# Largest matrix whose adjugate is expanded into cofactors (n! products per determinant).
-_MAX_ADJUGATE = 4
-
-
 def _adjugate(layer: Layer, m: Value) -> Value:
     """The adjugate of the [..., n, n] matrices in m: adj[i][j] = (-1)^(i+j) det(minor(j, i)),
     written out as products of elements (Arm NN's reference gets the same determinants by
@@ -381,13 +435,9 @@ def _adjugate(layer: Layer, m: Value) -> Value:
     to be the element)."""
     t = layer.type_of(m)
     n = t.shape[-1]
-    if t.shape[-2] != n:
-        raise NotLegalizable(f"the adjoint of a {t.shape[-2]}x{n} matrix: Arm NN needs square matrices")
+    layer.check(adjugate_expandable, t.shape[-2], n)
     if n == 1:
         return m
-    if n > _MAX_ADJUGATE:
-        raise NotLegalizable(f"the adjugate of {n}x{n} matrices expands to {n}! products per cofactor; "
-                             f"only up to {_MAX_ADJUGATE}x{_MAX_ADJUGATE} is expanded")
     batch = list(t.shape[:-2])
     zeros = [0] * len(batch)
     element = {(i, j): layer.op("nn.slice", [m], {"begin": zeros + [i, j], "size": batch + [1, 1]})

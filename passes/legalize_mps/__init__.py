@@ -32,7 +32,7 @@ from nn2tosa.ir import Builder, Graph, Value
 
 from ..manager import register_pass
 from . import elementwise, indexing, layers, shape  # noqa: F401  (rule registration)
-from .core import RULES, Node, NotLegalizable, Results, is_float
+from .core import RULES, Node, NotLegalizable, Results, is_float, no_int4_data, used_result_has_counterpart
 
 __all__ = ["legalize_mps", "RULES"]
 
@@ -56,8 +56,8 @@ def legalize_mps(graph: Graph) -> None:
             rule = RULES.get(n.member)
             if rule is None:
                 raise NotLegalizable("no legalization rule for this node type")
-            _no_int4_data(n)
-            replacements = _checked(n, rule(n))
+            n.check(no_int4_data)
+            replacements = _checked(n, n.apply(rule))
         except NotLegalizable as e:
             unsupported.append(Unsupported(n.member, n.where, e.why))
             continue
@@ -72,14 +72,6 @@ def legalize_mps(graph: Graph) -> None:
             graph.erase(v.node)
 
 
-def _no_int4_data(n: Node) -> None:
-    """int4 exists in TOSA 1.0 only as convolution weights: a node computing on int4 data (a graph
-    input, or a result declared int4, as a file whose dtype field says 5 has) cannot be converted.
-    int4 constants (group-quantized weights, unpacked by their dequantize node) are fine."""
-    reads = [v for v in n.graph.operands(n.node) if n.type_of(v).dtype == "i4" and n.constant_value(v) is None]
-    makes = [v for v in n.result_values if v is not None and n.type_of(v).dtype == "i4"]
-    if reads or makes:
-        raise NotLegalizable("it computes on int4 data (TOSA 1.0 has int4 only as convolution weights)")
 
 
 def _constant(graph: Graph, node: int) -> Value:
@@ -103,8 +95,7 @@ def _checked(n: Node, results: Results) -> list[tuple[Value, Value]]:
         if new is None:
             if not n.graph.has_uses(old):
                 continue
-            if declared.num_elements:
-                raise NotLegalizable(f"its result #{i} is used, and nn has no counterpart for it")
+            n.check(used_result_has_counterpart, i, declared)
             new = n.constant(np.zeros(declared.shape), declared.dtype)
         have = n.type_of(new)
         if have.shape != declared.shape:

@@ -17,7 +17,7 @@ cast to the in-place output cast, and an fp32 graph in f32.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy as np
 from nn2tosa.frontend.mps.dialect import node_operands, node_results
 from nn2tosa.frontend.mps.dtypes import ELEMENT_TYPES
 from nn2tosa.ir import Builder, Graph, TensorType, Value, op_def
+from nn2tosa.ir.constraints import Checks, Constraint
 from nn2tosa.ir.registry import registering
 from nn2tosa.ir.types import FLOAT_TYPES, bf16_bits, bit_width
 
@@ -44,9 +45,11 @@ Rule = Callable[["Node"], Results]
 RULES: dict[str, Rule] = {}
 
 
-def rule(*members: str) -> Callable[[Rule], Rule]:
-    """Register a rule for MPSNodeUnion members (`"MPSConv2D"`, ...)."""
-    return registering(RULES, members, "legalization rules for")
+def rule(*members: str, constraints: Iterable[Constraint] = (),
+         checks: Iterable[Constraint] = ()) -> Callable[[Rule], Rule]:
+    """Register a rule for MPSNodeUnion members (`"MPSConv2D"`, ...); `constraints` are evaluated before
+    it runs, `checks` by its body (`n.check(c, ...)`; nn2tosa/ir/constraints.py)."""
+    return registering(RULES, members, "legalization rules for", constraints, checks)
 
 
 # ------------------------------------------------------------------------------ element types
@@ -82,11 +85,19 @@ def promote(dtypes: Sequence[str]) -> str:
 
 
 def element_type(mps_dtype: str) -> str:
-    """The IR element type of an MPSDataType name ("mps_data_type_float16" -> "f16")."""
+    """The IR element type of an MPSDataType name ("mps_data_type_float16" -> "f16"); a rule reading
+    one from its `dtype` field declares `dtype_has_element_type`, evaluated before it runs."""
     element = ELEMENT_TYPES.get(mps_dtype)
     if element is None:
-        raise NotLegalizable(f"data type {mps_dtype} has no nn element type")
+        raise AssertionError(f"data type {mps_dtype} reached a rule that does not declare dtype_has_element_type")
     return element
+
+
+def dtype_has_element_type(n: Node) -> str | None:
+    """The `dtype` field names an MPS data type that has an nn element type (the data type table)."""
+    if ELEMENT_TYPES.get(n.attrs["dtype"]) is None:
+        return f"data type {n.attrs['dtype']} has no nn element type"
+    return None
 
 
 # Constants this pass computes itself (fills, ranges, index tables, default affine parameters) are
@@ -108,9 +119,41 @@ def normalize_axis(axis: int, rank: int) -> int:
 
 
 # ------------------------------------------------------------------------------ the node
-class Node:
+def computed_constant_small(n: Node, shape: Sequence[int], what: str) -> str | None:
+    """A constant the conversion computes itself (a fill, a range, an index table) has at most 2^24
+    elements."""
+    count = math.prod(int(d) for d in shape)
+    if count > MAX_COMPUTED_ELEMENTS:
+        return f"its {what} has {count} elements, more than nn2tosa computes at compile time ({MAX_COMPUTED_ELEMENTS})"
+    return None
+
+
+def no_int4_data(n: Node) -> str | None:
+    """The node computes on no int4 data: TOSA 1.0 has int4 only as convolution weights (int4
+    constants, group-quantized weights unpacked by their dequantize node, are fine)."""
+    # a graph input, or a result declared int4 (as a file whose dtype field says 5 has)
+    reads = [v for v in n.graph.operands(n.node) if n.type_of(v).dtype == "i4" and n.constant_value(v) is None]
+    makes = [v for v in n.result_values if v is not None and n.type_of(v).dtype == "i4"]
+    if reads or makes:
+        return "it computes on int4 data (TOSA 1.0 has int4 only as convolution weights)"
+    return None
+
+
+def used_result_has_counterpart(n: Node, index: int, declared: TensorType) -> str | None:
+    """Every non-empty result the graph reads is one the rule computes (a node's auxiliary results,
+    such as batch norm's saved statistics, convert only while nothing reads them)."""
+    if declared.num_elements:
+        return f"its result #{index} is used, and nn has no counterpart for it"
+    return None
+
+
+class Node(Checks):
     """One `mps.*` op being legalized: its fields by schema name, declared result types, and a builder
     that puts every op it creates at the node's location."""
+
+    refusal = NotLegalizable
+    # evaluated for every node by the pass or the helpers below, whatever its rule
+    general = (no_int4_data, used_result_has_counterpart, computed_constant_small)
 
     def __init__(self, graph: Graph, node: int):
         self.graph = graph
@@ -244,10 +287,7 @@ class Node:
 
     def check_computed(self, shape: Sequence[int], what: str) -> None:
         """Refuse to compute a constant of more than MAX_COMPUTED_ELEMENTS elements."""
-        count = math.prod(int(d) for d in shape)
-        if count > MAX_COMPUTED_ELEMENTS:
-            raise NotLegalizable(f"its {what} has {count} elements, more than nn2tosa computes at compile time "
-                                 f"({MAX_COMPUTED_ELEMENTS})")
+        self.check(computed_constant_small, shape, what)
 
     def scalar(self, value: float, dtype: str) -> Value:
         """A rank-0 constant (nn broadcasts it against anything)."""

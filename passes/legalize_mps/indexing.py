@@ -15,10 +15,19 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from .core import Node, NotLegalizable, is_int, normalize_axis, promote, rule
+from .core import Node, is_int, normalize_axis, promote, rule
 
 
-@rule("MPSIndexSelect")
+def index_is_integer(n: Node, index: Value) -> str | None:
+    """Indices are integers: a boolean mask selects a data-dependent number of elements, which static
+    shapes cannot hold."""
+    if not is_int(n.type_of(index).dtype):
+        return (f"an index of element type {n.type_of(index).dtype} (a boolean mask selects a data-dependent "
+                "number of elements; static shapes cannot hold it)")
+    return None
+
+
+@rule("MPSIndexSelect", checks=(index_is_integer,))
 def index_select(n: Node) -> Value:
     x = n.input("input1_id")
     axis = normalize_axis(n.attrs["dim"], n.type_of(x).rank)
@@ -26,7 +35,7 @@ def index_select(n: Node) -> Value:
     return n.reshape(gathered, n.out.shape)  # a 0-d index keeps the dimension (size 1)
 
 
-@rule("MPSEmbedding")
+@rule("MPSEmbedding", checks=(index_is_integer,))
 def embedding(n: Node) -> Value:
     """weight[indices]. `padding_idx` only changes gradients in PyTorch; the MPS runtime also zeroes the
     rows it selects, which agrees whenever that row of the weight is zero (nn.Embedding initializes it
@@ -36,9 +45,7 @@ def embedding(n: Node) -> Value:
 
 
 def _integer_index(n: Node, index: Value) -> Value:
-    if not is_int(n.type_of(index).dtype):
-        raise NotLegalizable(f"an index of element type {n.type_of(index).dtype} (a boolean mask selects a "
-                             "data-dependent number of elements; static shapes cannot hold it)")
+    n.check(index_is_integer, index)
     return index
 
 
@@ -95,7 +102,7 @@ def advanced_index(n: Node, x: Value, indices: list[Value | None]) -> AdvancedIn
     return AdvancedIndex(n.transpose(x, perm), perm, coords, batch, positions[0] if adjacent else 0)
 
 
-@rule("MPSIndexTensor")
+@rule("MPSIndexTensor", checks=(index_is_integer,))
 def index_tensor(n: Node) -> Value:
     x = n.input("input1_id")
     indices = n.inputs("indices_id")
@@ -110,7 +117,7 @@ def index_tensor(n: Node) -> Value:
     return n.transpose(gathered, ai.result_perm(rest))
 
 
-@rule("MPSIndexPut")
+@rule("MPSIndexPut", checks=(index_is_integer,))
 def index_put(n: Node) -> Value:
     """x[indices] = values (values broadcast to `values_shape` when given, then to the indexed shape).
     Duplicate indices: the last update wins. The backend drops PyTorch's accumulate=True (the file
@@ -132,7 +139,7 @@ def index_put(n: Node) -> Value:
     return n.transpose(scattered, list(np.argsort(ai.perm)))
 
 
-@rule("MPSScatter")
+@rule("MPSScatter", checks=(index_is_integer,))
 def scatter(n: Node) -> Value:
     """torch.scatter(x, dim, index, src) (the backend emits it for slice_scatter): for every position p
     of `index`, out[p with p[dim] replaced by index[p]] = src[p]. Becomes a scatter_nd whose

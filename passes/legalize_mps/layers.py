@@ -15,11 +15,28 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from .core import Node, NotLegalizable, is_float, normalize_axis, rule
+from .core import Node, is_float, normalize_axis, rule
 
 
 # ------------------------------------------------------------------------------ convolution
-@rule("MPSConv2D", "MPSDepthwiseConv2D")
+def transposed_convolution_ungrouped(n: Node, groups: int) -> str | None:
+    """A transposed convolution (which the backend serializes as MPSConv2D) has one group:
+    nn.transpose_conv2d has no groups."""
+    if groups != 1:
+        return f"a transposed convolution (serialized as MPSConv2D) with groups ({groups}); nn.transpose_conv2d has none"
+    return None
+
+
+def transposed_convolution_undilated(n: Node) -> str | None:
+    """A transposed convolution has no dilation: nn.transpose_conv2d has none."""
+    dilation = [n.attrs["dilation_y"], n.attrs["dilation_x"]]
+    if dilation != [1, 1]:
+        return (f"a dilated transposed convolution (serialized as MPSConv2D, dilation {dilation}); "
+                "nn.transpose_conv2d has no dilation")
+    return None
+
+
+@rule("MPSConv2D", "MPSDepthwiseConv2D", checks=(transposed_convolution_ungrouped, transposed_convolution_undilated))
 def convolution(n: Node) -> Value:
     """Conv2D (OIHW weights, `groups`; 3-D weights are a conv1d, which the runtime runs as a conv2d of
     height 1) and DepthwiseConv2D (weights [C*M, 1, KH, KW], groups == C)."""
@@ -92,12 +109,8 @@ def _transposed_convolution(n: Node, x: Value, w: Value, bias: Value | None, gro
     if not fits or any(not 0 <= e < stride[i] for i, e in enumerate(extra)):
         raise ValueError(f"neither a convolution nor a transposed convolution of {list(xs)} by weights {list(ws)} "
                          f"({groups} groups) gives the declared {list(n.out.shape)}")
-    if groups != 1:
-        raise NotLegalizable("a transposed convolution (serialized as MPSConv2D) with groups; "
-                             "nn.transpose_conv2d has none")
-    if [n.attrs["dilation_y"], n.attrs["dilation_x"]] != [1, 1]:
-        raise NotLegalizable("a dilated transposed convolution (serialized as MPSConv2D); "
-                             "nn.transpose_conv2d has no dilation")
+    n.check(transposed_convolution_ungrouped, groups)
+    n.check(transposed_convolution_undilated)
     out_pad = [-pad[0], -pad[1] + extra[0], -pad[2], -pad[3] + extra[1]]
     operands = [n.to_nhwc(x), n.transpose(w, [1, 2, 3, 0])]  # [Cin, O, KH, KW] -> [O, KH, KW, Cin]
     if bias is not None:
@@ -147,7 +160,18 @@ def _pool_attrs(y: Window, x: Window) -> dict:
             "pad": [y.before, y.after, x.before, x.after]}
 
 
-@rule("MPSMaxPool2DWithIndices")
+MAX_INDEX_TAPS = 4096  # window positions the indices of a max pool are computed from, one op each
+
+
+def pool_indices_window_small(n: Node, wy: Window, wx: Window) -> str | None:
+    """When a max pool's indices (result #1) are read, its window has at most 4096 taps: they are
+    computed one tap at a time."""
+    if wy.kernel * wx.kernel > MAX_INDEX_TAPS:  # one slice per tap: a hostile window would take hours
+        return f"the indices of a {wy.kernel}x{wx.kernel} window (at most {MAX_INDEX_TAPS} taps)"
+    return None
+
+
+@rule("MPSMaxPool2DWithIndices", checks=(pool_indices_window_small,))
 def max_pool(n: Node) -> list[Value | None]:
     """max_pool2d (dilation, ceil_mode); result #1, PyTorch's indices (flat h * W + w in each plane),
     only when something reads it."""
@@ -160,15 +184,11 @@ def max_pool(n: Node) -> list[Value | None]:
     return [values, indices]
 
 
-MAX_INDEX_TAPS = 4096  # window positions the indices of a max pool are computed from, one op each
-
-
 def _max_pool_indices(n: Node, x: Value, wy: Window, wx: Window) -> Value:
     """argmax over the window taps (the first maximum, as PyTorch scans), turned into the flat input
     index: tap offset (ky * dilation * W + kx * dilation) plus the window origin ((oy * stride - pad) * W
     + ox * stride - pad). Computed on NCHW as it is: no op here cares about layout."""
-    if wy.kernel * wx.kernel > MAX_INDEX_TAPS:  # one slice per tap: a hostile window would take hours
-        raise NotLegalizable(f"the indices of a {wy.kernel}x{wx.kernel} window (at most {MAX_INDEX_TAPS} taps)")
+    n.check(pool_indices_window_small, wy, wx)
     batch, channels, h, w = n.type_of(x).shape
     _, _, oh, ow = n.out.shape
     dtype = n.type_of(x).dtype
@@ -192,30 +212,41 @@ def _max_pool_indices(n: Node, x: Value, wy: Window, wx: Window) -> Value:
     return n.op("nn.add", [offset, n.constant(oy * w + ox, "i64")])
 
 
-@rule("MPSAvgPool2D")
+def avg_pool_undilated(n: Node, wy: Window, wx: Window) -> str | None:
+    """An average pool has no dilation: nn.avg_pool2d has none."""
+    if (wy.dilation, wx.dilation) != (1, 1):
+        return f"a dilated average pool (dilation {wy.dilation}x{wx.dilation}); nn.avg_pool2d has no dilation"
+    return None
+
+
+@rule("MPSAvgPool2D", checks=(avg_pool_undilated,))
 def avg_pool(n: Node) -> list[Value | None]:
     """avg_pool2d: count_include_pad counts PyTorch's padding (not the ceil-mode overhang) in the
     divisor; divisor_override replaces the divisor."""
     x = n.input("input1_id")
     x = n.cast(x, n.compute_dtype([x]))
     wy, wx = _windows(n, x)
-    if (wy.dilation, wx.dilation) != (1, 1):
-        raise NotLegalizable("a dilated average pool; nn.avg_pool2d has no dilation")
+    n.check(avg_pool_undilated, wy, wx)
     counted = [wy.before, wy.counted_after, wx.before, wx.counted_after] if n.attrs["count_include_pad"] else [0] * 4
     attrs = {**_pool_attrs(wy, wx), "count_pad": counted, "divisor": int(n.attrs["divisor_override"])}
     return [n.to_nchw(n.op("nn.avg_pool2d", [n.to_nhwc(x)], attrs)), None]
 
 
 # ------------------------------------------------------------------------------ normalization, reduction
-@rule("MPSBatchNorm")
+def batch_norm_has_running_statistics(n: Node) -> str | None:
+    """Batch norm has running statistics (a mean and a variance) to normalize by, as in inference."""
+    if n.optional("mean_id") is None or n.optional("var_id") is None:
+        return "batch norm without running statistics (normalizes by the batch's own)"
+    return None
+
+
+@rule("MPSBatchNorm", constraints=(batch_norm_has_running_statistics,))
 def batch_norm(n: Node) -> list[Value | None]:
     """Inference batch norm over dimension 1 (NCHW, NC, NCL). The saved statistics (results #1 and #2)
     are empty tensors in inference; they are not computed."""
     x = n.input("input_id")
     channels = n.type_of(x).shape[1]
     mean, var = n.optional("mean_id"), n.optional("var_id")
-    if mean is None or var is None:
-        raise NotLegalizable("batch norm without running statistics (normalizes by the batch's own)")
     weight, bias = n.optional("weight_id"), n.optional("bias_id")
     stats = [mean, var] + [v for v in (weight, bias) if v is not None]
     dtype = n.compute_dtype([x] + stats)

@@ -12,7 +12,7 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from .core import Node, element_type, normalize_axis, rule
+from .core import Node, dtype_has_element_type, element_type, normalize_axis, rule
 
 
 @rule("MPSView", "MPSSqueeze", "MPSUnsqueeze")
@@ -140,7 +140,7 @@ def constant_pad(n: Node) -> Value:
     return n.op("nn.pad", [x], {"pads": pads, "mode": "constant", "value": float(n.attrs["value"])})
 
 
-@rule("MPSCast")
+@rule("MPSCast", constraints=(dtype_has_element_type,))
 def cast(n: Node) -> Value:
     """Also the fp16 boundary casts the backend adds in place (docs/frontend_mps.md)."""
     return n.cast(n.input("input1_id"), element_type(n.attrs["dtype"]))
@@ -151,7 +151,7 @@ def cast(n: Node) -> Value:
 MAX_MATERIALIZED_FILL = 1 << 20
 
 
-@rule("MPSFull", "MPSFullLike")
+@rule("MPSFull", "MPSFullLike", constraints=(dtype_has_element_type,))
 def full(n: Node) -> Value:
     """A constant of the declared shape (full_like: its operand's) and `dtype`, filled with fill_value."""
     t = n.out
@@ -162,7 +162,7 @@ def full(n: Node) -> Value:
     return n.op("nn.broadcast_to", [n.scalar(value, dtype)], {"shape": list(t.shape)})
 
 
-@rule("MPSArange")
+@rule("MPSArange", constraints=(dtype_has_element_type,))
 def arange(n: Node) -> Value:
     """start + i * step for i < ceil((end - start) / step), computed in double and converted to `dtype`
     (the runtime's formula; the declared length must agree)."""
