@@ -71,6 +71,15 @@ def constant_bias(ctx: LoweringContext, b: np.ndarray | None) -> str | None:
     return None
 
 
+def bias_fits_accumulator(ctx: LoweringContext, units: np.ndarray, acc_scales: np.ndarray) -> str | None:
+    """The bias, in units of the accumulator (input scale x weight scale), fits 48 bits, TOSA's widest
+    accumulator."""
+    beyond = ~(np.abs(units) < 2.0 ** 47)  # NaN too
+    if beyond.any():
+        return f"a bias of {units[beyond][0]:g} accumulator units (scale {acc_scales.min():g}), beyond a 48-bit accumulator"
+    return None
+
+
 def convolution_activations(ctx: LoweringContext, xq: QInfo) -> str | None:
     """Quantized convolution activations are i8, or i16 with zero point 0 (TOSA requires 0)."""
     if xq.dtype not in ACCUMULATOR:
@@ -113,7 +122,7 @@ def matmul_operand_types(ctx: LoweringContext, aq: QInfo, bq: QInfo) -> str | No
 # what the convolution helpers below check, declared by every rule using them
 CONVOLUTION_CORE = (convolution_activations, convolution_weight_type, int16_accumulator_fits)  # quantized_convolution
 CONVOLUTION_CHECKS = (convolution_quantized_both_ends, constant_quantized_weights, one_weight_zero_point,
-                      constant_bias, *CONVOLUTION_CORE)
+                      constant_bias, bias_fits_accumulator, *CONVOLUTION_CORE)
 
 
 # ------------------------------------------------------------------------------ operands
@@ -155,9 +164,7 @@ def _bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.nda
             return np.broadcast_to(b.astype(np.int64), (channels,)).copy()
     with np.errstate(all="ignore"):
         units = np.floor(np.broadcast_to(real, (channels,)) / acc_scales + 0.5)
-    if not np.all(np.abs(units) < 2.0 ** 47):  # also NaN: beyond TOSA's widest accumulator, i48
-        worst = units[~(np.abs(units) < 2.0 ** 47)][0]
-        ctx.unsupported(f"a bias of {worst:g} accumulator units (scale {acc_scales.min():g}), beyond a 48-bit accumulator")
+    ctx.check(bias_fits_accumulator, units, acc_scales)
     return units.astype(np.int64)
 
 
