@@ -381,20 +381,23 @@ TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn
              "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
 
 
-# i8 -> i8 functions that are a requantization, clamped: RESCALE (+ CLAMP) where exact, not a TABLE
+# i8 -> i8 functions that are a requantization, clamped: RESCALE (+ CLAMP) where exact, not a TABLE; abs
+# of x - zp then a RESCALE (+ CLAMP) likewise (TABLE's fixed cost dwarfs both on small tensors)
 RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity")
+ABS_RESCALE = ("nn.abs",)
 
 
-def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
-    """The op's integers (TFLite's kernel, or CpuRef's encode of the float function) for i8 -> i8 as
-    one RESCALE by the ratio of the scales plus a CLAMP to the results' range, when one of the
-    multipliers the kernels use (TFLite's QuantizeMultiplier of the float32 or the double ratio,
-    with DOUBLE_ROUND; RESCALE's own with half-up rounding) gives them for all 256 inputs; else None
-    (a TABLE then). The form NPU compilers fuse into the producer, as TFLite's relu6 with requantize."""
+def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
+                  ) -> tuple[int, int, str, int | None, int | None] | None:
+    """(multiplier, shift, rounding, low, high) of one RESCALE of the integers `u` (x - zp, or a
+    function of it, for every i8 input in order) by the ratio of the scales, then a CLAMP to
+    [low, high] (None: no CLAMP needed on that side), that gives the op's integers (TFLite's kernel,
+    or CpuRef's encode of the float function) for all 256 inputs, trying the multipliers the kernels
+    use (TFLite's QuantizeMultiplier of the float32 or the double ratio, with DOUBLE_ROUND; RESCALE's
+    own with half-up rounding); None when none does."""
     kernel = kernel_results(ctx, xq, yq)
     want = kernel if kernel is not None else source_results(source_function(ctx), xq, yq)
     want = np.asarray(want, np.int64)
-    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
     low, high = int(want.min()), int(want.max())
     ratio = xq.scale / yq.scale
     candidates = []
@@ -405,13 +408,38 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
     for multiplier, shift, rounding in candidates:
         if multiplier <= 0 or not 2 <= shift <= 62:
             continue
-        got = np.clip(rescale_values(v, multiplier, shift, rounding) + yq.zero_point, yq.qmin, yq.qmax)
+        got = np.clip(rescale_values(u, multiplier, shift, rounding) + yq.zero_point, yq.qmin, yq.qmax)
         if np.array_equal(np.clip(got, low, high), want):
-            y = rescale(ctx, x, 0.0, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point,
-                        fixed=(multiplier, shift), rounding=rounding)
             # a CLAMP only where the RESCALE reaches past the results (relu's lower bound, relu6's upper)
-            return clamp_int(ctx, y, low if got.min() < low else yq.qmin, high if got.max() > high else yq.qmax)
+            return multiplier, shift, rounding, low if got.min() < low else None, high if got.max() > high else None
     return None
+
+
+def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
+    """The op's integers for i8 -> i8 as one RESCALE by the ratio of the scales plus a CLAMP to the
+    results' range, where that is exact on all 256 inputs (`exact_rescale`); else None (a TABLE then).
+    The form NPU compilers fuse into the producer, as TFLite's relu6 with requantize."""
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+    found = exact_rescale(ctx, v, xq, yq)
+    if found is None:
+        return None
+    multiplier, shift, rounding, low, high = found
+    y = rescale(ctx, x, 0.0, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point, fixed=(multiplier, shift),
+                rounding=rounding)
+    return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
+
+
+def abs_and_rescale(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
+    """abs for i8 -> i8 as TFLite's kernel computes it (and Vela maps TFLite's ABS): |x - zp| in i32 (RESCALE,
+    ABS), then one RESCALE (+ CLAMP) to the output, where that is exact on all 256 inputs; else None."""
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+    found = exact_rescale(ctx, np.abs(v), xq, yq)
+    if found is None:
+        return None
+    multiplier, shift, rounding, low, high = found
+    magnitude = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=xq.zero_point, rounding="SINGLE_ROUND")])
+    y = rescale(ctx, magnitude, 0.0, yq.dtype, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
+    return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
 
 @rule(*TABULATED, quantized=True)
@@ -425,6 +453,10 @@ def unary(ctx: LoweringContext) -> Value:
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
     if ctx.op_name in RESCALE_CLAMP and xq.dtype == yq.dtype == "i8":
         y = rescale_and_clamp(ctx, x, xq, yq)
+        if y is not None:
+            return y
+    if ctx.op_name in ABS_RESCALE and xq.dtype == yq.dtype == "i8":
+        y = abs_and_rescale(ctx, x, xq, yq)
         if y is not None:
             return y
     if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
