@@ -78,6 +78,12 @@ def additive(ctx: LoweringContext) -> Value:
     require_per_tensor(ctx, yq)
     if ctx.semantics == "litert" and ctx.op_name in ("nn.add", "nn.sub"):
         return _tflite_add(ctx, xs, qs, yq)
+    if ctx.op_name in ("nn.maximum", "nn.minimum") and all(same_quantization(q, yq) for q in qs):
+        # one encoding for all three, and a monotonic one: the extremum of the stored integers (as TFLite's
+        # kernel compares them), in i32 as TOSA has it: RESCALEs by 1, which Vela fuses into the op (the
+        # common-unit RESCALEs below it does not: q8_minimum 1,728 cycles on Ethos-U55 against 192)
+        a, b = (rescale(ctx, x, 1.0, "i32", rounding="SINGLE_ROUND") for x in xs)
+        return rescale(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 1.0, yq.dtype, rounding="SINGLE_ROUND")
     p = common_unit_bits(qs, yq.scale, headroom=2)
     unit = yq.scale * 2.0 ** -p
     a, b = on_unit(ctx, xs, qs, unit)

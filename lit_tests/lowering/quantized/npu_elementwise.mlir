@@ -14,3 +14,18 @@ func.func @abs_i8(%x: tensor<2x8x!quant.uniform<i8:f32, 0.007842489518225193:-1>
   %y = "nn.abs"(%x) : (tensor<2x8x!quant.uniform<i8:f32, 0.007842489518225193:-1>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.003921543247997761:-128>>
   return %y : tensor<2x8x!quant.uniform<i8:f32, 0.003921543247997761:-128>>
 }
+
+// minimum of operands quantized as its result: the minimum of the stored integers, widened to i32 by
+// RESCALEs by 1 (no zero points) that Vela fuses into the MINIMUM, not common-unit RESCALEs
+// CHECK-LABEL: sym_name = "minimum_one_quantization"
+// CHECK-DAG: %[[M:.*]] = "tosa.const"() <{values = dense<1073741824> : tensor<1xi32>}>
+// CHECK-DAG: %[[S:.*]] = "tosa.const"() <{values = dense<30> : tensor<1xi8>}>
+// CHECK: %[[A:.*]] = "tosa.rescale"(%arg0, %[[M]], %[[S]], {{.*}}) -> tensor<2x8xi32>
+// CHECK: %[[B:.*]] = "tosa.rescale"(%arg1, %[[M]], %[[S]], {{.*}}) -> tensor<2x8xi32>
+// CHECK: %[[Y:.*]] = "tosa.minimum"(%[[A]], %[[B]])
+// CHECK: %[[Z:.*]] = "tosa.rescale"(%[[Y]], %[[M]], %[[S]], {{.*}}) -> tensor<2x8xi8>
+// CHECK: "func.return"(%[[Z]])
+func.func @minimum_one_quantization(%a: tensor<2x8x!quant.uniform<i8:f32, 0.0058:42>>, %b: tensor<2x8x!quant.uniform<i8:f32, 0.0058:42>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.0058:42>> {
+  %y = "nn.minimum"(%a, %b) : (tensor<2x8x!quant.uniform<i8:f32, 0.0058:42>>, tensor<2x8x!quant.uniform<i8:f32, 0.0058:42>>) -> tensor<2x8x!quant.uniform<i8:f32, 0.0058:42>>
+  return %y : tensor<2x8x!quant.uniform<i8:f32, 0.0058:42>>
+}
