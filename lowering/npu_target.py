@@ -32,6 +32,12 @@ PATTERNS: dict[str, dict[str, str]] = {
         "transpose_conv2d": "a TRANSPOSE_CONV2D of triangle weights (Vela maps no RESIZE of this kind on Ethos-U55 "
                             "and U65)",
     },
+    "prelu_branch": {
+        "select": "GREATER_EQUAL + SELECT of the two encoded branches (one TOSA operator choosing)",
+        "sign_arithmetic": "the negative branch's difference added where x - zp < 0, through its sign bit "
+                           "(ARITHMETIC_RIGHT_SHIFT, MUL, SUB: Vela maps no SELECT or comparison on Ethos-U55 and "
+                           "U65)",
+    },
 }
 
 
@@ -43,7 +49,7 @@ class NpuTarget:
 
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
-_SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d"}
+_SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d", "prelu_branch": "sign_arithmetic"}
 NPU_TARGETS: dict[str, NpuTarget] = {
     "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),
     "ethos-u65": NpuTarget("ethos-u65", _VELA_PROFILE, _SMALL_NPU),

@@ -36,6 +36,7 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value
+from ..npu_target import choose
 from ..quant import (QInfo, fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale, rescale_values,
                      saturate_to, widen)
 from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
@@ -294,14 +295,23 @@ def compare(ctx: LoweringContext) -> Value:
 
 @rule("nn.prelu", quantized=True)
 def prelu(ctx: LoweringContext) -> Value:
-    """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT."""
+    """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT (or, under
+    `--target ethos-u55|ethos-u65`, the same choice through x - zp's sign bit)."""
     (x, alpha), (xq, aq) = _operands(ctx)
     yq = q_out(ctx)
     require_per_tensor(ctx, yq)
     xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
     negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq, max_abs=xq.span * aq.span)
     positive = narrow(ctx, xv, xq.scale / yq.scale, yq, max_abs=xq.span)
-    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", ctx.type_of(xv).rank))
+    rank = ctx.type_of(xv).rank
+    if choose(ctx, "prelu_branch") == "sign_arithmetic":
+        # the same choice in arithmetic (npu_target.py): sign = -1 where x - zp < 0, else 0, and
+        # y = positive - sign * (negative - positive), on the encoded branches widened to i32 (exact)
+        sign = ctx.binary("tosa.arithmetic_right_shift", xv, ctx.scalar(31, "i32", rank), {"round": False})
+        p32, n32 = (rescale(ctx, v, 1.0, "i32", rounding="SINGLE_ROUND") for v in (positive, negative))
+        y = ctx.binary("tosa.sub", p32, ctx.mul(sign, ctx.binary("tosa.sub", n32, p32)))
+        return rescale(ctx, y, 1.0, yq.dtype, rounding="SINGLE_ROUND")
+    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", rank))
     return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))
 
 
