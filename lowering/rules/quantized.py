@@ -18,7 +18,8 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32
   result (Cast of QSymmS16 to Signed32) is CAST, MUL, ADD when the table is affine. An i8 -> i8
   requantize or relu / clamp with requantization is RESCALE + CLAMP instead of a TABLE where that
-  reproduces the table on all 256 inputs (`rescale_and_clamp`).
+  reproduces the table on all 256 inputs (`rescale_and_clamp`; abs as RESCALE, ABS, RESCALE): the
+  forms Vela fuses into one NPU operator (docs/vela.md).
   Under litert semantics (lowering/semantics.py) the tables hold what TFLite's integer kernel of the
   op computes where it has one (`kernel_results`, lowering/litert_kernels.py), and the int16
   piecewise-linear functions rescale by TFLite's multipliers (`_litert_i16`).
@@ -381,10 +382,9 @@ TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn
              "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
 
 
-# i8 -> i8 functions that are a requantization, clamped: RESCALE (+ CLAMP) where exact, not a TABLE; abs
-# of x - zp then a RESCALE (+ CLAMP) likewise (TABLE's fixed cost dwarfs both on small tensors)
-RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity")
-ABS_RESCALE = ("nn.abs",)
+# i8 -> i8 functions that are a requantization (of |x - zp| for abs), clamped: RESCALE (+ CLAMP) where exact,
+# not a TABLE (whose fixed cost dwarfs them on small tensors: docs/vela.md)
+RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity", "nn.abs")
 
 
 def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
@@ -417,28 +417,19 @@ def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
 
 def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
     """The op's integers for i8 -> i8 as one RESCALE by the ratio of the scales plus a CLAMP to the
-    results' range, where that is exact on all 256 inputs (`exact_rescale`); else None (a TABLE then).
-    The form NPU compilers fuse into the producer, as TFLite's relu6 with requantize."""
+    results' range, where that is exact on all 256 inputs (`exact_rescale`); for abs of |x - zp| (RESCALE
+    to i32, ABS first: TFLite's kernel). Else None (a TABLE then). The forms NPU compilers fuse into one
+    operator (TFLite's relu6 with requantize into its producer; Vela's ABS)."""
     v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
-    found = exact_rescale(ctx, v, xq, yq)
+    of_abs = ctx.op_name == "nn.abs"
+    found = exact_rescale(ctx, np.abs(v) if of_abs else v, xq, yq)
     if found is None:
         return None
     multiplier, shift, rounding, low, high = found
-    y = rescale(ctx, x, 0.0, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point, fixed=(multiplier, shift),
-                rounding=rounding)
-    return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
-
-
-def abs_and_rescale(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
-    """abs for i8 -> i8 as TFLite's kernel computes it (and Vela maps TFLite's ABS): |x - zp| in i32 (RESCALE,
-    ABS), then one RESCALE (+ CLAMP) to the output, where that is exact on all 256 inputs; else None."""
-    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
-    found = exact_rescale(ctx, np.abs(v), xq, yq)
-    if found is None:
-        return None
-    multiplier, shift, rounding, low, high = found
-    magnitude = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=xq.zero_point, rounding="SINGLE_ROUND")])
-    y = rescale(ctx, magnitude, 0.0, yq.dtype, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
+    in_zp = xq.zero_point
+    if of_abs:
+        x, in_zp = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")]), 0
+    y = rescale(ctx, x, 0.0, yq.dtype, in_zp=in_zp, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
     return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
 
@@ -453,10 +444,6 @@ def unary(ctx: LoweringContext) -> Value:
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
     if ctx.op_name in RESCALE_CLAMP and xq.dtype == yq.dtype == "i8":
         y = rescale_and_clamp(ctx, x, xq, yq)
-        if y is not None:
-            return y
-    if ctx.op_name in ABS_RESCALE and xq.dtype == yq.dtype == "i8":
-        y = abs_and_rescale(ctx, x, xq, yq)
         if y is not None:
             return y
     if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:

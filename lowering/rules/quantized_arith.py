@@ -7,7 +7,8 @@ zero point zp, scale s) becomes an i32 `F = round((x - zp) * s / unit)` on one c
 zero point) encodes the result. `unit` is s_out * 2**-p with p as large as the operands' ranges
 allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - add / sub / maximum / minimum: on the F's (a common scale, as the TFLite-to-TOSA legalization
-  does); mul: (xa - zpa) * (xb - zpb) exactly, one RESCALE by sa * sb / s_out;
+  does); maximum / minimum of operands quantized as the result on the stored integers;
+  mul: (xa - zpa) * (xb - zpb) exactly, one RESCALE by sa * sb / s_out;
   squared_difference: sa**2 A*A - 2 sa sb A*B + sb**2 B*B from exact i32 products (CpuRef), or
   TFLite's int8 kernel under LiteRT semantics;
 - comparisons: operands quantized alike compare their integers; otherwise the F's on a unit finer
@@ -20,7 +21,9 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
   256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
   (CpuRef's; semantics "litert" lowers softmax, L2 normalization and division as TFLite's integer
   kernels compute them: quantized_litert.py);
-- batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias.
+- batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias;
+- prelu: both branches encoded, then SELECT, or under `--target ethos-u55|ethos-u65` the same choice
+  through the sign bit (lowering/npu_target.py).
 
 Under LiteRT semantics (lowering/semantics.py) add, sub, mul, sum and mean follow TFLite's integer
 kernels instead: their multipliers (QuantizeMultiplier) and MultiplyByQuantizedMultiplier's two
