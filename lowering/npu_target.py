@@ -38,6 +38,10 @@ PATTERNS: dict[str, dict[str, str]] = {
                            "(ARITHMETIC_RIGHT_SHIFT, MUL, SUB: Vela maps no SELECT or comparison on Ethos-U55 and "
                            "U65)",
     },
+    "lstm_activation": {
+        "gather": "a 65536-entry GATHER of gemmlowp's int16 logistic / tanh (one TOSA operator)",
+        "fixed_point": "gemmlowp's fixed-point steps in i32 arithmetic (Vela maps no GATHER on Ethos-U55 and U65)",
+    },
 }
 
 
@@ -49,7 +53,8 @@ class NpuTarget:
 
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
-_SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d", "prelu_branch": "sign_arithmetic"}
+_SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d", "prelu_branch": "sign_arithmetic",
+              "lstm_activation": "fixed_point"}
 NPU_TARGETS: dict[str, NpuTarget] = {
     "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),
     "ethos-u65": NpuTarget("ethos-u65", _VELA_PROFILE, _SMALL_NPU),

@@ -84,3 +84,26 @@ def test_vela_compiles_quantized_prelu_for_ethos_u55():
     path.write_bytes(nn2tosa.convert(armnn, target="ethos-u55").tosa_flatbuffer())
     outcome = compile_with_vela(path, "ethos-u55-256", in_process=True)
     assert outcome.compiled and outcome.cpu_ops == 0, outcome.message
+
+
+@pytest.mark.parametrize("integer_bits", [0, 3, 4, 6])
+@pytest.mark.parametrize("tanh", [False, True], ids=["logistic", "tanh"])
+def test_gemmlowp_int16_functions_in_arithmetic_on_every_input(tanh, integer_bits):
+    """The integer LSTMs' activations without GATHER (--target ethos-u55/u65): gemmlowp's logistic and tanh
+    of every FixedPoint<int16, integer_bits> raw, as tflite_fixed's numpy model of gemmlowp computes them."""
+    from lowering_harness import run_reference_model
+    from nn2tosa.ir import Graph, TensorType
+    from nn2tosa.lowering.context import LoweringContext
+    from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
+    from nn2tosa.lowering.rules.gemmlowp16 import logistic_or_tanh16, supported
+    from nn2tosa.lowering.tflite_fixed import gemmlowp_logistic16, gemmlowp_tanh16
+
+    assert supported(integer_bits, tanh)
+    v = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+    g = Graph()
+    x = g.add_input(TensorType(v.shape, "i16"), "x")
+    g.add_output(logistic_or_tanh16(LoweringContext(g, x.node, []), x, integer_bits, tanh), "y")
+    (got,) = run_reference_model(bytes(build_flatbuffer(g)), [v])
+    want = (gemmlowp_tanh16 if tanh else gemmlowp_logistic16)(v.astype(np.int64), integer_bits)
+    np.testing.assert_array_equal(got.astype(np.int64), want)
+    assert not {g.op(n) for n in g.nodes()} & {"tosa.gather", "tosa.select", "tosa.greater", "tosa.bitwise_and"}

@@ -35,9 +35,10 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, LoweringUnsupported
+from ..npu_target import choose
 from ..quant import QInfo, clamp_int, qinfo, requantize_like_tflite, rescale, saturate_to
 from ..tflite_fixed import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quantize_multiplier
-from . import rule
+from . import gemmlowp16, rule
 from .conv import constant_value
 from .quantized import gather_lookup
 from .quantized_litert import _inverse_sqrt, _rounding_divide
@@ -62,7 +63,11 @@ def _table(function: str, integer_bits: int) -> np.ndarray:
 
 
 def activation(ctx: LoweringContext, x: Value, function: str, integer_bits: int) -> Value:
-    """gemmlowp's int16 logistic or tanh of FixedPoint<int16, integer_bits> raws: a 65536-entry GATHER."""
+    """gemmlowp's int16 logistic or tanh of FixedPoint<int16, integer_bits> raws: a 65536-entry GATHER, or
+    under `--target ethos-u55|ethos-u65` its fixed-point steps (gemmlowp16.py)."""
+    tanh = function == "tanh"
+    if gemmlowp16.supported(integer_bits, tanh) and choose(ctx, "lstm_activation") == "fixed_point":
+        return gemmlowp16.logistic_or_tanh16(ctx, x, integer_bits, tanh)
     return gather_lookup(ctx, x, _table(function, integer_bits), "i16")
 
 
