@@ -42,6 +42,12 @@ PATTERNS: dict[str, dict[str, str]] = {
         "gather": "a 65536-entry GATHER of gemmlowp's int16 logistic / tanh (one TOSA operator)",
         "fixed_point": "gemmlowp's fixed-point steps in i32 arithmetic (Vela maps no GATHER on Ethos-U55 and U65)",
     },
+    "lstm_layer_norm": {
+        "direct": "the row's sum of squares as an i48 MATMUL, v mod 2**k as BITWISE_AND, the variance-1 case by "
+                  "EQUAL + SELECT",
+        "arithmetic": "the same integers from shifts, i32 sums and multiplications by 0 or 1 (Vela maps no int16 "
+                      "MATMUL, BITWISE_AND, EQUAL or SELECT on Ethos-U55 and U65)",
+    },
 }
 
 
@@ -54,7 +60,8 @@ class NpuTarget:
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
 _SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d", "prelu_branch": "sign_arithmetic",
-              "lstm_activation": "fixed_point"}
+              "lstm_activation": "fixed_point",
+              "lstm_layer_norm": "arithmetic"}
 NPU_TARGETS: dict[str, NpuTarget] = {
     "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),
     "ethos-u65": NpuTarget("ethos-u65", _VELA_PROFILE, _SMALL_NPU),

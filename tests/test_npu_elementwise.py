@@ -107,3 +107,29 @@ def test_gemmlowp_int16_functions_in_arithmetic_on_every_input(tanh, integer_bit
     want = (gemmlowp_tanh16 if tanh else gemmlowp_logistic16)(v.astype(np.int64), integer_bits)
     np.testing.assert_array_equal(got.astype(np.int64), want)
     assert not {g.op(n) for n in g.nodes()} & {"tosa.gather", "tosa.select", "tosa.greater", "tosa.bitwise_and"}
+
+
+@pytest.mark.parametrize("stem", ["qlstm_basic_nolayernorm_qs8", "qlstm_cifg_peephole_projection_layernorm_qs8"])
+def test_integer_lstm_under_the_u55_preset(stem):
+    """The QLSTM corpus files under --target ethos-u55 (gemmlowp's activations in arithmetic, the layer norm
+    without BITWISE_AND, int16 MATMUL, EQUAL or SELECT) give the default lowering's integers on the corpus
+    inputs and on random ones, and Vela compiles them for U55 (it stopped at their GATHERs before)."""
+    import nn2tosa
+    from lowering_harness import run_reference_model
+
+    armnn = CORPUS / "armnn" / "perlayer_23.08" / f"{stem}.armnn"
+    if not armnn.exists():
+        pytest.skip(f"no corpus file {armnn}")
+    inputs = [np.load(p) for p in sorted(armnn.parent.glob(f"{stem}.input*.npy"))]
+    rng = np.random.default_rng(7)
+    feeds = [inputs] + [[rng.integers(np.iinfo(a.dtype).min, np.iinfo(a.dtype).max, a.shape, endpoint=True)
+                         .astype(a.dtype) for a in inputs] for _ in range(3)]
+    default, u55 = (bytes(nn2tosa.convert(armnn, **options).tosa_flatbuffer()) for options in ({}, {"target": "ethos-u55"}))
+    for feed in feeds:
+        for want, got in zip(run_reference_model(default, feed), run_reference_model(u55, feed), strict=True):
+            np.testing.assert_array_equal(got, want)
+    if vela_command() is not None:
+        path = Path(tempfile.mkdtemp(prefix="nn2tosa-npu-elem-")) / f"{stem}.tosa"
+        path.write_bytes(u55)
+        outcome = compile_with_vela(path, "ethos-u55-256", in_process=True)
+        assert outcome.compiled and outcome.cpu_ops == 0, outcome.message

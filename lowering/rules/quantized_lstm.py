@@ -277,9 +277,39 @@ def _variance_floor(ctx: LoweringContext, x: Value, total: Value, k: int) -> Val
     int16 vectors (one more element pair, -1 times 2**(k-1)); one RESCALE rounding it by 2**k gives
     qA = floor(sum_sq / n), the low k bits of the squares summed in i32 give rA = sum_sq mod n. With
     sum = n m + r and T = rA - 2 m r = n qT + rT (floored), the variance is
-    qA - m**2 + qT - (1 if n rT < r**2 else 0)."""
+    qA - m**2 + qT - (1 if n rT < r**2 else 0). Under `--target ethos-u55|ethos-u65` (no BITWISE_AND, no
+    int16 MATMUL there) v mod n is v - floor(v / n) n and qA = sum(sq >> k) + (sum(sq mod n) >> k)."""
     batch, n = ctx.type_of(x).shape
     low = (1 << k) - 1
+    arithmetic = choose(ctx, "lstm_layer_norm") == "arithmetic"
+
+    def low_bits(v: Value) -> Value:  # v mod n: BITWISE_AND, or v - (v >> k) * n (floored: the same bits)
+        if not arithmetic:
+            return ctx.binary("tosa.bitwise_and", v, _i32(ctx, low, v))
+        return ctx.binary("tosa.sub", v, mul_i32(ctx, floor_by_n(v), _i32(ctx, 1 << k, v)))
+
+    def floor_by_n(v: Value) -> Value:  # floor(v / n)
+        return ctx.binary("tosa.arithmetic_right_shift", v, _i32(ctx, k, v), {"round": False})
+
+    squares = mul_i32(ctx, x, x)
+    r_sum = ctx.op("tosa.reduce_sum", [low_bits(squares)], {"axis": 1})
+    r_a = low_bits(r_sum)
+    if arithmetic:  # no i48 MATMUL either: sum_sq = n sum(sq >> k) + sum(sq mod n), each sum within i32
+        q_a = ctx.binary("tosa.add", ctx.op("tosa.reduce_sum", [floor_by_n(squares)], {"axis": 1}), floor_by_n(r_sum))
+    else:
+        q_a = _sum_of_squares_over_n(ctx, x, k)
+
+    m, r = floor_by_n(total), low_bits(total)  # total = n m + r, 0 <= r < n (floored)
+    t = ctx.binary("tosa.sub", r_a, mul_i32(ctx, mul_i32(ctx, m, r), _i32(ctx, 2, m)))
+    q_t, r_t = floor_by_n(t), low_bits(t)
+    fraction = ctx.binary("tosa.sub", mul_i32(ctx, r_t, _i32(ctx, n, r_t)), mul_i32(ctx, r, r))
+    below = ctx.binary("tosa.arithmetic_right_shift", fraction, _i32(ctx, 31, fraction), {"round": False})  # -1 or 0
+    return ctx.binary("tosa.add", ctx.binary("tosa.add", ctx.binary("tosa.sub", q_a, mul_i32(ctx, m, m)), q_t), below)
+
+
+def _sum_of_squares_over_n(ctx: LoweringContext, x: Value, k: int) -> Value:
+    """floor(sum_sq / 2**k) of each row: an exact i48 MATMUL of sum_sq - 2**(k-1), rounded by a RESCALE."""
+    batch, n = ctx.type_of(x).shape
     x16 = ctx.cast(x, "i16")
     row = ctx.op("tosa.concat", [ctx.reshape(x16, (batch, 1, n)), ctx.const(np.full((batch, 1, 1), -1, np.int16), "i16")],
                  {"axis": 2})
@@ -287,19 +317,7 @@ def _variance_floor(ctx: LoweringContext, x: Value, total: Value, k: int) -> Val
                                     ctx.const(np.full((batch, 1, 1), 1 << (k - 1), np.int16), "i16")], {"axis": 1})
     zero = ctx.zero_point("i16")
     squares48 = ctx.op("tosa.matmul", [row, column, zero, zero], types=[TensorType((batch, 1, 1), "i48")])
-    q_a = ctx.reshape(rescale(ctx, squares48, 1.0, "i32", fixed=(1 << 14, k + 14), rounding="SINGLE_ROUND"), (batch, 1))
-    low_bits = ctx.binary("tosa.bitwise_and", mul_i32(ctx, x, x), _i32(ctx, low, x))
-    r_a = ctx.binary("tosa.bitwise_and", ctx.op("tosa.reduce_sum", [low_bits], {"axis": 1}), _i32(ctx, low, total))
-
-    def floor_split(v: Value) -> tuple[Value, Value]:  # v = n q + r, 0 <= r < n
-        return (ctx.binary("tosa.arithmetic_right_shift", v, _i32(ctx, k, v), {"round": False}),
-                ctx.binary("tosa.bitwise_and", v, _i32(ctx, low, v)))
-
-    m, r = floor_split(total)
-    q_t, r_t = floor_split(ctx.binary("tosa.sub", r_a, mul_i32(ctx, mul_i32(ctx, m, r), _i32(ctx, 2, m))))
-    fraction = ctx.binary("tosa.sub", mul_i32(ctx, r_t, _i32(ctx, n, r_t)), mul_i32(ctx, r, r))
-    below = ctx.binary("tosa.arithmetic_right_shift", fraction, _i32(ctx, 31, fraction), {"round": False})  # -1 or 0
-    return ctx.binary("tosa.add", ctx.binary("tosa.add", ctx.binary("tosa.sub", q_a, mul_i32(ctx, m, m)), q_t), below)
+    return ctx.reshape(rescale(ctx, squares48, 1.0, "i32", fixed=(1 << 14, k + 14), rounding="SINGLE_ROUND"), (batch, 1))
 
 
 def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Value, Value]:
@@ -311,6 +329,15 @@ def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Val
     into = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", p, eleven), _i32(ctx, 0, p))
     right = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", eleven, p), _i32(ctx, 0, p))
     inverse = ctx.binary("tosa.logical_left_shift", inverse, into)
+    if choose(ctx, "lstm_layer_norm") == "arithmetic":  # [v == 1] = [v < 2] - [v < 1], from sign bits
+        def below(bound: int) -> Value:
+            return ctx.binary("tosa.sub", _i32(ctx, 0, variance), ctx.binary(
+                "tosa.arithmetic_right_shift", ctx.binary("tosa.sub", variance, _i32(ctx, bound, variance)),
+                _i32(ctx, 31, variance), {"round": False}))
+        one = ctx.binary("tosa.sub", below(2), below(1))
+        other = ctx.binary("tosa.sub", _i32(ctx, 1, one), one)
+        return (ctx.binary("tosa.add", mul_i32(ctx, inverse, other), mul_i32(ctx, one, _i32(ctx, INT32_MAX, one))),
+                mul_i32(ctx, right, other))
     one = ctx.binary("tosa.equal", variance, _i32(ctx, 1, variance))
     return (ctx.op("tosa.select", [one, _i32(ctx, INT32_MAX, inverse), inverse]),
             ctx.op("tosa.select", [one, _i32(ctx, 0, right), right]))
