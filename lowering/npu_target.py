@@ -92,5 +92,7 @@ def choose(ctx: LoweringContext, pattern: str) -> str:
     preset = npu_target(ctx.graph.meta.get(TARGET_KEY))
     form = preset.forms.get(pattern, next(iter(forms))) if preset else next(iter(forms))
     why = forms[form]
-    ctx.npu_choices.append(f"{pattern} -> {form} ({preset.name if preset else 'no --target'}: {why})")
+    choice = f"{pattern} -> {form} ({preset.name if preset else 'no --target'}: {why})"
+    if choice not in ctx.npu_choices:  # once per layer, however often its rule asks
+        ctx.npu_choices.append(choice)
     return form

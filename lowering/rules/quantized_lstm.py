@@ -23,7 +23,9 @@ The matrix products are int8 MATMULs (zero points 0, or the weights' for uint8 w
 int8), MBQM is RESCALE with DOUBLE_ROUND (quant.requantize_like_tflite), RoundingDivideByPOT a
 nudged arithmetic right shift, and gemmlowp's fixed-point logistic and tanh are functions of one
 int16 tensor, tabulated for all 65536 inputs (lowering/tflite_fixed.py) and looked up by a GATHER:
-no TOSA TABLE interpolates them exactly.
+no TOSA TABLE interpolates them exactly. Under `--target ethos-u55|ethos-u65` (no GATHER, BITWISE_AND,
+int16 MATMUL or SELECT in Vela there) the activations are gemmlowp's steps in i32 (gemmlowp16.py) and
+the layer norm's bit operations arithmetic (lowering/npu_target.py).
 """
 from __future__ import annotations
 
