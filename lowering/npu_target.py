@@ -32,6 +32,22 @@ PATTERNS: dict[str, dict[str, str]] = {
         "transpose_conv2d": "a TRANSPOSE_CONV2D of triangle weights (Vela maps no RESIZE of this kind on Ethos-U55 "
                             "and U65)",
     },
+    "prelu_branch": {
+        "select": "GREATER_EQUAL + SELECT of the two encoded branches (one TOSA operator choosing)",
+        "sign_arithmetic": "the negative branch's difference added where x - zp < 0, through its sign bit "
+                           "(ARITHMETIC_RIGHT_SHIFT, MUL, SUB: Vela maps no SELECT or comparison on Ethos-U55 and "
+                           "U65)",
+    },
+    "lstm_activation": {
+        "gather": "a 65536-entry GATHER of gemmlowp's int16 logistic / tanh (one TOSA operator)",
+        "fixed_point": "gemmlowp's fixed-point steps in i32 arithmetic (Vela maps no GATHER on Ethos-U55 and U65)",
+    },
+    "lstm_layer_norm": {
+        "direct": "the row's sum of squares as an i48 MATMUL, v mod 2**k as BITWISE_AND, the variance-1 case by "
+                  "EQUAL + SELECT",
+        "arithmetic": "the same integers from shifts, i32 sums and multiplications by 0 or 1 (Vela maps no int16 "
+                      "MATMUL, BITWISE_AND, EQUAL or SELECT on Ethos-U55 and U65)",
+    },
 }
 
 
@@ -43,7 +59,9 @@ class NpuTarget:
 
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
-_SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d"}
+_SMALL_NPU = {"resize_bilinear_integer_upscale": "transpose_conv2d", "prelu_branch": "sign_arithmetic",
+              "lstm_activation": "fixed_point",
+              "lstm_layer_norm": "arithmetic"}
 NPU_TARGETS: dict[str, NpuTarget] = {
     "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),
     "ethos-u65": NpuTarget("ethos-u65", _VELA_PROFILE, _SMALL_NPU),
@@ -74,5 +92,7 @@ def choose(ctx: LoweringContext, pattern: str) -> str:
     preset = npu_target(ctx.graph.meta.get(TARGET_KEY))
     form = preset.forms.get(pattern, next(iter(forms))) if preset else next(iter(forms))
     why = forms[form]
-    ctx.npu_choices.append(f"{pattern} -> {form} ({preset.name if preset else 'no --target'}: {why})")
+    choice = f"{pattern} -> {form} ({preset.name if preset else 'no --target'}: {why})"
+    if choice not in ctx.npu_choices:  # once per layer, however often its rule asks
+        ctx.npu_choices.append(choice)
     return form

@@ -50,6 +50,14 @@ def tfl_leaky_relu(v: int, xs: float, xz: int, ys: float, yz: int, alpha: float)
     return max(-128, min(127, mbqm(d, q, e) + yz))
 
 
+def tfl_abs(v: int, xs: float, xz: int, ys: float, yz: int) -> int:
+    """elementwise.cc AbsEvalQuantized: |x - zp| times the float32 ratio of the scales unless they are equal."""
+    d = abs(v - xz)
+    if F32(xs) != F32(ys):
+        d = mbqm(d, *quantize_multiplier(float(F32(xs) / F32(ys))))  # float / float, then widened
+    return max(-128, min(127, d + yz))
+
+
 def tfl_sqrt(v: int, xs: float, xz: int, ys: float, yz: int) -> int:
     out = np.sqrt(F32(xs) * F32(v - xz)) / F32(ys)
     return max(-128, min(127, int(out) + yz))  # int() truncates as the C cast does
@@ -145,6 +153,9 @@ CASES_8 = [
      (0.007842489518225193, -1), (0.004705732688307762, -86), True),
     ("nn.leaky_relu", {"alpha": 0.3}, lambda v, *q: tfl_leaky_relu(v, *q, 0.3), (0.10334068, 65), (0.0305436, 115),
      False),
+    ("nn.abs", None, tfl_abs, (0.007842489518225193, -1), (0.003921543247997761, -128), False),
+    ("nn.abs", None, tfl_abs, (0.0305436, 65), (0.05334068, -115), False),
+    ("nn.abs", None, tfl_abs, (0.05, 3), (0.05, -20), False),
     ("nn.sqrt", None, tfl_sqrt, (0.015686223283410072, -128), (0.00784312468022108, -128), True),
     ("nn.sqrt", None, tfl_sqrt, (0.06728688, -13), (0.06203258, 73), True),
     ("nn.rsqrt", None, tfl_rsqrt, (0.01568622514605522, -128), (0.012381935492157936, -128), False),

@@ -18,7 +18,8 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32
   result (Cast of QSymmS16 to Signed32) is CAST, MUL, ADD when the table is affine. An i8 -> i8
   requantize or relu / clamp with requantization is RESCALE + CLAMP instead of a TABLE where that
-  reproduces the table on all 256 inputs (`rescale_and_clamp`).
+  reproduces the table on all 256 inputs (`rescale_and_clamp`; abs as RESCALE, ABS, RESCALE): the
+  forms Vela fuses into one NPU operator (docs/vela.md).
   Under litert semantics (lowering/semantics.py) the tables hold what TFLite's integer kernel of the
   op computes where it has one (`kernel_results`, lowering/litert_kernels.py), and the int16
   piecewise-linear functions rescale by TFLite's multipliers (`_litert_i16`).
@@ -417,20 +418,22 @@ TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn
              "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
 
 
-# i8 -> i8 functions that are a requantization, clamped: RESCALE (+ CLAMP) where exact, not a TABLE
-RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity")
+# i8 -> i8 functions that are a requantization (of |x - zp| for abs), clamped: RESCALE (+ CLAMP) where exact,
+# not a TABLE (whose fixed cost dwarfs them on small tensors: docs/vela.md)
+RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity", "nn.abs")
 
 
-def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
-    """The op's integers (TFLite's kernel, or CpuRef's encode of the float function) for i8 -> i8 as
-    one RESCALE by the ratio of the scales plus a CLAMP to the results' range, when one of the
-    multipliers the kernels use (TFLite's QuantizeMultiplier of the float32 or the double ratio,
-    with DOUBLE_ROUND; RESCALE's own with half-up rounding) gives them for all 256 inputs; else None
-    (a TABLE then). The form NPU compilers fuse into the producer, as TFLite's relu6 with requantize."""
+def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
+                  ) -> tuple[int, int, str, int | None, int | None] | None:
+    """(multiplier, shift, rounding, low, high) of one RESCALE of the integers `u` (x - zp, or a
+    function of it, for every i8 input in order) by the ratio of the scales, then a CLAMP to
+    [low, high] (None: no CLAMP needed on that side), that gives the op's integers (TFLite's kernel,
+    or CpuRef's encode of the float function) for all 256 inputs, trying the multipliers the kernels
+    use (TFLite's QuantizeMultiplier of the float32 or the double ratio, with DOUBLE_ROUND; RESCALE's
+    own with half-up rounding); None when none does."""
     kernel = kernel_results(ctx, xq, yq)
     want = kernel if kernel is not None else source_results(source_function(ctx), xq, yq)
     want = np.asarray(want, np.int64)
-    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
     low, high = int(want.min()), int(want.max())
     ratio = xq.scale / yq.scale
     candidates = []
@@ -441,13 +444,29 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
     for multiplier, shift, rounding in candidates:
         if multiplier <= 0 or not 2 <= shift <= 62:
             continue
-        got = np.clip(rescale_values(v, multiplier, shift, rounding) + yq.zero_point, yq.qmin, yq.qmax)
+        got = np.clip(rescale_values(u, multiplier, shift, rounding) + yq.zero_point, yq.qmin, yq.qmax)
         if np.array_equal(np.clip(got, low, high), want):
-            y = rescale(ctx, x, 0.0, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point,
-                        fixed=(multiplier, shift), rounding=rounding)
             # a CLAMP only where the RESCALE reaches past the results (relu's lower bound, relu6's upper)
-            return clamp_int(ctx, y, low if got.min() < low else yq.qmin, high if got.max() > high else yq.qmax)
+            return multiplier, shift, rounding, low if got.min() < low else None, high if got.max() > high else None
     return None
+
+
+def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
+    """The op's integers for i8 -> i8 as one RESCALE by the ratio of the scales plus a CLAMP to the
+    results' range, where that is exact on all 256 inputs (`exact_rescale`); for abs of |x - zp| (RESCALE
+    to i32, ABS first: TFLite's kernel). Else None (a TABLE then). The forms NPU compilers fuse into one
+    operator (TFLite's relu6 with requantize into its producer; Vela's ABS)."""
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+    of_abs = ctx.op_name == "nn.abs"
+    found = exact_rescale(ctx, np.abs(v) if of_abs else v, xq, yq)
+    if found is None:
+        return None
+    multiplier, shift, rounding, low, high = found
+    in_zp = xq.zero_point
+    if of_abs:
+        x, in_zp = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")]), 0
+    y = rescale(ctx, x, 0.0, yq.dtype, in_zp=in_zp, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
+    return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
 
 @rule(*TABULATED, quantized=True)

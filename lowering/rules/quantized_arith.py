@@ -7,7 +7,8 @@ zero point zp, scale s) becomes an i32 `F = round((x - zp) * s / unit)` on one c
 zero point) encodes the result. `unit` is s_out * 2**-p with p as large as the operands' ranges
 allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - add / sub / maximum / minimum: on the F's (a common scale, as the TFLite-to-TOSA legalization
-  does); mul: (xa - zpa) * (xb - zpb) exactly, one RESCALE by sa * sb / s_out;
+  does); maximum / minimum of operands quantized as the result on the stored integers;
+  mul: (xa - zpa) * (xb - zpb) exactly, one RESCALE by sa * sb / s_out;
   squared_difference: sa**2 A*A - 2 sa sb A*B + sb**2 B*B from exact i32 products (CpuRef), or
   TFLite's int8 kernel under LiteRT semantics;
 - comparisons: operands quantized alike compare their integers; otherwise the F's on a unit finer
@@ -20,7 +21,9 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
   256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
   (CpuRef's; semantics "litert" lowers softmax, L2 normalization and division as TFLite's integer
   kernels compute them: quantized_litert.py);
-- batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias.
+- batch_norm with constant statistics: a per-channel affine map, RESCALE per channel + an i32 bias;
+- prelu: both branches encoded, then SELECT, or under `--target ethos-u55|ethos-u65` the same choice
+  through the sign bit (lowering/npu_target.py).
 
 Under LiteRT semantics (lowering/semantics.py) add, sub, mul, sum and mean follow TFLite's integer
 kernels instead: their multipliers (QuantizeMultiplier) and MultiplyByQuantizedMultiplier's two
@@ -36,6 +39,7 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value
+from ..npu_target import choose
 from ..quant import (QInfo, fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale, rescale_values,
                      saturate_to, widen)
 from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
@@ -112,6 +116,12 @@ def additive(ctx: LoweringContext) -> Value:
     require_per_tensor(ctx, yq)
     if ctx.semantics == "litert" and ctx.op_name in ("nn.add", "nn.sub"):
         return _tflite_add(ctx, xs, qs, yq)
+    if ctx.op_name in ("nn.maximum", "nn.minimum") and all(same_quantization(q, yq) for q in qs):
+        # one encoding for all three, and a monotonic one: the extremum of the stored integers (as TFLite's
+        # kernel compares them), in i32 as TOSA has it: RESCALEs by 1, which Vela fuses into the op (the
+        # common-unit RESCALEs below it does not: q8_minimum 1,728 cycles on Ethos-U55 against 192)
+        a, b = (rescale(ctx, x, 1.0, "i32", rounding="SINGLE_ROUND") for x in xs)
+        return rescale(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 1.0, yq.dtype, rounding="SINGLE_ROUND")
     p = common_unit_bits(qs, yq.scale, headroom=2)
     unit = yq.scale * 2.0 ** -p
     a, b = on_unit(ctx, xs, qs, unit)
@@ -321,14 +331,23 @@ def compare(ctx: LoweringContext) -> Value:
 
 @rule("nn.prelu", quantized=True, checks=(operands_all_quantized,))
 def prelu(ctx: LoweringContext) -> Value:
-    """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT."""
+    """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT (or, under
+    `--target ethos-u55|ethos-u65`, the same choice through x - zp's sign bit)."""
     (x, alpha), (xq, aq) = _operands(ctx)
     yq = q_out(ctx)
     require_per_tensor(ctx, yq)
     xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
     negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq, max_abs=xq.span * aq.span)
     positive = narrow(ctx, xv, xq.scale / yq.scale, yq, max_abs=xq.span)
-    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", ctx.type_of(xv).rank))
+    rank = ctx.type_of(xv).rank
+    if choose(ctx, "prelu_branch") == "sign_arithmetic":
+        # the same choice in arithmetic (npu_target.py): sign = -1 where x - zp < 0, else 0, and
+        # y = positive - sign * (negative - positive), on the encoded branches widened to i32 (exact)
+        sign = ctx.binary("tosa.arithmetic_right_shift", xv, ctx.scalar(31, "i32", rank), {"round": False})
+        p32, n32 = (rescale(ctx, v, 1.0, "i32", rounding="SINGLE_ROUND") for v in (positive, negative))
+        y = ctx.binary("tosa.sub", p32, ctx.mul(sign, ctx.binary("tosa.sub", n32, p32)))
+        return rescale(ctx, y, 1.0, yq.dtype, rounding="SINGLE_ROUND")
+    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", rank))
     return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))
 
 

@@ -23,7 +23,9 @@ The matrix products are int8 MATMULs (zero points 0, or the weights' for uint8 w
 int8), MBQM is RESCALE with DOUBLE_ROUND (quant.requantize_like_tflite), RoundingDivideByPOT a
 nudged arithmetic right shift, and gemmlowp's fixed-point logistic and tanh are functions of one
 int16 tensor, tabulated for all 65536 inputs (lowering/tflite_fixed.py) and looked up by a GATHER:
-no TOSA TABLE interpolates them exactly.
+no TOSA TABLE interpolates them exactly. Under `--target ethos-u55|ethos-u65` (no GATHER, BITWISE_AND,
+int16 MATMUL or SELECT in Vela there) the activations are gemmlowp's steps in i32 (gemmlowp16.py) and
+the layer norm's bit operations arithmetic (lowering/npu_target.py).
 """
 from __future__ import annotations
 
@@ -35,9 +37,10 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
+from ..npu_target import choose
 from ..quant import QInfo, clamp_int, qinfo, requantize_like_tflite, rescale, saturate_to
 from ..tflite_fixed import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quantize_multiplier
-from . import rule
+from . import gemmlowp16, rule
 from .conv import constant_value
 from .quantized import gather_lookup
 from .quantized_litert import _inverse_sqrt, _rounding_divide
@@ -62,7 +65,11 @@ def _table(function: str, integer_bits: int) -> np.ndarray:
 
 
 def activation(ctx: LoweringContext, x: Value, function: str, integer_bits: int) -> Value:
-    """gemmlowp's int16 logistic or tanh of FixedPoint<int16, integer_bits> raws: a 65536-entry GATHER."""
+    """gemmlowp's int16 logistic or tanh of FixedPoint<int16, integer_bits> raws: a 65536-entry GATHER, or
+    under `--target ethos-u55|ethos-u65` its fixed-point steps (gemmlowp16.py)."""
+    tanh = function == "tanh"
+    if gemmlowp16.supported(integer_bits, tanh) and choose(ctx, "lstm_activation") == "fixed_point":
+        return gemmlowp16.logistic_or_tanh16(ctx, x, integer_bits, tanh)
     return gather_lookup(ctx, x, _table(function, integer_bits), "i16")
 
 
@@ -293,9 +300,39 @@ def _variance_floor(ctx: LoweringContext, x: Value, total: Value, k: int) -> Val
     int16 vectors (one more element pair, -1 times 2**(k-1)); one RESCALE rounding it by 2**k gives
     qA = floor(sum_sq / n), the low k bits of the squares summed in i32 give rA = sum_sq mod n. With
     sum = n m + r and T = rA - 2 m r = n qT + rT (floored), the variance is
-    qA - m**2 + qT - (1 if n rT < r**2 else 0)."""
+    qA - m**2 + qT - (1 if n rT < r**2 else 0). Under `--target ethos-u55|ethos-u65` (no BITWISE_AND, no
+    int16 MATMUL there) v mod n is v - floor(v / n) n and qA = sum(sq >> k) + (sum(sq mod n) >> k)."""
     batch, n = ctx.type_of(x).shape
     low = (1 << k) - 1
+    arithmetic = choose(ctx, "lstm_layer_norm") == "arithmetic"
+
+    def low_bits(v: Value) -> Value:  # v mod n: BITWISE_AND, or v - (v >> k) * n (floored: the same bits)
+        if not arithmetic:
+            return ctx.binary("tosa.bitwise_and", v, _i32(ctx, low, v))
+        return ctx.binary("tosa.sub", v, mul_i32(ctx, floor_by_n(v), _i32(ctx, 1 << k, v)))
+
+    def floor_by_n(v: Value) -> Value:  # floor(v / n)
+        return ctx.binary("tosa.arithmetic_right_shift", v, _i32(ctx, k, v), {"round": False})
+
+    squares = mul_i32(ctx, x, x)
+    r_sum = ctx.op("tosa.reduce_sum", [low_bits(squares)], {"axis": 1})
+    r_a = low_bits(r_sum)
+    if arithmetic:  # no i48 MATMUL either: sum_sq = n sum(sq >> k) + sum(sq mod n), each sum within i32
+        q_a = ctx.binary("tosa.add", ctx.op("tosa.reduce_sum", [floor_by_n(squares)], {"axis": 1}), floor_by_n(r_sum))
+    else:
+        q_a = _sum_of_squares_over_n(ctx, x, k)
+
+    m, r = floor_by_n(total), low_bits(total)  # total = n m + r, 0 <= r < n (floored)
+    t = ctx.binary("tosa.sub", r_a, mul_i32(ctx, mul_i32(ctx, m, r), _i32(ctx, 2, m)))
+    q_t, r_t = floor_by_n(t), low_bits(t)
+    fraction = ctx.binary("tosa.sub", mul_i32(ctx, r_t, _i32(ctx, n, r_t)), mul_i32(ctx, r, r))
+    below = ctx.binary("tosa.arithmetic_right_shift", fraction, _i32(ctx, 31, fraction), {"round": False})  # -1 or 0
+    return ctx.binary("tosa.add", ctx.binary("tosa.add", ctx.binary("tosa.sub", q_a, mul_i32(ctx, m, m)), q_t), below)
+
+
+def _sum_of_squares_over_n(ctx: LoweringContext, x: Value, k: int) -> Value:
+    """floor(sum_sq / 2**k) of each row: an exact i48 MATMUL of sum_sq - 2**(k-1), rounded by a RESCALE."""
+    batch, n = ctx.type_of(x).shape
     x16 = ctx.cast(x, "i16")
     row = ctx.op("tosa.concat", [ctx.reshape(x16, (batch, 1, n)), ctx.const(np.full((batch, 1, 1), -1, np.int16), "i16")],
                  {"axis": 2})
@@ -303,19 +340,7 @@ def _variance_floor(ctx: LoweringContext, x: Value, total: Value, k: int) -> Val
                                     ctx.const(np.full((batch, 1, 1), 1 << (k - 1), np.int16), "i16")], {"axis": 1})
     zero = ctx.zero_point("i16")
     squares48 = ctx.op("tosa.matmul", [row, column, zero, zero], types=[TensorType((batch, 1, 1), "i48")])
-    q_a = ctx.reshape(rescale(ctx, squares48, 1.0, "i32", fixed=(1 << 14, k + 14), rounding="SINGLE_ROUND"), (batch, 1))
-    low_bits = ctx.binary("tosa.bitwise_and", mul_i32(ctx, x, x), _i32(ctx, low, x))
-    r_a = ctx.binary("tosa.bitwise_and", ctx.op("tosa.reduce_sum", [low_bits], {"axis": 1}), _i32(ctx, low, total))
-
-    def floor_split(v: Value) -> tuple[Value, Value]:  # v = n q + r, 0 <= r < n
-        return (ctx.binary("tosa.arithmetic_right_shift", v, _i32(ctx, k, v), {"round": False}),
-                ctx.binary("tosa.bitwise_and", v, _i32(ctx, low, v)))
-
-    m, r = floor_split(total)
-    q_t, r_t = floor_split(ctx.binary("tosa.sub", r_a, mul_i32(ctx, mul_i32(ctx, m, r), _i32(ctx, 2, m))))
-    fraction = ctx.binary("tosa.sub", mul_i32(ctx, r_t, _i32(ctx, n, r_t)), mul_i32(ctx, r, r))
-    below = ctx.binary("tosa.arithmetic_right_shift", fraction, _i32(ctx, 31, fraction), {"round": False})  # -1 or 0
-    return ctx.binary("tosa.add", ctx.binary("tosa.add", ctx.binary("tosa.sub", q_a, mul_i32(ctx, m, m)), q_t), below)
+    return ctx.reshape(rescale(ctx, squares48, 1.0, "i32", fixed=(1 << 14, k + 14), rounding="SINGLE_ROUND"), (batch, 1))
 
 
 def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Value, Value]:
@@ -327,6 +352,15 @@ def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Val
     into = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", p, eleven), _i32(ctx, 0, p))
     right = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", eleven, p), _i32(ctx, 0, p))
     inverse = ctx.binary("tosa.logical_left_shift", inverse, into)
+    if choose(ctx, "lstm_layer_norm") == "arithmetic":  # [v == 1] = [v < 2] - [v < 1], from sign bits
+        def below(bound: int) -> Value:
+            return ctx.binary("tosa.sub", _i32(ctx, 0, variance), ctx.binary(
+                "tosa.arithmetic_right_shift", ctx.binary("tosa.sub", variance, _i32(ctx, bound, variance)),
+                _i32(ctx, 31, variance), {"round": False}))
+        one = ctx.binary("tosa.sub", below(2), below(1))
+        other = ctx.binary("tosa.sub", _i32(ctx, 1, one), one)
+        return (ctx.binary("tosa.add", mul_i32(ctx, inverse, other), mul_i32(ctx, one, _i32(ctx, INT32_MAX, one))),
+                mul_i32(ctx, right, other))
     one = ctx.binary("tosa.equal", variance, _i32(ctx, 1, variance))
     return (ctx.op("tosa.select", [one, _i32(ctx, INT32_MAX, inverse), inverse]),
             ctx.op("tosa.select", [one, _i32(ctx, 0, right), right]))
