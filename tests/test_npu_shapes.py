@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from nn2tosa.ir import Builder, Graph, Loc, Quant, TensorType
+from nn2tosa.lowering.npu_target import set_npu_target
 from test_litert_arith import _all_pairs, f32, tfl_add, tfl_mean_or_sum
 from test_quant import armnn_decode, armnn_encode, one_op, qtype, run
 from tflite_kernels import mbqm, quantize_multiplier
@@ -102,29 +103,47 @@ def test_mean_over_hw_is_a_window_op(qx, qy, shape, summing):
 
 
 # ------------------------------------------------------------------------------ stride-2 convolution
-def test_stride_two_convolution_of_an_even_width_reads_it_whole():
-    """ResNet-50's stride-2 1x1 convolutions: the column past the last window is a zero-point tap of
-    a 1 x 2 kernel, not a slice of the input's width; TFLite's integers on random data."""
+@pytest.mark.parametrize("target", [None, "ethos-u55", "ethos-u85"])
+def test_stride_two_convolutions_of_an_even_width(target):
+    """ResNet-50's stride-2 1x1 convolutions, two reading one input (the block's main branch and its
+    shortcut). Without a preset the column past the last window is a zero-point tap of a 1 x 2 kernel,
+    not a slice of the input's width; under an Ethos-U preset one DEPTHWISE_CONV2D subsamples the
+    input for both, and the convolutions are 1x1 of stride 1. TFLite's integers on random data."""
     rng = np.random.default_rng(7)
     qx, qy, sw = (f32(0.0454), -128), (f32(0.0212), -128), f32(0.0031)
-    w = rng.integers(-127, 128, (6, 1, 1, 8)).astype(np.int8)
-    bias = rng.integers(-3000, 3000, 6).astype(np.int32)
     x = rng.integers(-128, 128, (2, 8, 8, 8)).astype(np.int8)
     g = Graph()
     b = Builder(g, Loc("conv"))
     xin = g.add_input(qtype(x.shape, "i8", *qx), "x")
-    wc = b.constant(w, "i8", Quant((float(sw),), (0,)))
-    bc = b.constant(bias, "i32", Quant((float(qx[0]) * float(sw),), (0,)))
-    g.add_output(b.op("nn.conv2d", [xin, wc, bc], {"stride": [2, 2], "dilation": [1, 1], "pad": [0, 0, 0, 0],
-                                                    "groups": 1}, types=[qtype((2, 4, 4, 6), "i8", *qy)]), "y")
-    (got,), low = run(g, [x], semantics="litert")
-    conv = next(n for n in low.nodes() if low.op(n) == "tosa.conv2d")
-    assert low.type_of(low.operand(conv, 0)).shape[2] == 8 and low.type_of(low.operand(conv, 1)).shape[2] == 2
-    # TFLite's ConvPerChannel: sum (x - zp) * w + bias, MultiplyByQuantizedMultiplier, + zp, clamped
-    acc = np.einsum("nhwc,oc->nhwo", x[:, ::2, ::2, :].astype(np.int64) - qx[1], w[:, 0, 0, :].astype(np.int64)) + bias
+    weights, biases = [], []
+    for i, out in enumerate((6, 5)):
+        w = rng.integers(-127, 128, (out, 1, 1, 8)).astype(np.int8)
+        bias = rng.integers(-3000, 3000, out).astype(np.int32)
+        weights.append(w)
+        biases.append(bias)
+        wc = b.constant(w, "i8", Quant((float(sw),), (0,)))
+        bc = b.constant(bias, "i32", Quant((float(qx[0]) * float(sw),), (0,)))
+        g.add_output(b.op("nn.conv2d", [xin, wc, bc], {"stride": [2, 2], "dilation": [1, 1], "pad": [0, 0, 0, 0],
+                                                        "groups": 1}, types=[qtype((2, 4, 4, out), "i8", *qy)]), f"y{i}")
+    set_npu_target(g, target)
+    got, low = run(g, [x], semantics="litert")
+    convs = [n for n in low.nodes() if low.op(n) == "tosa.conv2d"]
+    subsamples = [n for n in low.nodes() if low.op(n) == "tosa.depthwise_conv2d"]
+    if target is None:
+        assert not subsamples
+        assert all(low.type_of(low.operand(c, 0)).shape[2] == 8 and low.type_of(low.operand(c, 1)).shape[2] == 2
+                   for c in convs)
+    else:
+        assert len(subsamples) == 1 and low.type_of(low.operand(subsamples[0], 0)).shape[2] == 8
+        assert all(low.attrs(c)["stride"] == [1, 1] and low.type_of(low.operand(c, 1)).shape[1:3] == (1, 1)
+                   for c in convs)
     m, e = quantize_multiplier(float(qx[0]) * float(sw) / float(qy[0]))
-    want = np.clip(np.vectorize(lambda v: mbqm(int(v), m, e))(acc) + qy[1], -128, 127)
-    np.testing.assert_array_equal(got.reshape(want.shape).astype(np.int64), want)
+    for y, w, bias in zip(got, weights, biases):
+        # TFLite's ConvPerChannel: sum (x - zp) * w + bias, MultiplyByQuantizedMultiplier, + zp, clamped
+        acc = np.einsum("nhwc,oc->nhwo", x[:, ::2, ::2, :].astype(np.int64) - qx[1],
+                        w[:, 0, 0, :].astype(np.int64)) + bias
+        want = np.clip(np.vectorize(lambda v: mbqm(int(v), m, e))(acc) + qy[1], -128, 127)
+        np.testing.assert_array_equal(y.reshape(want.shape).astype(np.int64), want)
 
 
 # ------------------------------------------------------------------------------ one PAD of the tensor's rank

@@ -196,6 +196,31 @@ def _widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarr
     return np.pad(w, padding, constant_values=weight_zp), [window[0], window[1] + taps]
 
 
+def _subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> tuple[Value, dict]:
+    """A strided 1x1 convolution of int8 data whose windows do not tile the width (ResNet's stride-2
+    1x1 convolutions on even sizes) as a subsample of the input, then a stride-1 convolution, where the
+    --target preset asks for it: the subsample is a DEPTHWISE_CONV2D of weight 1 at the window's
+    first tap (zero points 0: the accumulator is the stored integer) and a RESCALE by 1 (multiplier
+    2**30, shift 30: exact), so it computes the very integers it reads. Its windows tile as the
+    convolution's would (`_widen_rather_than_trim`, `fit_windows`), and the same subsample of the
+    same input merges (cse) when several convolutions read it. Returns the convolution's input and
+    attributes (unchanged elsewhere)."""
+    stride = attrs["stride"]
+    if stride == [1, 1] or any(attrs["pad"]) or xq.dtype != "i8":
+        return x, attrs
+    channels = ctx.type_of(x).shape[3]
+    one_hot = np.ones((1, 1, channels, 1), np.int8)
+    sub_attrs = {"stride": list(stride), "pad": [0, 0, 0, 0], "dilation": [1, 1]}
+    one_hot, window = _widen_rather_than_trim(ctx, "tosa.depthwise_conv2d", x, one_hot, 0, [1, 1], sub_attrs)
+    if window == [1, 1] or choose(ctx, "strided_pointwise_conv_untiled") != "subsample_first":
+        return x, attrs
+    x, sub_attrs["pad"], _ = fit_windows(ctx, x, window, stride, sub_attrs["pad"])
+    operands = [x, ctx.const(one_hot, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
+                ctx.zero_point("i8")]
+    picked = ctx.op("tosa.depthwise_conv2d", operands, {**sub_attrs, "acc_type": "i32"})
+    return rescale(ctx, picked, 1.0, "i8"), {**attrs, "stride": [1, 1]}
+
+
 def _conv_quants(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
@@ -225,6 +250,8 @@ def conv2d(ctx: LoweringContext) -> Value:
     window = _windows((kh, kw), attrs["dilation"])
     x = ctx.operands[0]
     if groups == 1:
+        if window == [1, 1]:
+            x, attrs = _subsample_first(ctx, x, xq, attrs)
         return quantized_convolution(ctx, "tosa.conv2d", x, xq, w, wq, bias, out_scales, yq, (1, 2, 3), attrs, window)
     if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
         dw = np.ascontiguousarray(w.reshape(groups, o // groups, kh, kw).transpose(2, 3, 0, 1))
