@@ -171,3 +171,46 @@ def test_validate_still_reports_other_level_problems():
     target = required_target(low)
     problems = validate(to_mlir(low), dataclasses.replace(target, level="8k"))
     assert any("MAX_RANK" in p or "rank" in p for p in problems), problems
+
+
+# ------------------------------------------------------------------------------ transposed convolution
+TRANSPOSE_CASES = [  # (input [n, h, w, c], kernel [o, kh, kw], stride, out_pad)
+    ((1, 8, 8, 4), (5, 3, 3), [2, 2], [0, -1, 0, -1]),  # q8_transpose_conv: TFLite's SAME, 8 -> 16
+    ((2, 5, 4, 3), (2, 4, 2), [3, 2], [1, 0, -1, 2]),  # padding past the scatter: the bias alone
+    ((1, 3, 6, 2), (3, 2, 5), [1, 2], [-1, -1, -4, -3]),  # crops up to K - 1, stride 1 rows (no spreading)
+    ((1, 4, 4, 2), (2, 3, 3), [2, 2], [-3, -2, 1, -5]),  # deeper than K - 1: the rule's slice crops the rest
+]
+
+
+@pytest.mark.parametrize("case", TRANSPOSE_CASES)
+def test_transpose_conv_as_spread_then_conv2d_is_the_same(case):
+    """Under an Ethos-U preset a transposed convolution of int8 data is the input spread by the stride
+    and a stride-1 CONV2D (Vela fuses its requantization there): the same integers as the
+    TRANSPOSE_CONV2D form on random data, per-channel weight scales, non-zero zero points."""
+    (n, h, w, c), (o, kh, kw), stride, out_pad = case
+    rng = np.random.default_rng(11)
+    oh = (h - 1) * stride[0] + kh + out_pad[0] + out_pad[1]
+    ow = (w - 1) * stride[1] + kw + out_pad[2] + out_pad[3]
+    qx, qy = (f32(0.031), 9), (f32(0.047), -7)
+    sw = tuple(float(f32(s)) for s in rng.uniform(0.002, 0.006, o))
+    x = rng.integers(-128, 128, (n, h, w, c)).astype(np.int8)
+    weights = rng.integers(-127, 128, (o, kh, kw, c)).astype(np.int8)
+    bias = rng.integers(-2000, 2000, o).astype(np.int32)
+    outputs, forms = [], []
+    for target in (None, "ethos-u55"):
+        g = Graph()
+        b = Builder(g, Loc("tconv"))
+        xin = g.add_input(qtype(x.shape, "i8", *qx), "x")
+        wc = b.constant(weights, "i8", Quant(sw, (0,) * o, 0))
+        bc = b.constant(bias, "i32", Quant(tuple(float(qx[0]) * s for s in sw), (0,) * o, 0))
+        g.add_output(b.op("nn.transpose_conv2d", [xin, wc, bc], {"stride": stride, "out_pad": out_pad},
+                          types=[qtype((n, oh, ow, o), "i8", *qy)]), "y")
+        set_npu_target(g, target)
+        (y,), low = run(g, [x], semantics="litert")
+        outputs.append(y)
+        forms.append(ops_of(low))
+    assert "tosa.conv2d" not in forms[0]
+    assert "tosa.conv2d" in forms[1]
+    assert forms[1].count("tosa.transpose_conv2d") == (stride != [1, 1])
+    np.testing.assert_array_equal(outputs[1], outputs[0])
+    assert len(np.unique(outputs[0])) > 20  # not saturated: the data exercise the sums

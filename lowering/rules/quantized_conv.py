@@ -310,10 +310,41 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
     tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
     attrs = {"stride": list(ctx.attrs["stride"]), "out_pad": tosa_pad}
-    y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias, acc_scales / yq.scale,
-                              yq, (1, 2, 3), attrs)
+    if xq.dtype == "i8" and choose(ctx, "transpose_conv") == "upsample_then_conv2d":
+        y = _upsample_then_convolve(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
+    else:
+        y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias,
+                                  acc_scales / yq.scale, yq, (1, 2, 3), attrs)
     crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
     return tosa_slice(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
+
+
+def _upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo, bias: np.ndarray,
+                            out_scales: np.ndarray, yq: QInfo, stride: list[int], out_pad: list[int]) -> Value:
+    """A transposed convolution as the stride-1 CONV2D of its input spread out by the stride, where the
+    --target preset asks for it: Vela fuses no RESCALE but a unit one into a TRANSPOSE_CONV2D (its
+    quantization check knows no such hardware op), so the requantization ran alone (U55: 65,536 cycles
+    for 16 x 16 x 5 outputs); a CONV2D takes it. The spreading is a TRANSPOSE_CONV2D of identity 1x1
+    weights with the input zero point: (x - zp) on the stride's grid, 0 between, and a RESCALE by 1
+    adding zp back, so the gaps hold the zero point (real 0) and the grid the very inputs. The
+    transposed convolution's sum over input rows i and taps k with o = s i + k + out_pad_top is then
+    the correlation of the spread rows with the flipped kernel, padded by K - 1 + out_pad at each end
+    (0 or more: the rule keeps out_pad > -K). Padding adds nothing, as the zero point does."""
+    x = ctx.operands[0]
+    channels = ctx.type_of(x).shape[3]
+    _, kh, kw, _ = w.shape
+    if stride != [1, 1]:
+        identity = np.zeros((channels, 1, 1, channels), np.int8)
+        identity[np.arange(channels), 0, 0, np.arange(channels)] = 1
+        operands = [x, ctx.const(identity, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
+                    ctx.zero_point("i8", xq.zero_point), ctx.zero_point("i8")]
+        spread = ctx.op("tosa.transpose_conv2d", operands, {"stride": list(stride), "out_pad": [0, 0, 0, 0],
+                                                            "acc_type": "i32"})
+        x = rescale(ctx, spread, 1.0, "i8", out_zp=xq.zero_point)
+    pads = [k - 1 + p for k, p in zip((kh, kh, kw, kw), out_pad)]
+    attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
+    return quantized_convolution(ctx, "tosa.conv2d", x, xq, np.ascontiguousarray(w[:, ::-1, ::-1, :]), wq, bias,
+                                 out_scales, yq, (1, 2, 3), attrs, [kh, kw])
 
 
 @rule("nn.fully_connected", quantized=True)
