@@ -29,8 +29,10 @@ CHOICES_KEY = "npu_choices"  # meta: "; "-joined "location: pattern -> form (why
 PATTERNS: dict[str, dict[str, str]] = {
     "resize_bilinear_integer_upscale": {
         "resize": "one RESIZE (Vela maps it on Ethos-U85: fewer cycles there than the transposed convolution)",
-        "transpose_conv2d": "a TRANSPOSE_CONV2D of triangle weights (Vela maps no RESIZE of this kind on Ethos-U55 "
-                            "and U65)",
+        "depthwise_conv2d": "the input spread by the factor, then a DEPTHWISE_CONV2D of triangle weights and one "
+                            "rounding RESCALE (Vela maps no RESIZE of this kind on Ethos-U55 and U65: "
+                            "q8_resize_bilinear_align 6,871 -> 2,427 cycles on U55 against the TRANSPOSE_CONV2D of "
+                            "triangle weights)",
     },
     "transpose_conv": {
         "transpose_conv2d": "one TRANSPOSE_CONV2D and its RESCALE",
@@ -58,7 +60,7 @@ class NpuTarget:
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
 _EVERY_NPU = {"strided_pointwise_conv_untiled": "subsample_first", "transpose_conv": "upsample_then_conv2d"}
-_SMALL_NPU = {**_EVERY_NPU, "resize_bilinear_integer_upscale": "transpose_conv2d"}
+_SMALL_NPU = {**_EVERY_NPU, "resize_bilinear_integer_upscale": "depthwise_conv2d"}
 NPU_TARGETS: dict[str, NpuTarget] = {
     "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),
     "ethos-u65": NpuTarget("ethos-u65", _VELA_PROFILE, _SMALL_NPU),

@@ -330,21 +330,29 @@ def _upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: 
     transposed convolution's sum over input rows i and taps k with o = s i + k + out_pad_top is then
     the correlation of the spread rows with the flipped kernel, padded by K - 1 + out_pad at each end
     (0 or more: the rule keeps out_pad > -K). Padding adds nothing, as the zero point does."""
-    x = ctx.operands[0]
-    channels = ctx.type_of(x).shape[3]
+    x = _spread(ctx, ctx.operands[0], stride, xq.zero_point)
     _, kh, kw, _ = w.shape
-    if stride != [1, 1]:
-        identity = np.zeros((channels, 1, 1, channels), np.int8)
-        identity[np.arange(channels), 0, 0, np.arange(channels)] = 1
-        operands = [x, ctx.const(identity, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
-                    ctx.zero_point("i8", xq.zero_point), ctx.zero_point("i8")]
-        spread = ctx.op("tosa.transpose_conv2d", operands, {"stride": list(stride), "out_pad": [0, 0, 0, 0],
-                                                            "acc_type": "i32"})
-        x = rescale(ctx, spread, 1.0, "i8", out_zp=xq.zero_point)
     pads = [k - 1 + p for k, p in zip((kh, kh, kw, kw), out_pad)]
     attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
     return quantized_convolution(ctx, "tosa.conv2d", x, xq, np.ascontiguousarray(w[:, ::-1, ::-1, :]), wq, bias,
                                  out_scales, yq, (1, 2, 3), attrs, [kh, kw])
+
+
+def _spread(ctx: LoweringContext, x: Value, stride: Sequence[int], zero_point: int) -> Value:
+    """int8 x spread out by the stride: x[i, j] at (s_y i, s_x j), `zero_point` between (output
+    (h - 1) s_y + 1 rows). A TRANSPOSE_CONV2D of identity 1x1 weights with that input zero point gives
+    x - zp on the grid and 0 between; a RESCALE by 1 (2**30 >> 30: exact) adds zp back, and Vela fuses
+    such a unit RESCALE into the TRANSPOSE_CONV2D."""
+    if list(stride) == [1, 1]:
+        return x
+    channels = ctx.type_of(x).shape[3]
+    identity = np.zeros((channels, 1, 1, channels), np.int8)
+    identity[np.arange(channels), 0, 0, np.arange(channels)] = 1
+    operands = [x, ctx.const(identity, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
+                ctx.zero_point("i8", zero_point), ctx.zero_point("i8")]
+    spread = ctx.op("tosa.transpose_conv2d", operands, {"stride": list(stride), "out_pad": [0, 0, 0, 0],
+                                                        "acc_type": "i32"})
+    return rescale(ctx, spread, 1.0, "i8", out_zp=zero_point)
 
 
 @rule("nn.fully_connected", quantized=True)
@@ -566,16 +574,16 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     is the same in and out) weighed with its 10-bit weights, an exact sum over unit = sy.n * sx.n
     (a power of two: tflite_bilinear_sampling), rounded half away from zero. The sum comes from
     RESIZE, or beyond RESIZE's limits from GATHERed neighbours and constant weights while it fits
-    i32 (always for i8). An aligned integer upscale of int8 data is a TRANSPOSE_CONV2D instead where
-    the --target preset asks for it (`_upscale_sum`; Vela maps no such RESIZE on Ethos-U55/U65) or
+    i32 (always for i8). An aligned integer upscale of int8 data is a DEPTHWISE_CONV2D instead where
+    the --target preset asks for it (`_upscale`; Vela maps no such RESIZE on Ethos-U55/U65) or
     RESIZE cannot take it. None: nothing can compute it exactly."""
     dtype = ctx.type_of(x).dtype
     bits = (sy.n * sx.n).bit_length() - 1
     resizes = sy.fits_resize() and sx.fits_resize()
     upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
-    if upscale and (not resizes or choose(ctx, "resize_bilinear_integer_upscale") == "transpose_conv2d"):
-        acc = _upscale_sum(ctx, x, sy.n, sx.n)
-    elif resizes:
+    if upscale and (not resizes or choose(ctx, "resize_bilinear_integer_upscale") == "depthwise_conv2d"):
+        return _upscale(ctx, x, sy.n, sx.n)
+    if resizes:
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
@@ -592,7 +600,7 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
 
 
-_MAX_UPSCALE_WEIGHT = 64  # the centre weight k_y * k_x of `_upscale_sum` in int8 (two 8x axes)
+_MAX_UPSCALE_WEIGHT = 64  # the centre weight k_y * k_x of `_upscale` in int8 (two 8x axes)
 
 
 def _upscale_factor(s: Sampling) -> int:
@@ -602,20 +610,35 @@ def _upscale_factor(s: Sampling) -> int:
     return s.n if exact else _MAX_UPSCALE_WEIGHT + 1
 
 
-def _upscale_sum(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
-    """The bilinear sum of an exact integer upscale (`_upscale_factor`): output o reads input o // k and
-    the next with weights k - o % k and o % k, which is a TRANSPOSE_CONV2D of stride k with the triangle
-    k - |t| (t = -(k-1)..k-1) on each axis, cropped by k - 1 at both ends through its out_pad, channel
-    by channel (a diagonal weight). Integer weights in units of ky * kx, as RESIZE's (which Vela does
-    not map on Ethos-U55/U65); the stored integers are weighed, zero points 0."""
+def _upscale(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
+    """The bilinear resize of an exact integer upscale (`_upscale_factor`) of int8 data: output o reads
+    input o // k and the next with weights k - o % k and o % k, which is the input spread by k
+    (`_spread`, zeros between) under a stride-1 DEPTHWISE_CONV2D of the triangle k - |t|
+    (t = -(k-1)..k-1) on each axis, padded by k - 1: the integer sum in units of k_y k_x that RESIZE
+    gives (Vela maps no such RESIZE on Ethos-U55/U65), stored integers weighed, zero points 0. One
+    RESCALE divides by k_y k_x rounding halves away from zero, TFLite's rounding (`_half_away_divide`),
+    and Vela fuses it into the DEPTHWISE_CONV2D."""
     channels = ctx.type_of(x).shape[-1]
-    triangle = [np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)]
-    weights = np.zeros((channels, 2 * ky - 1, 2 * kx - 1, channels), np.int8)
-    weights[np.arange(channels), :, :, np.arange(channels)] = np.outer(*triangle)
-    attrs = {"stride": [ky, kx], "out_pad": [1 - ky, 1 - ky, 1 - kx, 1 - kx], "acc_type": "i32"}
-    operands = [x, ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
-                ctx.zero_point("i8")]
-    return ctx.op("tosa.transpose_conv2d", operands, attrs)
+    triangle = np.outer(*[np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)])
+    weights = np.repeat(triangle[:, :, None, None], channels, axis=2).astype(np.int8)
+    attrs = {"stride": [1, 1], "pad": [ky - 1, ky - 1, kx - 1, kx - 1], "dilation": [1, 1], "acc_type": "i32"}
+    operands = [_spread(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
+                ctx.zero_point("i8"), ctx.zero_point("i8")]
+    acc = ctx.op("tosa.depthwise_conv2d", operands, attrs)
+    return _half_away_divide(ctx, acc, ky * kx, 128 * ky * kx, "i8")
+
+
+def _half_away_divide(ctx: LoweringContext, acc: Value, divisor: int, bound: int, dtype: str) -> Value:
+    """acc / divisor rounded half away from zero, as one RESCALE of multiplier m = floor(2**s / d) + 1
+    (s = 29 + bit length of d: m <= 2**30 + 1) and half-up rounding: m / 2**s exceeds 1 / d by
+    0 < e <= 2**-s, which moves acc / d by at most bound * 2**-s < 1 / (2 d) (|acc| <= bound < 2**28),
+    so every value that is not a half rounds as exact arithmetic does, and a half rounds up above zero
+    and down below it. (AVG_POOL2D's reciprocal rounds by the same argument: `_reciprocal_scale_exact`.)"""
+    shift = 29 + divisor.bit_length()
+    if bound >= 1 << 28:
+        raise ValueError(f"an accumulator bound of {bound} is past the one RESCALE rounding exactly")
+    return rescale(ctx, acc, 1.0 / divisor, dtype, fixed=(((1 << shift) // divisor) + 1, shift),
+                   rounding="SINGLE_ROUND")
 
 
 def _rounded_i48_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, bits: int) -> Value:
