@@ -41,6 +41,11 @@ PATTERNS: dict[str, dict[str, str]] = {
                                 "TRANSPOSE_CONV2D, it fuses it into a CONV2D: q8_transpose_conv 67,712 -> 2,689 "
                                 "cycles on Ethos-U55, 18,216 -> 5,300 on U85)",
     },
+    "strided_slice_spatial": {
+        "reshape_slice": "a RESHAPE splitting each strided axis into (count, stride) and a SLICE keeping index 0",
+        "depthwise_conv2d": "one DEPTHWISE_CONV2D of weight 1 with the strides, and a RESCALE by 1 (Vela reads the "
+                            "rows and columns strided in one op where the RESHAPE + SLICE form copies per axis)",
+    },
     "strided_pointwise_conv_untiled": {
         "widened_kernel": "one CONV2D whose kernel gains taps of weight zero point where the stride does not tile "
                           "the width (no slice of the input's width)",
@@ -59,7 +64,8 @@ class NpuTarget:
 
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
-_EVERY_NPU = {"strided_pointwise_conv_untiled": "subsample_first", "transpose_conv": "upsample_then_conv2d"}
+_EVERY_NPU = {"strided_pointwise_conv_untiled": "subsample_first", "transpose_conv": "upsample_then_conv2d",
+              "strided_slice_spatial": "depthwise_conv2d"}
 _SMALL_NPU = {**_EVERY_NPU, "resize_bilinear_integer_upscale": "depthwise_conv2d"}
 NPU_TARGETS: dict[str, NpuTarget] = {
     "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),

@@ -214,3 +214,28 @@ def test_transpose_conv_as_spread_then_conv2d_is_the_same(case):
     assert forms[1].count("tosa.transpose_conv2d") == (stride != [1, 1])
     np.testing.assert_array_equal(outputs[1], outputs[0])
     assert len(np.unique(outputs[0])) > 20  # not saturated: the data exercise the sums
+
+
+# ------------------------------------------------------------------------------ strided slice
+@pytest.mark.parametrize("target", [None, "ethos-u85"])
+@pytest.mark.parametrize("begin, end, strides", [
+    ([0, 1, 0, 0], [1, 6, 8, 4], [1, 2, 2, 1]),  # q8_strided_slice_pad's: rows 1, 3, 5, every other column
+    ([0, 0, 1, 1], [2, 9, 7, 5], [1, 3, 1, 2]),  # rows by 3, channels by 2 (the reshape form for those)
+    ([1, 8, 6, 0], [-3, -10, -9, 5], [-1, -2, -3, 1]),  # reversed: batch, rows by 2, columns by 3
+    ([0, 2, 0, 0], [2, 3, 8, 5], [1, 4, 5, 1]),  # one row, columns 0 and 5
+])
+def test_strided_slice_of_int8_rows_and_columns(begin, end, strides, target):
+    """Strides of int8 rows and columns: under an Ethos-U preset one DEPTHWISE_CONV2D of weight 1
+    with those strides (and a RESCALE by 1) after one SLICE, otherwise reshapes and slices; numpy's
+    slicing either way."""
+    x = np.random.default_rng(5).integers(-128, 128, (2, 9, 8, 5)).astype(np.int8)
+    want = x[tuple(slice(b, None if e < -len_ else e, s) for b, e, s, len_ in zip(begin, end, strides, x.shape))]
+    g = Graph()
+    xin = g.add_input(TensorType(x.shape, "i8"), "x")
+    g.add_output(Builder(g, Loc("ss")).op("nn.strided_slice", [xin], {"begin": begin, "end": end, "strides": strides},
+                                          types=[TensorType(want.shape, "i8")]), "y")
+    set_npu_target(g, target)
+    (got,), low = run(g, [x], semantics="litert")
+    np.testing.assert_array_equal(got, want)
+    strided = any(abs(s) > 1 and n > 1 for s, n in zip(strides[1:3], want.shape[1:3]))
+    assert ops_of(low).count("tosa.depthwise_conv2d") == (target is not None and strided)
