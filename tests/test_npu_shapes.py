@@ -79,26 +79,28 @@ def test_add_terms_are_one_rescale_where_every_pair_agrees(op, qa, qb, qy, resca
 
 
 # ------------------------------------------------------------------------------ mean over H and W
-MEAN_CASES = [  # (in (scale, zp), out (scale, zp), shape, the op summing)
-    ((0.045092139, -128), (0.0082259765, -128), (8, 7, 7, 16), "tosa.depthwise_conv2d"),  # ResNet-50's
-    ((0.05, 7), (0.05, 7), (8, 4, 4, 16), "tosa.depthwise_conv2d"),  # equal scales, 16 elements
-    ((0.05, -128), (0.05, -128), (64, 1, 3, 16), "tosa.avg_pool2d"),  # 3 elements: AVG_POOL2D is exact
+MEAN_CASES = [  # (in (scale, zp), out (scale, zp), shape, the op summing, data type)
+    ((0.045092139, -128), (0.0082259765, -128), (8, 7, 7, 16), "tosa.depthwise_conv2d", "i8"),  # ResNet-50's
+    ((0.05, 7), (0.05, 7), (8, 4, 4, 16), "tosa.depthwise_conv2d", "i8"),  # equal scales, 16 elements
+    ((0.05, -128), (0.05, -128), (64, 1, 3, 16), "tosa.avg_pool2d", "i8"),  # 3 elements: AVG_POOL2D is exact
+    ((0.00041, 0), (0.00029, 0), (8, 8, 8, 4), "tosa.depthwise_conv2d", "i16"),  # q16_mean_hw's shape: i48 sum
 ]
 
 
-@pytest.mark.parametrize("qx,qy,shape,summing", MEAN_CASES)
-def test_mean_over_hw_is_a_window_op(qx, qy, shape, summing):
+@pytest.mark.parametrize("qx,qy,shape,summing,dtype", MEAN_CASES)
+def test_mean_over_hw_is_a_window_op(qx, qy, shape, summing, dtype):
     qx, qy = (f32(qx[0]), qx[1]), (f32(qy[0]), qy[1])
-    g = one_op("nn.reduce_mean", {"x": qtype(shape, "i8", *qx)}, qtype((shape[0], 1, 1, shape[3]), "i8", *qy),
+    lo, hi = (-128, 127) if dtype == "i8" else (-32768, 32767)
+    g = one_op("nn.reduce_mean", {"x": qtype(shape, dtype, *qx)}, qtype((shape[0], 1, 1, shape[3]), dtype, *qy),
                {"axes": [1, 2], "keep_dims": True})
     rng = np.random.default_rng(shape[1] * shape[2])
     # all over the range, and a band around the zero point where means land on halves often
-    x = np.concatenate([rng.integers(-128, 128, (shape[0] // 2, *shape[1:])),
-                        np.clip(rng.integers(qx[1] - 3, qx[1] + 4, (shape[0] - shape[0] // 2, *shape[1:])), -128, 127)])
-    x = x.astype(np.int8)
+    x = np.concatenate([rng.integers(lo, hi + 1, (shape[0] // 2, *shape[1:])),
+                        np.clip(rng.integers(qx[1] - 3, qx[1] + 4, (shape[0] - shape[0] // 2, *shape[1:])), lo, hi)])
+    x = x.astype(np.int8 if dtype == "i8" else np.int16)
     (got,), low = run(g, [x], semantics="litert")
     assert summing in ops_of(low) and "tosa.reduce_sum" not in ops_of(low)
-    want = tfl_mean_or_sum(x, (1, 2), *qx, *qy, -128, 127, mean=True)
+    want = tfl_mean_or_sum(x, (1, 2), *qx, *qy, lo, hi, mean=True)
     np.testing.assert_array_equal(got.reshape(want.shape).astype(np.int64), want)
 
 
