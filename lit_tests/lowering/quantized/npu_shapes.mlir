@@ -52,17 +52,3 @@ func.func @stride2_even_width(%x: tensor<1x8x8x4x!quant.uniform<i8:f32, 0.05:-12
   %y = "nn.conv2d"(%x, %w) {dilation = array<i64: 1, 1>, groups = 1 : i64, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x8x8x4x!quant.uniform<i8:f32, 0.05:-128>>, tensor<2x1x1x4x!quant.uniform<i8:f32, 0.01>>) -> tensor<1x4x4x2x!quant.uniform<i8:f32, 0.1:3>>
   return %y : tensor<1x4x4x2x!quant.uniform<i8:f32, 0.1:3>>
 }
-
-// An int16 global mean (q16_mean_hw's 8 x 8): the DEPTHWISE_CONV2D of ones sums in i48 (zero point 0),
-// a RESCALE by 1 takes the sum to i32 (64 elements: it fits), then TFLite's RESCALE to int16. Vela
-// fuses both into the DEPTHWISE_CONV2D; REDUCE_SUM over H and W it runs through transposes.
-// CHECK-LABEL: sym_name = "mean_int16"
-// CHECK-NOT: "tosa.reduce_sum"
-// CHECK: %[[S:.*]] = "tosa.depthwise_conv2d"(%arg{{[0-9]+}}, {{.*}}) <{acc_type = i48, {{.*}}}> : (tensor<1x8x8x4xi16>, tensor<8x8x4x1xi8>, tensor<4xi48>, {{.*}}) -> tensor<1x1x1x4xi48>
-// CHECK: %[[W:.*]] = "tosa.rescale"(%[[S]], {{.*}}) -> tensor<1x1x1x4xi32>
-// CHECK: %[[Y:.*]] = "tosa.rescale"(%[[W]], {{.*}}) -> tensor<1x1x1x4xi16>
-// CHECK: "func.return"(%[[Y]])
-func.func @mean_int16(%x: tensor<1x8x8x4x!quant.uniform<i16:f32, 0.00041>>) -> tensor<1x1x1x4x!quant.uniform<i16:f32, 0.00029>> {
-  %y = "nn.reduce_mean"(%x) {axes = array<i64: 1, 2>, keep_dims = true} : (tensor<1x8x8x4x!quant.uniform<i16:f32, 0.00041>>) -> tensor<1x1x1x4x!quant.uniform<i16:f32, 0.00029>>
-  return %y : tensor<1x1x1x4x!quant.uniform<i16:f32, 0.00029>>
-}
