@@ -4,9 +4,10 @@ Vela compiles for each NPU generation.
 Vela (docs/vela.md) reads TOSA 1.0 PRO-INT with EXT-INT16, EXT-INT4 and EXT-DOUBLEROUND, and has no
 CPU fallback for TOSA input: one operator it cannot map on the chosen NPU fails the file. Most
 integer lowerings use only operators every Ethos-U maps (TABLE, RESCALE, MUL, ADD, MINIMUM/MAXIMUM,
-shifts, CLZ, the pools and convolutions). Where one form suits U85 and another U55/U65, the rule asks
-`choose(ctx, PATTERN)`: without a preset it takes the form every TOSA consumer handles best (one
-TOSA operator), under a preset the one that preset names. The choice travels in the graph's meta
+shifts, CLZ, the pools and convolutions). Where one form suits U85 and another U55/U65, or Vela
+runs a form in fewer cycles than the one other TOSA consumers handle best, the rule asks
+`choose(ctx, PATTERN)`: without a preset it takes the form every TOSA consumer handles best (the
+fewest TOSA operators), under a preset the one that preset names. The choice travels in the graph's meta
 like the semantics (lowering/semantics.py), and every choice made is listed in `convert --report`.
 
 A preset also fixes the profile: a model needing more than PRO-INT with those extensions (float
