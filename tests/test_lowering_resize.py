@@ -176,7 +176,8 @@ def tflite_nearest_axis(size: int, out: int, align: bool, half: bool) -> np.ndar
     return np.clip(index.astype(np.int64), 0, size - 1)
 
 
-def _litert_resize(shape, size, mode, align, half, dtype, seed, attrs_more=None):
+def _litert_resize(shape, size, mode, align, half, dtype, seed, attrs_more=None, target=None):
+    from nn2tosa.lowering.npu_target import set_npu_target
     from test_quant import one_op, qtype, run
 
     lo, hi = (-128, 127) if dtype == "i8" else (-32768, 32767)
@@ -188,6 +189,7 @@ def _litert_resize(shape, size, mode, align, half, dtype, seed, attrs_more=None)
     q = (0.0213, 5) if dtype == "i8" else (0.00041, 0)
     attrs = {**_attrs(size, mode, align, half), **(attrs_more or {})}
     g = one_op("nn.resize", {"x": qtype(shape, dtype, *q)}, qtype((shape[0], *size, shape[3]), dtype, *q), attrs)
+    set_npu_target(g, target)
     (got,), low = run(g, [x.astype(npdtype)], semantics="litert")
     return x, got.astype(np.int64), low
 
@@ -221,6 +223,26 @@ def test_litert_bilinear_rounds_halves_away_from_zero(dtype):
     acc = tflite_bilinear_sum(x, (12, 12), False, True)
     assert ((acc < 0) & (acc % (1 << 20) == 1 << 19)).any()  # the data has negative halves
     assert np.array_equal(got, tflite_resize_bilinear(x, (12, 12), False, True))
+
+
+@pytest.mark.parametrize("shape, size", [
+    ((1, 8, 8, 4), (15, 15)),  # the corpus file's 2x - 1 upscale
+    ((2, 4, 6, 3), (13, 6)),  # 4x rows, columns left alone
+    ((1, 3, 2, 2), (17, 9)),  # 8x rows and columns (the largest centre weight, 64)
+    ((1, 5, 4, 5), (17, 7)),  # 4x rows, 2x columns
+])
+def test_litert_aligned_upscale_for_small_npus_is_tflites_kernel(shape, size):
+    """Under the Ethos-U55 preset an aligned integer upscale of int8 data is the input spread by the
+    factor, a DEPTHWISE_CONV2D of triangle weights and one RESCALE whose multiplier, just above
+    1 / (k_y k_x), rounds halves away from zero: TFLite's integers, negative halves included. (TFLite's
+    10-bit coordinates make only power-of-two factors exact upscales.)"""
+    x, got, low = _litert_resize(shape, size, "bilinear", True, False, "i8", seed=sum(size), target="ethos-u55")
+    assert np.array_equal(got, tflite_resize_bilinear(x, size, True, False))
+    ops = [low.op(n) for n in low.nodes()]
+    assert "tosa.resize" not in ops and ops.count("tosa.depthwise_conv2d") == 1
+    assert ops.count("tosa.rescale") == 1 + ("tosa.transpose_conv2d" in ops)
+    acc = tflite_bilinear_sum(x, size, True, False)
+    assert ((acc < 0) & (acc % (1 << 20) == 1 << 19)).any()  # the data has negative halves
 
 
 @pytest.mark.parametrize("shape, size, align, half", [

@@ -269,6 +269,31 @@ def _widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarr
     return np.pad(w, padding, constant_values=weight_zp), [window[0], window[1] + taps]
 
 
+def _subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> tuple[Value, dict]:
+    """A strided 1x1 convolution of int8 data whose windows do not tile the width (ResNet's stride-2
+    1x1 convolutions on even sizes) as a subsample of the input, then a stride-1 convolution, where the
+    --target preset asks for it: the subsample is a DEPTHWISE_CONV2D of weight 1 at the window's
+    first tap (zero points 0: the accumulator is the stored integer) and a RESCALE by 1 (multiplier
+    2**30, shift 30: exact), so it computes the very integers it reads. Its windows tile as the
+    convolution's would (`_widen_rather_than_trim`, `fit_windows`), and the same subsample of the
+    same input merges (cse) when several convolutions read it. Returns the convolution's input and
+    attributes (unchanged elsewhere)."""
+    stride = attrs["stride"]
+    if stride == [1, 1] or any(attrs["pad"]) or xq.dtype != "i8":
+        return x, attrs
+    channels = ctx.type_of(x).shape[3]
+    one_hot = np.ones((1, 1, channels, 1), np.int8)
+    sub_attrs = {"stride": list(stride), "pad": [0, 0, 0, 0], "dilation": [1, 1]}
+    one_hot, window = _widen_rather_than_trim(ctx, "tosa.depthwise_conv2d", x, one_hot, 0, [1, 1], sub_attrs)
+    if window == [1, 1] or choose(ctx, "strided_pointwise_conv_untiled") != "subsample_first":
+        return x, attrs
+    x, sub_attrs["pad"], _ = fit_windows(ctx, x, window, stride, sub_attrs["pad"])
+    operands = [x, ctx.const(one_hot, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
+                ctx.zero_point("i8")]
+    picked = ctx.op("tosa.depthwise_conv2d", operands, {**sub_attrs, "acc_type": "i32"})
+    return rescale(ctx, picked, 1.0, "i8"), {**attrs, "stride": [1, 1]}
+
+
 def _conv_quants(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
     xq, yq = q_in(ctx), q_out(ctx)
     ctx.check(convolution_quantized_both_ends, xq, yq)
@@ -298,6 +323,8 @@ def conv2d(ctx: LoweringContext) -> Value:
     window = _windows((kh, kw), attrs["dilation"])
     x = ctx.operands[0]
     if groups == 1:
+        if window == [1, 1]:
+            x, attrs = _subsample_first(ctx, x, xq, attrs)
         return quantized_convolution(ctx, "tosa.conv2d", x, xq, w, wq, bias, out_scales, yq, (1, 2, 3), attrs, window)
     if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
         dw = np.ascontiguousarray(w.reshape(groups, o // groups, kh, kw).transpose(2, 3, 0, 1))
@@ -356,10 +383,49 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
     tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
     attrs = {"stride": list(ctx.attrs["stride"]), "out_pad": tosa_pad}
-    y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias, acc_scales / yq.scale,
-                              yq, (1, 2, 3), attrs)
+    if xq.dtype == "i8" and choose(ctx, "transpose_conv") == "upsample_then_conv2d":
+        y = _upsample_then_convolve(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
+    else:
+        y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias,
+                                  acc_scales / yq.scale, yq, (1, 2, 3), attrs)
     crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
     return tosa_slice(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
+
+
+def _upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo, bias: np.ndarray,
+                            out_scales: np.ndarray, yq: QInfo, stride: list[int], out_pad: list[int]) -> Value:
+    """A transposed convolution as the stride-1 CONV2D of its input spread out by the stride, where the
+    --target preset asks for it: Vela fuses no RESCALE but a unit one into a TRANSPOSE_CONV2D (its
+    quantization check knows no such hardware op), so the requantization ran alone (U55: 65,536 cycles
+    for 16 x 16 x 5 outputs); a CONV2D takes it. The spreading is a TRANSPOSE_CONV2D of identity 1x1
+    weights with the input zero point: (x - zp) on the stride's grid, 0 between, and a RESCALE by 1
+    adding zp back, so the gaps hold the zero point (real 0) and the grid the very inputs. The
+    transposed convolution's sum over input rows i and taps k with o = s i + k + out_pad_top is then
+    the correlation of the spread rows with the flipped kernel, padded by K - 1 + out_pad at each end
+    (0 or more: the rule keeps out_pad > -K). Padding adds nothing, as the zero point does."""
+    x = _spread(ctx, ctx.operands[0], stride, xq.zero_point)
+    _, kh, kw, _ = w.shape
+    pads = [k - 1 + p for k, p in zip((kh, kh, kw, kw), out_pad)]
+    attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
+    return quantized_convolution(ctx, "tosa.conv2d", x, xq, np.ascontiguousarray(w[:, ::-1, ::-1, :]), wq, bias,
+                                 out_scales, yq, (1, 2, 3), attrs, [kh, kw])
+
+
+def _spread(ctx: LoweringContext, x: Value, stride: Sequence[int], zero_point: int) -> Value:
+    """int8 x spread out by the stride: x[i, j] at (s_y i, s_x j), `zero_point` between (output
+    (h - 1) s_y + 1 rows). A TRANSPOSE_CONV2D of identity 1x1 weights with that input zero point gives
+    x - zp on the grid and 0 between; a RESCALE by 1 (2**30 >> 30: exact) adds zp back, and Vela fuses
+    such a unit RESCALE into the TRANSPOSE_CONV2D."""
+    if list(stride) == [1, 1]:
+        return x
+    channels = ctx.type_of(x).shape[3]
+    identity = np.zeros((channels, 1, 1, channels), np.int8)
+    identity[np.arange(channels), 0, 0, np.arange(channels)] = 1
+    operands = [x, ctx.const(identity, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
+                ctx.zero_point("i8", zero_point), ctx.zero_point("i8")]
+    spread = ctx.op("tosa.transpose_conv2d", operands, {"stride": list(stride), "out_pad": [0, 0, 0, 0],
+                                                        "acc_type": "i32"})
+    return rescale(ctx, spread, 1.0, "i8", out_zp=zero_point)
 
 
 @rule("nn.fully_connected", quantized=True, checks=CONVOLUTION_CHECKS)
@@ -578,16 +644,16 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     is the same in and out) weighed with its 10-bit weights, an exact sum over unit = sy.n * sx.n
     (a power of two: tflite_bilinear_sampling), rounded half away from zero. The sum comes from
     RESIZE, or beyond RESIZE's limits from GATHERed neighbours and constant weights while it fits
-    i32 (always for i8). An aligned integer upscale of int8 data is a TRANSPOSE_CONV2D instead where
-    the --target preset asks for it (`_upscale_sum`; Vela maps no such RESIZE on Ethos-U55/U65) or
+    i32 (always for i8). An aligned integer upscale of int8 data is a DEPTHWISE_CONV2D instead where
+    the --target preset asks for it (`_upscale`; Vela maps no such RESIZE on Ethos-U55/U65) or
     RESIZE cannot take it. None: nothing can compute it exactly."""
     dtype = ctx.type_of(x).dtype
     bits = (sy.n * sx.n).bit_length() - 1
     resizes = sy.fits_resize() and sx.fits_resize()
     upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
-    if upscale and (not resizes or choose(ctx, "resize_bilinear_integer_upscale") == "transpose_conv2d"):
-        acc = _upscale_sum(ctx, x, sy.n, sx.n)
-    elif resizes:
+    if upscale and (not resizes or choose(ctx, "resize_bilinear_integer_upscale") == "depthwise_conv2d"):
+        return _upscale(ctx, x, sy.n, sx.n)
+    if resizes:
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
@@ -604,7 +670,7 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
 
 
-_MAX_UPSCALE_WEIGHT = 64  # the centre weight k_y * k_x of `_upscale_sum` in int8 (two 8x axes)
+_MAX_UPSCALE_WEIGHT = 64  # the centre weight k_y * k_x of `_upscale` in int8 (two 8x axes)
 
 
 def _upscale_factor(s: Sampling) -> int:
@@ -614,20 +680,35 @@ def _upscale_factor(s: Sampling) -> int:
     return s.n if exact else _MAX_UPSCALE_WEIGHT + 1
 
 
-def _upscale_sum(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
-    """The bilinear sum of an exact integer upscale (`_upscale_factor`): output o reads input o // k and
-    the next with weights k - o % k and o % k, which is a TRANSPOSE_CONV2D of stride k with the triangle
-    k - |t| (t = -(k-1)..k-1) on each axis, cropped by k - 1 at both ends through its out_pad, channel
-    by channel (a diagonal weight). Integer weights in units of ky * kx, as RESIZE's (which Vela does
-    not map on Ethos-U55/U65); the stored integers are weighed, zero points 0."""
+def _upscale(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
+    """The bilinear resize of an exact integer upscale (`_upscale_factor`) of int8 data: output o reads
+    input o // k and the next with weights k - o % k and o % k, which is the input spread by k
+    (`_spread`, zeros between) under a stride-1 DEPTHWISE_CONV2D of the triangle k - |t|
+    (t = -(k-1)..k-1) on each axis, padded by k - 1: the integer sum in units of k_y k_x that RESIZE
+    gives (Vela maps no such RESIZE on Ethos-U55/U65), stored integers weighed, zero points 0. One
+    RESCALE divides by k_y k_x rounding halves away from zero, TFLite's rounding (`_half_away_divide`),
+    and Vela fuses it into the DEPTHWISE_CONV2D."""
     channels = ctx.type_of(x).shape[-1]
-    triangle = [np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)]
-    weights = np.zeros((channels, 2 * ky - 1, 2 * kx - 1, channels), np.int8)
-    weights[np.arange(channels), :, :, np.arange(channels)] = np.outer(*triangle)
-    attrs = {"stride": [ky, kx], "out_pad": [1 - ky, 1 - ky, 1 - kx, 1 - kx], "acc_type": "i32"}
-    operands = [x, ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
-                ctx.zero_point("i8")]
-    return ctx.op("tosa.transpose_conv2d", operands, attrs)
+    triangle = np.outer(*[np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)])
+    weights = np.repeat(triangle[:, :, None, None], channels, axis=2).astype(np.int8)
+    attrs = {"stride": [1, 1], "pad": [ky - 1, ky - 1, kx - 1, kx - 1], "dilation": [1, 1], "acc_type": "i32"}
+    operands = [_spread(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
+                ctx.zero_point("i8"), ctx.zero_point("i8")]
+    acc = ctx.op("tosa.depthwise_conv2d", operands, attrs)
+    return _half_away_divide(ctx, acc, ky * kx, 128 * ky * kx, "i8")
+
+
+def _half_away_divide(ctx: LoweringContext, acc: Value, divisor: int, bound: int, dtype: str) -> Value:
+    """acc / divisor rounded half away from zero, as one RESCALE of multiplier m = floor(2**s / d) + 1
+    (s = 29 + bit length of d: m <= 2**30 + 1) and half-up rounding: m / 2**s exceeds 1 / d by
+    0 < e <= 2**-s, which moves acc / d by at most bound * 2**-s < 1 / (2 d) (|acc| <= bound < 2**28),
+    so every value that is not a half rounds as exact arithmetic does, and a half rounds up above zero
+    and down below it. (AVG_POOL2D's reciprocal rounds by the same argument: `_reciprocal_scale_exact`.)"""
+    shift = 29 + divisor.bit_length()
+    if bound >= 1 << 28:
+        raise ValueError(f"an accumulator bound of {bound} is past the one RESCALE rounding exactly")
+    return rescale(ctx, acc, 1.0 / divisor, dtype, fixed=(((1 << shift) // divisor) + 1, shift),
+                   rounding="SINGLE_ROUND")
 
 
 def _rounded_i48_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, bits: int) -> Value:

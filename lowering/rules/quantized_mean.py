@@ -23,6 +23,7 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
+from ..npu_target import choose
 from ..quant import QInfo, rescale, rescale_values
 from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
 
@@ -44,15 +45,21 @@ def _spatial(ctx: LoweringContext, x: Value, axes: Sequence[int]) -> tuple[int, 
 
 
 def spatial_sum(ctx: LoweringContext, x: Value, xq: QInfo, axes: Sequence[int]) -> Value | None:
-    """sum over H, W of (x - zp) as [N, 1, 1, C] i32 (8-bit data), or None where a window does not fit."""
+    """sum over H, W of (x - zp) as [N, 1, 1, C] i32, or None where a window does not fit. 16-bit data
+    (zero point 0, as TOSA requires) sums in i48, taken to i32 by a RESCALE by 1 (exact: the window
+    holds fewer than 65536 elements, so the sum fits i32), where the --target preset asks for it."""
     spatial = _spatial(ctx, x, axes)
-    if spatial is None or xq.dtype != "i8" or spatial[0] * spatial[1] * spatial[2] > MAX_ONES_BYTES:
+    if (spatial is None or spatial[0] * spatial[1] * spatial[2] > MAX_ONES_BYTES
+            or not (xq.dtype == "i8" or (xq.dtype == "i16" and xq.zero_point == 0 and spatial[0] * spatial[1] < 1 << 16))
+            or (xq.dtype == "i16" and choose(ctx, "int16_spatial_sum") != "depthwise_conv2d")):
         return None
     h, w, c = spatial
-    operands = [x, ctx.const(np.ones((h, w, c, 1), np.int8), "i8"), ctx.const(np.zeros(c, np.int32), "i32"),
-                ctx.zero_point("i8", xq.zero_point), ctx.zero_point("i8")]
-    attrs = {"pad": [0, 0, 0, 0], "stride": [1, 1], "dilation": [1, 1], "acc_type": "i32"}
-    return ctx.op("tosa.depthwise_conv2d", operands, attrs)
+    acc_type = "i32" if xq.dtype == "i8" else "i48"
+    operands = [x, ctx.const(np.ones((h, w, c, 1), np.int8), "i8"), ctx.const(np.zeros(c, np.int64), acc_type),
+                ctx.zero_point(xq.dtype, xq.zero_point), ctx.zero_point("i8")]
+    attrs = {"pad": [0, 0, 0, 0], "stride": [1, 1], "dilation": [1, 1], "acc_type": acc_type}
+    total = ctx.op("tosa.depthwise_conv2d", operands, attrs)
+    return total if acc_type == "i32" else rescale(ctx, total, 1.0, "i32")
 
 
 def avg_pool_values(sums: np.ndarray, count: int, output_zp: int) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
+from ..npu_target import choose
 from . import rule
 from .math import Arith, constant_value, to_i32
 
@@ -204,6 +205,8 @@ def strided_slice(ctx: LoweringContext) -> Value:
         visited = range(*slice(int(b), None if (s < 0 and e < 0) else int(e), int(s)).indices(d))
         ctx.check(selects_something, axis, visited)
         plan.append((axis, visited))
+    spatial = [1, 1]  # strides of H and W left to one window op (`_subsample_spatial`)
+    window: tuple[list[int], list[int | None]] = ([0] * len(shape), [None] * len(shape))  # their slice
     for axis, visited in plan:
         first, step, count = visited[0], visited.step, len(visited)
         if step < 0:
@@ -211,10 +214,38 @@ def strided_slice(ctx: LoweringContext) -> Value:
             first, step = shape[axis] - 1 - first, -step
         if count == 1:
             step = 1
-        x = slice_axis(ctx, x, axis, first, min(shape[axis] - first, (count - 1) * step + 1))
+        extent = min(shape[axis] - first, (count - 1) * step + 1)
+        if step > 1 and axis in (1, 2) and len(shape) == 4 and ctx.type_of(x).dtype == "i8":
+            spatial[axis - 1] = step  # its slice joins the other spatial axis's: one SLICE
+            window[0][axis], window[1][axis] = first, extent
+            continue
+        x = slice_axis(ctx, x, axis, first, extent)
         if step > 1:
             x = _stride_axis(ctx, x, axis, count, step)
+    if spatial != [1, 1]:
+        x = tosa_slice(ctx, x, window[0], [d if e is None else e for d, e in zip(ctx.type_of(x).shape, window[1])])
+        if choose(ctx, "strided_slice_spatial") == "depthwise_conv2d":
+            return _subsample_spatial(ctx, x, spatial)
+        for axis, step in ((1, spatial[0]), (2, spatial[1])):
+            if step > 1:
+                x = _stride_axis(ctx, x, axis, (ctx.type_of(x).shape[axis] - 1) // step + 1, step)
     return x
+
+
+def _subsample_spatial(ctx: LoweringContext, x: Value, stride: Sequence[int]) -> Value:
+    """Every stride-th row and column of int8 NHWC x from the first, the last one included (x is
+    already cut to (count - 1) * stride + 1): a DEPTHWISE_CONV2D of weight 1, zero points 0 and
+    stride `stride` (its 1x1 windows tile that extent exactly), whose i32 result is the stored
+    integer, and a RESCALE by 1 (2**30 >> 30: exact). Vela runs it as one strided read with the
+    RESCALE fused, where the RESHAPE + SLICE form costs a copy per axis."""
+    from ..quant import rescale
+
+    channels = ctx.type_of(x).shape[3]
+    operands = [x, ctx.const(np.ones((1, 1, channels, 1), np.int8), "i8"),
+                ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"), ctx.zero_point("i8")]
+    picked = ctx.op("tosa.depthwise_conv2d", operands, {"stride": list(stride), "pad": [0, 0, 0, 0],
+                                                        "dilation": [1, 1], "acc_type": "i32"})
+    return rescale(ctx, picked, 1.0, "i8")
 
 
 def _fill_value(ctx: LoweringContext, dtype: str, value: float):
@@ -347,7 +378,6 @@ def gather_nd(ctx: LoweringContext) -> Value:
     k = it.shape[-1]
     rows = int(np.prod(dt.shape[:k], dtype=np.int64))
     inner = int(np.prod(dt.shape[k:], dtype=np.int64))
-    w = int(np.prod(it.shape[:-1], dtype=np.int64))
     flat = _linear_prefix_index(ctx, idx, dt.shape[:k])
     values = ctx.reshape(data, (1, rows, inner))
     return ctx.reshape(_gather_rows(ctx, values, flat), ctx.out_types[0].shape)
