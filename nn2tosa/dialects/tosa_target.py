@@ -25,7 +25,8 @@ from nn2tosa.diagnostics import Nn2TosaError
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Type
 from nn2tosa.ir.types import bit_width
 
-from .tosa_ops import Support, View
+from .tosa_ops import TOSA_OPS, Support, View
+from .tosa_ops.levels import MAX_LOG2_SIZE, MAX_RANK
 
 SPECIFICATION_VERSION = "1.0"
 PROFILES = ("pro_int", "pro_fp")
@@ -41,13 +42,8 @@ EXTENSION_PROFILE = {
     "bf16": "pro_fp", "fp8e4m3": "pro_fp", "fp8e5m2": "pro_fp", "fft": "pro_fp",
 }
 
-# Level 8K limits (TOSA 1.0 "Levels").
-MAX_RANK = 6
-MAX_KERNEL = 8192
-MAX_STRIDE = 8192
-MAX_SCALE = 256
-MAX_LOG2_SIZE = 31
-MAX_TENSOR_LIST_SIZE = 64
+# Level 8K: tensor ranks and sizes are checked here, each op's own limits (kernel, stride, ...) by
+# its record's `level` (tosa_ops/levels.py).
 
 
 # ------------------------------------------------------------------------------ requirements
@@ -56,8 +52,16 @@ MAX_TENSOR_LIST_SIZE = 64
 # "tosa.<op>" -> its Support, looked up in the op table when asked.
 COMPLIANCE: Mapping[str, Support] = View(lambda op: op.support)
 
-# RESCALE rounding modes beyond SINGLE_ROUND come from extensions.
-ROUNDING_MODE_EXTENSION = {"DOUBLE_ROUND": "doubleround", "INEXACT_ROUND": "inexactround"}
+
+
+def attribute_extensions(graph: Graph, node: int) -> list[str]:
+    """The extensions one op needs for its attribute values (RESCALE's rounding modes beyond
+    SINGLE_ROUND), from its record's `attribute_extensions`."""
+    op = TOSA_OPS.get(graph.op(node))
+    if op is None or not op.attribute_extensions:
+        return []
+    attrs = graph.attrs(node)
+    return [table[attrs[name]] for name, table in op.attribute_extensions.items() if attrs.get(name) in table]
 
 
 # ------------------------------------------------------------------------------ the target
@@ -196,10 +200,9 @@ def required_target(graphs: Graph | Iterable[Graph]) -> Target:
                     need(part)
                     if part in EXTENSION_PROFILE:
                         need(EXTENSION_PROFILE[part])
-            mode = g.attrs(node).get("rounding_mode")
-            if op == "tosa.rescale" and mode in ROUNDING_MODE_EXTENSION:
-                need(ROUNDING_MODE_EXTENSION[mode])
-                need("pro_int")
+            for extension in attribute_extensions(g, node):
+                need(extension)
+                need(EXTENSION_PROFILE[extension])
             types = [g.type_of(v) for v in g.operands(node)] + g.types(node)
             if any(_is_dynamic(t) for t in types):
                 need("dynamic")
@@ -259,34 +262,9 @@ def _type_level_problems(t: Type) -> tuple[str, ...]:
 
 
 def _kernel_checks(graph: Graph, node: int) -> list[tuple[str, int, int]]:
-    """(what, value, limit) triples of the op's kernel, stride, padding and scale limits."""
-    op = graph.op(node).split(".", 1)[1]
-    attrs = graph.attrs(node)
-    checks: list[tuple[str, int, int]] = []
-    if op in ("conv2d", "depthwise_conv2d", "conv3d"):
-        weight = graph.type_of(graph.operand(node, 1)).shape
-        spatial = weight[1:-1] if op != "depthwise_conv2d" else weight[:2]
-        checks += [(f"dilation*kernel[{i}]", d * k, MAX_KERNEL) for i, (d, k) in enumerate(zip(attrs["dilation"], spatial))]
-        checks += [("pad", p, MAX_KERNEL) for p in attrs["pad"]] + [("stride", s, MAX_STRIDE) for s in attrs["stride"]]
-    elif op == "transpose_conv2d":
-        weight = graph.type_of(graph.operand(node, 1)).shape
-        checks += [("kernel", k, MAX_KERNEL) for k in weight[1:3]] + [("out_pad", p, MAX_KERNEL) for p in attrs["out_pad"]]
-        checks += [("stride", s, MAX_STRIDE) for s in attrs["stride"]]
-    elif op in ("avg_pool2d", "max_pool2d"):
-        checks += [("kernel", k, MAX_KERNEL) for k in attrs["kernel"]] + [("pad", p, MAX_KERNEL) for p in attrs["pad"]]
-        checks += [("stride", s, MAX_STRIDE) for s in attrs["stride"]]
-    elif op in ("fft2d", "rfft2d"):
-        shape = graph.type_of(graph.operand(node, 0)).shape
-        checks += [("H", shape[1], MAX_KERNEL), ("W", shape[2], MAX_KERNEL)]
-    elif op == "resize":
-        scale_source = graph.operand(node, 1)
-        if graph.op(scale_source.node) == "tosa.const_shape":
-            y_n, y_d, x_n, x_d = (int(v) for v in graph.attrs(scale_source.node)["values"])
-            # the ratio n/d must not exceed MAX_SCALE (integer comparison, no rounding)
-            checks += [("scale_y", y_n, MAX_SCALE * y_d), ("scale_x", x_n, MAX_SCALE * x_d)]
-    elif op in ("concat", "custom", "cond_if", "while_loop"):
-        checks.append(("tensor list size", len(graph.operands(node)), MAX_TENSOR_LIST_SIZE))
-    return checks
+    """(what, value, limit) triples of the op's kernel, stride, padding and scale limits (its record's `level`)."""
+    op = TOSA_OPS.get(graph.op(node))
+    return [] if op is None or op.level is None else op.level(graph, node)
 
 
 def level_8k_problems(graph: Graph, node: int, types: Sequence[Type] | None = None) -> list[str]:
@@ -301,4 +279,4 @@ def level_8k_problems(graph: Graph, node: int, types: Sequence[Type] | None = No
 
 
 __all__ = ["Target", "required_target", "require_tosa_1_0", "NotTosaError", "op_requirement", "level_8k_problems",
-           "COMPLIANCE", "PROFILES", "EXTENSIONS"]
+           "attribute_extensions", "COMPLIANCE", "PROFILES", "EXTENSIONS"]

@@ -12,7 +12,7 @@ from nn2tosa.tosa_flatbuffer.fields_0100 import (FOLDED_INTO_FIELDS, RESULT, Att
                                                  ImplementationAttrs, PadValue, PropagatesNan, ShapeField, Unsigned,
                                                  ZeroPoint, legacy)
 
-from . import infer
+from . import infer, levels
 from .attrs import AXIS, NAN_MODE
 from .record import Support, TosaOp, operands, register, support, tensor_type_problems
 from .support import (ANY, ARITH_I32_INT, BOOL, CONTROL_FLOW, DATA_MOVEMENT, DATA_NODE_INPUT, DATA_NODE_RESULT,
@@ -61,7 +61,7 @@ register(
     TosaOp("concat", (1, None), "Concatenation of the inputs along `axis`.",
            support(SIG_IN, {"any": "i1", "int": "i8 i32", "int16": "i16", "fp": "f16 f32", "fp8e4m3": E4,
                             "fp8e5m2": E5, "bf16": "bf16"}),
-           attrs=_AXIS_ONLY, infer=infer.concat, legacy=legacy("CONCAT", "AxisAttribute", Attr("axis"))),
+           attrs=_AXIS_ONLY, infer=infer.concat, level=levels.tensor_list, legacy=legacy("CONCAT", "AxisAttribute", Attr("axis"))),
     TosaOp("pad", operands("input1", "padding:shape", "pad_const:const"),
            "Pads each dimension by padding[2i] before and padding[2i+1] after with pad_const (a 1-element constant).",
            DATA_MOVEMENT, legacy=legacy("PAD", "PadAttribute", ShapeField("padding", 1), PadValue())),
@@ -91,7 +91,7 @@ register(
            support(SIG_IN_OUT, {"int": "i8,i32 i8,i8", "fp": "f16,f16 f32,f32", "int16": "i16,i48 i16,i16",
                                 "bf16": "bf16,bf16"}),
            attrs={"mode": attr("enum:tosa.resize_mode", "NEAREST_NEIGHBOR or BILINEAR (MLIR's names)")},
-           legacy=legacy("RESIZE", "ResizeAttribute", ShapeField("scale", 1, bits=16),
+           level=levels.resize, legacy=legacy("RESIZE", "ResizeAttribute", ShapeField("scale", 1, bits=16),
                          ShapeField("offset", 2, bits=16), ShapeField("border", 3, bits=16),
                          Attr("mode", renamed=(("NEAREST_NEIGHBOR", "NEAREST"),)))),
 
@@ -108,6 +108,8 @@ register(
                   "per_channel": attr("bool", "one multiplier/shift per channel of the last axis"),
                   "input_unsigned": attr("bool", "the i8/i16 input holds unsigned values"),
                   "output_unsigned": attr("bool", "the i8/i16 output holds unsigned values")},
+           # rounding modes beyond SINGLE_ROUND come from extensions
+           attribute_extensions={"rounding_mode": {"DOUBLE_ROUND": "doubleround", "INEXACT_ROUND": "inexactround"}},
            # (fields are read in order: the multiplier's element type depends on scale32)
            legacy=legacy("RESCALE", "RescaleAttribute", Attr("scale32"), DoubleRound(), Attr("per_channel"),
                          Unsigned("input_unsigned"), Unsigned("output_unsigned"),
@@ -128,7 +130,7 @@ register(
            results=(0, None),
            attrs={"operator_name": attr("str", "the operator's name"), "domain_name": attr("str", "its domain"),
                   "implementation_attrs": attr("str", "implementation-defined attributes")},
-           traits=frozenset({UNKNOWN_EFFECTS}),
+           traits=frozenset({UNKNOWN_EFFECTS}), level=levels.tensor_list,
            legacy=legacy("CUSTOM", "CustomAttribute", Attr("operator_name"), Attr("domain_name"),
                          ImplementationAttrs())),
 
@@ -137,14 +139,14 @@ register(
            "on the remaining operands.", CONTROL_FLOW, results=(0, None),
            attrs={"then_graph": attr("str", "name of the graph run when true"),
                   "else_graph": attr("str", "name of the graph run when false")},
-           traits=frozenset({"control_flow", BRANCH_EFFECTS}),
+           traits=frozenset({"control_flow", BRANCH_EFFECTS}), level=levels.tensor_list,
            legacy=legacy("COND_IF", "CondIfAttribute", Attr("then_graph", "then_branch"),
                          Attr("else_graph", "else_branch")), legacy_unwritten=_CONTROL_FLOW_0100),
     TosaOp("while_loop", (0, None), "Runs body_graph while cond_graph returns true, threading the operands.",
            CONTROL_FLOW, results=(0, None),
            attrs={"cond_graph": attr("str", "name of the condition graph"),
                   "body_graph": attr("str", "name of the body graph")},
-           traits=frozenset({"control_flow", BRANCH_EFFECTS}),
+           traits=frozenset({"control_flow", BRANCH_EFFECTS}), level=levels.tensor_list,
            legacy=legacy("WHILE_LOOP", "WhileLoopAttribute", Attr("cond_graph", "cond_branch"),
                          Attr("body_graph", "body_branch")), legacy_unwritten=_CONTROL_FLOW_0100),
 

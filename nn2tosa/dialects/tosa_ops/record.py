@@ -95,6 +95,10 @@ class TosaOp:
     # attribute table (what a plain elementwise op is)
     legacy: LegacyOp | str | None = None
     legacy_unwritten: str | None = None  # why the 0.100 writer refuses an op whose row the reader reads
+    # the level 8K limits the op's attributes and operands must keep (levels.py), beyond tensor sizes
+    level: Callable[[Graph, int], list[tuple[str, int, int]]] | None = None
+    # attribute -> {value: the extension that value needs} (RESCALE's rounding modes)
+    attribute_extensions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def legacy_refusal(self) -> str | None:
