@@ -12,7 +12,7 @@ so an op registered later (a test's throwaway op) is handled by all of them alik
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -92,7 +92,7 @@ class TosaOp:
     check_kinds: bool = True  # False: `verify` checks everything (the constant ops)
     opcode: str | None = None  # the TOSA 1.0 (and by default 0.100) Op enum name; default NAME
     # the 0.100-draft form: its row, or why 0.90 has none; None: an operator of the same name with no
-    # attribute table (what a plain elementwise op is)
+    # attribute table (what a plain elementwise op is: no attributes, no constant or shape operands)
     legacy: LegacyOp | str | None = None
     legacy_unwritten: str | None = None  # why the 0.100 writer refuses an op whose row the reader reads
     # the level 8K limits the op's attributes and operands must keep (levels.py), beyond tensor sizes
@@ -145,8 +145,10 @@ TOSA_OPS: dict[str, TosaOp] = {}  # "tosa.floor" -> its record
 def register(*ops: TosaOp) -> None:
     """Define each op from its record and file the record in TOSA_OPS."""
     for op in ops:
-        if op.legacy is None and (op.positions("const") or op.positions("shape")):
-            raise ValueError(f"tosa.{op.name}: constant or shape operands need a 0.100 row saying which fields hold them")
+        if op.legacy is None and (op.positions("const") or op.positions("shape") or
+                                  (op.attrs and "constant" not in op.traits)):
+            raise ValueError(f"tosa.{op.name}: attributes and constant or shape operands need a 0.100 row saying "
+                             "which fields hold them")
         define(op.full_name, operands=op.arity, results=op.results, attrs=dict(op.attrs),
                doc=f"{op.doc} Operands: {op.operand_doc}.", verify=_verifier(op), fold=op.fold,
                traits=op.traits, infer=op.infer)
@@ -215,7 +217,3 @@ class View(Mapping[str, V], Generic[V]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
-
-
-def short_names(ops: Iterable[TosaOp]) -> list[str]:
-    return [op.name for op in ops]
