@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from nn2tosa.ir import Graph, attr
+from nn2tosa.ir import Graph, TensorType, attr
 from nn2tosa.ir.registry import Inferrer
 from nn2tosa.tosa_flatbuffer.fields_0100 import (RESULT, Attr, ClampBounds, MulShift, PropagatesNan, TableContents,
                                                  ZeroPoint, legacy)
@@ -25,7 +25,7 @@ def _verify_clamp(graph: Graph, node: int) -> list[str]:
     """Integer bounds that are values of the input's type (both the flatbuffer and MLIR store them
     in it: a damaged .tosa file can claim anything)."""
     t = graph.type_of(graph.operand(node, 0))
-    if t.dtype not in ("i8", "i16", "i32"):
+    if not isinstance(t, TensorType) or t.dtype not in ("i8", "i16", "i32"):
         return []
     info = np.iinfo(t.numpy_dtype)
     return [f"{name} {graph.attrs(node)[name]} is not an {t.dtype} value" for name in ("min_val", "max_val")

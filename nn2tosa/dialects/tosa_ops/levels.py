@@ -2,7 +2,7 @@
 returns (what, value, limit) triples of the op's kernel, stride, padding, scale or list limits."""
 from __future__ import annotations
 
-from nn2tosa.ir import Graph
+from nn2tosa.ir import Graph, TensorType
 
 # Level 8K limits (TOSA 1.0 "Levels").
 MAX_RANK = 6
@@ -15,6 +15,12 @@ MAX_TENSOR_LIST_SIZE = 64
 Check = tuple[str, int, int]
 
 
+def _operand_shape(graph: Graph, node: int, k: int) -> tuple[int, ...]:
+    t = graph.type_of(graph.operand(node, k))
+    assert isinstance(t, TensorType)  # the record's operand kinds, verified
+    return t.shape
+
+
 def _strides(attrs: dict) -> list[Check]:
     return [("stride", s, MAX_STRIDE) for s in attrs["stride"]]
 
@@ -22,7 +28,7 @@ def _strides(attrs: dict) -> list[Check]:
 def convolution(graph: Graph, node: int) -> list[Check]:
     """conv2d, conv3d, depthwise_conv2d: dilated kernel, padding, stride."""
     attrs = graph.attrs(node)
-    weight = graph.type_of(graph.operand(node, 1)).shape
+    weight = _operand_shape(graph, node, 1)
     spatial = weight[:2] if graph.op(node) == "tosa.depthwise_conv2d" else weight[1:-1]
     checks = [(f"dilation*kernel[{i}]", d * k, MAX_KERNEL) for i, (d, k) in enumerate(zip(attrs["dilation"], spatial))]
     return checks + [("pad", p, MAX_KERNEL) for p in attrs["pad"]] + _strides(attrs)
@@ -30,7 +36,7 @@ def convolution(graph: Graph, node: int) -> list[Check]:
 
 def transpose_convolution(graph: Graph, node: int) -> list[Check]:
     attrs = graph.attrs(node)
-    weight = graph.type_of(graph.operand(node, 1)).shape
+    weight = _operand_shape(graph, node, 1)
     checks = [("kernel", k, MAX_KERNEL) for k in weight[1:3]] + [("out_pad", p, MAX_KERNEL) for p in attrs["out_pad"]]
     return checks + _strides(attrs)
 
@@ -42,7 +48,7 @@ def pooling(graph: Graph, node: int) -> list[Check]:
 
 
 def fft(graph: Graph, node: int) -> list[Check]:
-    shape = graph.type_of(graph.operand(node, 0)).shape
+    shape = _operand_shape(graph, node, 0)
     return [("H", shape[1], MAX_KERNEL), ("W", shape[2], MAX_KERNEL)]
 
 
