@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from nn2tosa.ir import Dialect, Graph, ShapeType, TensorType, Type, define, register_dialect
 from nn2tosa.ir.registry import Arity, AttrSpec, Folder, Inferrer, Trait, Verifier
