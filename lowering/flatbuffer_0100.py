@@ -30,7 +30,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import flatbuffers
 import numpy as np
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
@@ -39,11 +38,13 @@ from nn2tosa.fileio import write_atomic
 from nn2tosa.dialects.tosa_target import require_tosa_1_0
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, op_def
 from nn2tosa.schemas import tosa_0_100_generated as fb0
+from nn2tosa.tosa_flatbuffer import writer
 from nn2tosa.tosa_flatbuffer.common import FlatBuilder, Names, camel, constant_bytes, hashable, storage_bytes
 from nn2tosa.tosa_flatbuffer.layout_0100 import DTYPES, LEGACY_OPS, NOT_IN_0_90, SCHEMA, UNSIGNED_DTYPES, LegacyOp
 
 VERSION = (0, 100, 0)
-BLOCK_NAME = "main"
+BLOCK_NAME = writer.BLOCK_NAME
+
 # ------------------------------------------------------------------------------ writing
 @dataclass
 class _OpView:
@@ -177,10 +178,7 @@ def _build(graph: Graph, defer_data: bool) -> FlatBuilder:
                                   for k in o.row.folded) for o in operators)
     size = (sum(constant_bytes(graph, n) for n in order) + 2 * strings + attribute_bytes
             + 256 * (len(tensors) + 2 * len(operators)) + 4096)
-    if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
-        raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: over the 2 GB a "
-                                            "flatbuffer can hold")])
-    builder = FlatBuilder(size, defer_data)
+    builder = writer.new_builder(size, defer_data, graph.name, "over the 2 GB a flatbuffer can hold")
     _write_graph(builder, tensors, operators, input_names, output_names)
     return builder
 
@@ -223,65 +221,15 @@ def _attribute(builder: FlatBuilder, o: _Operator) -> int | None:
 
 def _write_graph(builder: FlatBuilder, tensors: list, operators: list[_Operator], input_names: list[str],
                  output_names: list[str]) -> None:
-    string = builder.string
-    tensor_offsets = []
-    for name, t, dtype, data in tensors:
-        data_offset = builder.data_vector(data) if data is not None else None
-        shape_offset = builder.int32_vector(t.shape)
-        name_offset = string(name)
-        fb0.TosaTensorStart(builder)
-        fb0.TosaTensorAddName(builder, name_offset)
-        fb0.TosaTensorAddShape(builder, shape_offset)
-        fb0.TosaTensorAddType(builder, dtype)
-        if data_offset is not None:
-            fb0.TosaTensorAddData(builder, data_offset)
-        tensor_offsets.append(fb0.TosaTensorEnd(builder))
-
+    tensor_offsets = [writer.tensor(builder, fb0, name, t.shape, dtype, data) for name, t, dtype, data in tensors]
     operator_offsets = []
     for o in operators:
         attribute = _attribute(builder, o)
-        inputs = builder.offsets_vector([string(s) for s in o.inputs])
-        outputs = builder.offsets_vector([string(s) for s in o.outputs])
-        fb0.TosaOperatorStart(builder)
-        fb0.TosaOperatorAddOp(builder, getattr(fb0.Op, o.row.op))
-        if attribute is not None:
-            fb0.TosaOperatorAddAttributeType(builder, getattr(fb0.Attribute, o.row.table))
-            fb0.TosaOperatorAddAttribute(builder, attribute)
-        fb0.TosaOperatorAddInputs(builder, inputs)
-        fb0.TosaOperatorAddOutputs(builder, outputs)
-        operator_offsets.append(fb0.TosaOperatorEnd(builder))
-
-    block_name = string(BLOCK_NAME)
-    operators_vec = builder.offsets_vector(operator_offsets)
-    tensors_vec = builder.offsets_vector(tensor_offsets)
-    inputs_vec = builder.offsets_vector([string(s) for s in input_names])
-    outputs_vec = builder.offsets_vector([string(s) for s in output_names])
-    fb0.TosaBasicBlockStart(builder)
-    fb0.TosaBasicBlockAddName(builder, block_name)
-    fb0.TosaBasicBlockAddOperators(builder, operators_vec)
-    fb0.TosaBasicBlockAddTensors(builder, tensors_vec)
-    fb0.TosaBasicBlockAddInputs(builder, inputs_vec)
-    fb0.TosaBasicBlockAddOutputs(builder, outputs_vec)
-    block = fb0.TosaBasicBlockEnd(builder)
-
-    blocks_vec = builder.offsets_vector([block])
-    fb0.TosaRegionStart(builder)
-    fb0.TosaRegionAddName(builder, block_name)
-    fb0.TosaRegionAddBlocks(builder, blocks_vec)
-    region = fb0.TosaRegionEnd(builder)
-    regions_vec = builder.offsets_vector([region])
-
-    fb0.VersionStart(builder)
-    fb0.VersionAdd_Major(builder, VERSION[0])
-    fb0.VersionAdd_Minor(builder, VERSION[1])
-    fb0.VersionAdd_Patch(builder, VERSION[2])
-    fb0.VersionAdd_Draft(builder, True)
-    version = fb0.VersionEnd(builder)
-    fb0.TosaGraphStart(builder)
-    fb0.TosaGraphAddVersion(builder, version)
-    fb0.TosaGraphAddRegions(builder, regions_vec)
-    root = fb0.TosaGraphEnd(builder)
-    builder.Finish(root, file_identifier=b"TOSA")
+        operator_offsets.append(writer.operator(
+            builder, fb0, getattr(fb0.Op, o.row.op), o.inputs, o.outputs,
+            None if attribute is None else (getattr(fb0.Attribute, o.row.table), attribute)))
+    block = writer.basic_block(builder, fb0, BLOCK_NAME, operator_offsets, tensor_offsets, input_names, output_names)
+    writer.finish(builder, fb0, [writer.region(builder, fb0, BLOCK_NAME, block)], VERSION, draft=True)
 
 
 __all__ = ["build_flatbuffer_0100", "write_flatbuffer_0100", "VERSION"]

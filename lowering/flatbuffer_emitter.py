@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import flatbuffers
 import numpy as np
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
@@ -40,13 +39,14 @@ from nn2tosa.fileio import populate, write_atomic
 from nn2tosa.dialects.tosa_target import require_tosa_1_0
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
 from nn2tosa.schemas import tosa_generated as fb
+from nn2tosa.tosa_flatbuffer import writer
 from nn2tosa.tosa_flatbuffer.common import FlatBuilder, Names, constant_bytes, storage_bytes
 from nn2tosa.tosa_flatbuffer.layout_1_0 import DTYPES, OP_TABLE, OpEntry
 
 from .program import reachable_branches, unknown_branches
 
 VERSION = (1, 0, 0)
-BLOCK_NAME = "main"
+BLOCK_NAME = writer.BLOCK_NAME
 
 # ------------------------------------------------------------------------------ the writer
 @dataclass
@@ -127,10 +127,8 @@ def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool) -> Fla
         len(b.region.encode()) + sum(len(o.location.encode()) for o in b.operators if o.location) for b in blocks)
     size = (sum(constant_bytes(g, n) for g in graphs for n in g.nodes()) + 2 * strings + 4096
             + sum(256 * (len(b.tensors) + 2 * len(b.operators) + len(b.shapes) + 2) for b in blocks))
-    if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
-        raise UnsupportedError([Unsupported("flatbuffer", graph.name, f"about {size} bytes: TOSA flatbuffers over "
-                                            "2 GB need external tensor data, which is not written yet")])
-    builder = FlatBuilder(size, defer_data)
+    builder = writer.new_builder(size, defer_data, graph.name, "TOSA flatbuffers over 2 GB need external tensor "
+                                 "data, which is not written yet")
     _write_graph(builder, blocks)
     return builder
 
@@ -194,99 +192,31 @@ def _plan_block(graph: Graph, region: str, names: Names, variables: dict[str, st
     return _Block(region, tensors, shapes, operators, input_names, output_names)
 
 
-def _location(builder: FlatBuilder, text: str) -> int:
-    text_offset = builder.string(text)
-    fb.OpLocationStart(builder)
-    fb.OpLocationAddText(builder, text_offset)
-    return fb.OpLocationEnd(builder)
-
-
 def _write_block(builder: FlatBuilder, block: _Block) -> int:
-    string = builder.string
-    tensor_offsets = []
-    for t in block.tensors:
-        data_offset = builder.data_vector(t.data) if t.data is not None else None
-        shape_offset = builder.int32_vector(t.type.shape)
-        name_offset = string(t.name)
-        variable_name = None if t.variable is None else string(t.variable)
-        fb.TosaTensorStart(builder)
-        fb.TosaTensorAddName(builder, name_offset)
-        fb.TosaTensorAddShape(builder, shape_offset)
-        fb.TosaTensorAddType(builder, DTYPES[t.type.dtype])
-        if data_offset is not None:
-            fb.TosaTensorAddData(builder, data_offset)
-        if variable_name is not None:
-            fb.TosaTensorAddVariable(builder, True)
-            fb.TosaTensorAddVariableName(builder, variable_name)
-        tensor_offsets.append(fb.TosaTensorEnd(builder))
-
-    shape_offsets = []
+    tensors = [writer.tensor(builder, fb, t.name, t.type.shape, DTYPES[t.type.dtype], t.data, t.variable)
+               for t in block.tensors]
+    shapes = []
     for name, rank, values in block.shapes:
         data_offset = builder.data_vector(values.view(np.uint8))
-        name_offset = string(name)
+        name_offset = builder.string(name)
         fb.TosaShapeStart(builder)
         fb.TosaShapeAddName(builder, name_offset)
         fb.TosaShapeAddRank(builder, rank)
         fb.TosaShapeAddData(builder, data_offset)
-        shape_offsets.append(fb.TosaShapeEnd(builder))
-
-    operator_offsets = []
+        shapes.append(fb.TosaShapeEnd(builder))
+    operators = []
     for o in block.operators:
         attribute = o.entry.build_attribute(builder, o.attrs, o.input_type)
-        inputs = builder.offsets_vector([string(s) for s in o.inputs])
-        outputs = builder.offsets_vector([string(s) for s in o.outputs])
-        location = None if o.location is None else builder.once(("location", o.location),
-                                                                    lambda: _location(builder, o.location))
-        fb.TosaOperatorStart(builder)
-        fb.TosaOperatorAddOp(builder, o.entry.op)
-        fb.TosaOperatorAddAttributeType(builder, o.entry.attribute_type)
-        fb.TosaOperatorAddAttribute(builder, attribute)
-        fb.TosaOperatorAddInputs(builder, inputs)
-        fb.TosaOperatorAddOutputs(builder, outputs)
-        if location is not None:
-            fb.TosaOperatorAddLocation(builder, location)
-        operator_offsets.append(fb.TosaOperatorEnd(builder))
-
-    block_name = string(block.region)
-    operators_vec = builder.offsets_vector(operator_offsets)
-    tensors_vec = builder.offsets_vector(tensor_offsets)
-    inputs_vec = builder.offsets_vector([string(s) for s in block.input_names])
-    outputs_vec = builder.offsets_vector([string(s) for s in block.output_names])
-    shapes_vec = builder.offsets_vector(shape_offsets)
-    fb.TosaBasicBlockStart(builder)
-    fb.TosaBasicBlockAddName(builder, block_name)
-    fb.TosaBasicBlockAddOperators(builder, operators_vec)
-    fb.TosaBasicBlockAddTensors(builder, tensors_vec)
-    fb.TosaBasicBlockAddInputs(builder, inputs_vec)
-    fb.TosaBasicBlockAddOutputs(builder, outputs_vec)
-    fb.TosaBasicBlockAddShapes(builder, shapes_vec)
-    return fb.TosaBasicBlockEnd(builder)
+        operators.append(writer.operator(builder, fb, o.entry.op, o.inputs, o.outputs,
+                                         (o.entry.attribute_type, attribute), o.location))
+    return writer.basic_block(builder, fb, block.region, operators, tensors, block.input_names, block.output_names,
+                              shapes)
 
 
 def _write_graph(builder: FlatBuilder, blocks: list[_Block]) -> None:
     """The TosaGraph: one region per block, named after it, each holding that one block."""
-    regions = []
-    for block in blocks:
-        block_offset = _write_block(builder, block)
-        region_name = builder.string(block.region)
-        blocks_vec = builder.offsets_vector([block_offset])
-        fb.TosaRegionStart(builder)
-        fb.TosaRegionAddName(builder, region_name)
-        fb.TosaRegionAddBlocks(builder, blocks_vec)
-        regions.append(fb.TosaRegionEnd(builder))
-    regions_vec = builder.offsets_vector(regions)
-
-    fb.VersionStart(builder)
-    fb.VersionAdd_Major(builder, VERSION[0])
-    fb.VersionAdd_Minor(builder, VERSION[1])
-    fb.VersionAdd_Patch(builder, VERSION[2])
-    fb.VersionAdd_Draft(builder, False)
-    version = fb.VersionEnd(builder)
-    fb.TosaGraphStart(builder)
-    fb.TosaGraphAddVersion(builder, version)
-    fb.TosaGraphAddRegions(builder, regions_vec)
-    root = fb.TosaGraphEnd(builder)
-    builder.Finish(root, file_identifier=b"TOSA")
+    regions = [writer.region(builder, fb, block.region, _write_block(builder, block)) for block in blocks]
+    writer.finish(builder, fb, regions, VERSION, draft=False)
 
 
 __all__ = ["build_flatbuffer", "write_flatbuffer", "VERSION"]

@@ -429,8 +429,8 @@ def fit_target(graphs: Sequence[Graph], profile: str | Sequence[str]) -> Target:
     """The requested target, after checking that every op of `graphs` runs on it; UnsupportedError
     lists each missing profile or extension with the first op that needs it and how many do."""
     from nn2tosa.ir import INPUT_OP
-    from nn2tosa.dialects.tosa_target import (EXTENSION_PROFILE, ROUNDING_MODE_EXTENSION, Target, op_requirement,
-                                         require_tosa_1_0)
+    from nn2tosa.dialects.tosa_target import (EXTENSION_PROFILE, Target, attribute_extensions, op_requirement,
+                                              require_tosa_1_0)
 
     profiles, extensions = parse_profile(profile)
     needed = require_tosa_1_0(graphs)
@@ -441,10 +441,7 @@ def fit_target(graphs: Sequence[Graph], profile: str | Sequence[str]) -> Target:
             op = g.op(node)
             if op == INPUT_OP:
                 continue
-            parts = (op_requirement(g, node) or "any").split("+")
-            mode = g.attrs(node).get("rounding_mode") if op == "tosa.rescale" else None
-            if mode in ROUNDING_MODE_EXTENSION:
-                parts.append(ROUNDING_MODE_EXTENSION[mode])
+            parts = (op_requirement(g, node) or "any").split("+") + attribute_extensions(g, node)
             for part in parts:
                 item = {"int": "pro_int", "fp": "pro_fp"}.get(part, part)
                 if part == "any" or item in offered and EXTENSION_PROFILE.get(item, item) in offered:

@@ -13,6 +13,8 @@ What each section reads:
 - the named constraints each rule declares (nn2tosa/ir/constraints.py) and those the helpers of every
   rule evaluate (`general`): their docstrings are the conditions listed, the same functions whose
   results are the run-time reasons;
+- the tosa op table (nn2tosa/dialects/tosa_ops): every TOSA op's operands, attributes, type
+  combinations by profile and extension, and 0.100-draft form;
 - the frontends' data type tables.
 "Can create" is a reading of the code, not a run: a rule's string literals naming ops, the tables
 it indexes and the helpers it calls (followed through its package and the builder classes), so an
@@ -363,6 +365,52 @@ def _general(subject: type, what: str) -> list[str]:
             "apply):", "", *(f"- {c}" for c in _conditions(subject.general))]
 
 
+# ------------------------------------------------------------------------------ the TOSA op table
+_PROFILE_NAMES = {"int": "pro_int", "fp": "pro_fp", "any": "any profile"}
+
+
+def _requirement(code: str) -> str:
+    return "+".join(_PROFILE_NAMES.get(part, part) for part in code.split("+"))
+
+
+def _type_combinations(op: Any) -> str:
+    """"pro_fp: f16, f32; bf16: bf16": each requirement with the type combinations it provides; a
+    combination of several types is written a/b/c, in the order the signature (given first) names."""
+    names = [o.name for o in op.operands] if not op.is_variadic else []
+    what = {"acc": "acc_type", "type": "type"}
+    signature = [what.get(s) or (names[int(s[1:])] if s[0] == "o" and int(s[1:]) < len(names) else
+                                 ("result" if s[0] == "r" else f"operand {s[1:]}")) for s in op.support.signature]
+    by_requirement: dict[str, list[str]] = {}
+    for types, code in op.support.rows.items():
+        by_requirement.setdefault(_requirement(code), []).append("/".join(types) or "any types")
+    text = "; ".join(f"{code}: {', '.join(sigs)}" for code, sigs in by_requirement.items())
+    if len(signature) > 1:
+        text = f"({'/'.join(signature)}) {text}"
+    for attr_name, table in op.attribute_extensions.items():
+        text += "".join(f"; {attr_name} {value} needs {extension}" for value, extension in table.items())
+    return text
+
+
+def tosa_op_lines() -> list[str]:
+    """One table row per TOSA op of the op table (nn2tosa/dialects/tosa_ops), sorted by name."""
+    from nn2tosa.dialects.tosa_ops import TOSA_OPS, Operand
+
+    lines = ["| TOSA op | semantics | operands | attributes | type combinations by profile or extension | 0.100 draft |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name in sorted(TOSA_OPS):
+        op = TOSA_OPS[name]
+        operands = op.operand_doc if op.is_variadic else ", ".join(
+            o.name if o.kind == "tensor" else f"{o.name} ({o.kind})" for o in op.operands if isinstance(o, Operand))
+        attrs = ", ".join(f"{a}{'?' if spec.optional else ''}" for a, spec in op.attrs.items())
+        legacy = op.legacy_form
+        form = legacy if isinstance(legacy, str) else legacy.op + (f" ({legacy.table})" if legacy.table else "")
+        if op.legacy_unwritten:
+            form += f"; not written: {op.legacy_unwritten}"
+        lines.append(f"| `{op.name}` | {_cell(op.doc)} | {_cell(operands or 'none')} | {_cell(attrs)} | "
+                     f"{_cell(_type_combinations(op))} | {_cell(form)} |")
+    return lines
+
+
 def _data_types() -> list[str]:
     from nn2tosa.frontend.armnn.catalogue import DATA_TYPES
     from nn2tosa.frontend.mps.dtypes import ELEMENT_TYPES
@@ -388,7 +436,7 @@ def generate() -> str:
     from nn2tosa.passes.legalize_armnn.layer import Layer
     from nn2tosa.passes.legalize_mps.core import Node
 
-    armnn, mps, nn = source_rows("armnn"), source_rows("mps"), nn_rows()
+    armnn, mps, nn, tosa_table = source_rows("armnn"), source_rows("mps"), nn_rows(), tosa_op_lines()
     count = lambda rows: f"{sum(r.converts for r in rows)} of {len(rows)}"  # noqa: E731
     lines = [
         "# Supported operators",
@@ -432,6 +480,12 @@ def generate() -> str:
     for r in nn:
         tosa = _names(r.tosa_ops) if r.converts else "**no lowering**"
         lines.append(f"| `{r.name}` | {tosa} | {_cell(r.quantized)} | {_cell('<br>'.join(r.constraints))} |")
+    lines += ["", f"## TOSA 1.0 ops ({len(tosa_table) - 2} ops)", "",
+              "Every TOSA op the IR holds, from its record in the op table (nn2tosa/dialects/tosa_ops): operands "
+              "(shape: a `!tosa.shape` value; const: must be produced by `tosa.const`), attributes (? = optional), "
+              "the element type combinations TOSA 1.0 has with the profile or extension providing each (operand, "
+              "result or accumulator types in the order the record reads them), and the operator (attribute table) "
+              "the 0.100-draft writer uses, or why it has none.", "", *tosa_table]
     lines += ["", *_data_types()]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 

@@ -1,6 +1,6 @@
 """A numpy reference evaluator for graphs of `nn` ops, for tests.
 
-Written from the semantics each op's doc states in nn2tosa/dialects/nn.py, and deliberately
+Written from the semantics each op's doc states in nn2tosa/dialects/nn/, and deliberately
 independent of the code under test: it uses neither the dialect's folders nor its type inference
 nor any pass. Use it to check that a rewrite keeps a graph's meaning:
 

@@ -112,8 +112,7 @@ def _check_tosa_1_0(graphs: list[Graph]) -> None:
     items = []
     for g in graphs:
         for node in g.nodes():
-            short = g.op(node).split(".", 1)[-1]
-            if short in COMPLIANCE and op_requirement(g, node) is None:
+            if g.op(node) in COMPLIANCE and op_requirement(g, node) is None:
                 types = ", ".join(str(g.type_of(v)) for v in g.operands(node)) or "no operands"
                 items.append(Unsupported(g.op(node), f"{g.name}: {g.loc(node) or f'%{node}'}",
                                          f"no TOSA 1.0 profile or extension has it on ({types}) -> "

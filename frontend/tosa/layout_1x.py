@@ -158,12 +158,12 @@ _EXPLICIT_VARIABLE_OPS = {"VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"}
 
 
 def _constant_operands(ir_op: str) -> frozenset[int]:
-    """Operand positions TOSA 1.0 requires constant without the dynamic extension: exactly those the
-    0.100 layout keeps in attribute fields."""
-    from nn2tosa.tosa_flatbuffer.layout_0100 import LEGACY_OPS
+    """Operand positions TOSA 1.0 requires constant without the dynamic extension: the constant and
+    shape operands of the op's record."""
+    from nn2tosa.dialects.tosa_ops import TOSA_OPS
 
-    row = LEGACY_OPS.get(ir_op)
-    return row.folded if row is not None else frozenset()
+    op = TOSA_OPS.get(ir_op)
+    return frozenset(op.positions("const") + op.positions("shape")) if op is not None else frozenset()
 
 
 class Layout1x:

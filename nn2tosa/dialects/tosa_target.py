@@ -1,9 +1,10 @@
 """What a TOSA-level graph needs from a TOSA 1.0 implementation: profiles, extensions and level.
 
 The profile and extension of each operator follow the "Supported Data Types" tables of the TOSA 1.0
-specification (which MLIR's tosa-validate also implements): a row says which element types an op
-may combine and which profile or extension provides that combination. `required_target` walks
-the graph, looks every op's type signature up in `COMPLIANCE` and keeps the smallest set that
+specification (which MLIR's tosa-validate also implements), kept in each op's record of the op table
+(nn2tosa/dialects/tosa_ops, `support`): a row says which element types an op may combine and which
+profile or extension provides that combination. `required_target` walks the graph, looks every
+op's type signature up in its record and keeps the smallest set that
 covers all of them; RESCALE's rounding modes add doubleround/inexactround, and a shape past an 8K
 level limit makes the level "none". Typical use:
 
@@ -16,13 +17,16 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from nn2tosa.diagnostics import Nn2TosaError
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Type
 from nn2tosa.ir.types import bit_width
+
+from .tosa_ops import TOSA_OPS, Support, View
+from .tosa_ops.levels import MAX_LOG2_SIZE, MAX_RANK
 
 SPECIFICATION_VERSION = "1.0"
 PROFILES = ("pro_int", "pro_fp")
@@ -38,162 +42,26 @@ EXTENSION_PROFILE = {
     "bf16": "pro_fp", "fp8e4m3": "pro_fp", "fp8e5m2": "pro_fp", "fft": "pro_fp",
 }
 
-# Level 8K limits (TOSA 1.0 "Levels").
-MAX_RANK = 6
-MAX_KERNEL = 8192
-MAX_STRIDE = 8192
-MAX_SCALE = 256
-MAX_LOG2_SIZE = 31
-MAX_TENSOR_LIST_SIZE = 64
+# Level 8K: tensor ranks and sizes are checked here, each op's own limits (kernel, stride, ...) by
+# its record's `level` (tosa_ops/levels.py).
 
 
 # ------------------------------------------------------------------------------ requirements
-# A requirement code names what provides one type combination:
-#   "int" / "fp": that profile;  "any": either profile (e.g. i32 add, bool logic, shapes);
-#   an extension name (int16, bf16, ...): that extension and the profile it works with;
-#   "a+b": every extension listed.
-def _rows(table: dict[str, str]) -> dict[tuple[str, ...], str]:
-    """{requirement: "sig sig ..."} with each sig "t1,t2,..." -> {(t1, t2, ...): requirement}."""
-    rows = {}
-    for requirement, signatures in table.items():
-        for sig in signatures.split():
-            rows[tuple(sig.split(","))] = requirement
-    return rows
+# Each op's record in the op table (tosa_ops) says which profile or extension provides each of its
+# type combinations (`TosaOp.support`; the requirement codes are explained at record.rows).
+# "tosa.<op>" -> its Support, looked up in the op table when asked.
+COMPLIANCE: Mapping[str, Support] = View(lambda op: op.support)
 
 
-E4, E5 = "f8E4M3FN", "f8E5M2"
-_FLOAT_UNARY = _rows({"fp": "f16 f32", "bf16": "bf16"})
-_CONV = _rows({
-    "int": "i8,i8,i32", "fp": "f16,f16,f16 f16,f16,f32 f32,f32,f32", "int4": "i8,i4,i32", "int16": "i16,i8,i48",
-    "fp8e4m3": f"{E4},{E4},f16", "fp8e5m2": f"{E5},{E5},f16", "bf16": "bf16,bf16,f32",
-})
-_DATA_MOVEMENT = _rows({"any": "i1", "int": "i8 i16 i32", "fp": "f16 f32", "fp8e4m3": E4, "fp8e5m2": E5, "bf16": "bf16"})
-_INT_BITWISE = _rows({"int": "i8 i16 i32"})
-_ARITH_I32_ANY = _rows({"any": "i32", "fp": "f16 f32", "bf16": "bf16"})
-_ARITH_I32_INT = _rows({"int": "i32", "fp": "f16 f32", "bf16": "bf16"})
-_BOOL = _rows({"any": "i1"})
-_SHIFT = _rows({"any": "i8 i16 i32"})
-_REDUCE_MINMAX = _rows({"int": "i8 i16 i32", "fp": "f16 f32", "bf16": "bf16"})
-_GATHER = _rows({"int": "i8 i16 i32", "fp": "f16 f32", "fp8e4m3": E4, "fp8e5m2": E5, "bf16": "bf16"})
-_DATA_NODE = _rows({"any": "i1 i8 i16 i32", "fp": "f16 f32", "int4": "i4", "int16": "i48",
-                    "fp8e4m3": E4, "fp8e5m2": E5, "bf16": "bf16"})
-_VARIABLE = _rows({"int+variable": "i8", "fp+variable": "f16 f32"})
 
-
-def _cast_rows() -> dict[tuple[str, ...], str]:
-    ints = ("i8", "i16", "i32")
-    rows: dict[tuple[str, ...], str] = {}
-    for a in ("i1",) + ints:  # every conversion among bool and the integer types
-        for b in ("i1",) + ints:
-            if a != b:
-                rows[(a, b)] = "int"
-    for i in ints:
-        rows.update({(i, "f16"): "fp", (i, "f32"): "fp", ("f16", i): "fp", ("f32", i): "fp",
-                     (i, "bf16"): "bf16", ("bf16", i): "bf16"})
-    rows.update({("f16", "f32"): "fp", ("f32", "f16"): "fp", ("bf16", "f32"): "bf16", ("f32", "bf16"): "bf16"})
-    for f8, ext in ((E4, "fp8e4m3"), (E5, "fp8e5m2")):
-        rows.update({(f8, "f16"): ext, (f8, "f32"): ext, ("f16", f8): ext, ("f32", f8): ext,
-                     (f8, "bf16"): f"bf16+{ext}", ("bf16", f8): f"bf16+{ext}"})
-    return rows
-
-
-# How an op's type signature is read: element types of operands ("o<k>"), results ("r<k>") or
-# of the `acc_type` attribute ("acc"), in this order.
-_SIG_IN = ("o0",)
-_SIG_IN_OUT = ("o0", "r0")
-
-# op -> (signature, {signature types: requirement}). Types outside the table are not TOSA 1.0.
-COMPLIANCE: dict[str, tuple[tuple[str, ...], dict[tuple[str, ...], str]]] = {
-    "argmax": (_SIG_IN, _rows({"int": "i8", "fp": "f16 f32", "int16": "i16", "fp8e4m3": E4, "fp8e5m2": E5,
-                               "bf16": "bf16"})),
-    "avg_pool2d": (("o0", "acc"), _rows({"int": "i8,i32", "fp": "f16,f16 f16,f32 f32,f32", "int16": "i16,i32",
-                                         "fp8e4m3": f"{E4},f16", "fp8e5m2": f"{E5},f16", "bf16": "bf16,f32"})),
-    "conv2d": (("o0", "o1", "acc"), _CONV),
-    "conv3d": (("o0", "o1", "acc"), _CONV),
-    "depthwise_conv2d": (("o0", "o1", "acc"), _CONV),
-    "transpose_conv2d": (("o0", "o1", "acc"), _CONV),
-    "fft2d": (_SIG_IN, _rows({"fft": "f32"})),
-    "rfft2d": (_SIG_IN, _rows({"fft": "f32"})),
-    "matmul": (("o0", "o1", "r0"), _rows({
-        "int": "i8,i8,i32", "fp": "f16,f16,f16 f16,f16,f32 f32,f32,f32", "int16": "i16,i16,i48",
-        "fp8e4m3": f"{E4},{E4},f16 {E4},{E4},f32", "fp8e5m2": f"{E5},{E5},f16 {E5},{E5},f32",
-        "fp8e4m3+fp8e5m2": f"{E4},{E5},f16 {E4},{E5},f32 {E5},{E4},f16 {E5},{E4},f32", "bf16": "bf16,bf16,f32"})),
-    "max_pool2d": (_SIG_IN, _rows({"int": "i8", "fp": "f16 f32", "int16": "i16", "fp8e4m3": E4, "fp8e5m2": E5,
-                                   "bf16": "bf16"})),
-    "clamp": (_SIG_IN, _rows({"int": "i8", "fp": "f16 f32", "int16": "i16", "bf16": "bf16"})),
-    "erf": (_SIG_IN, _FLOAT_UNARY),
-    "sigmoid": (_SIG_IN, _FLOAT_UNARY),
-    "tanh": (_SIG_IN, _FLOAT_UNARY),
-    "add": (_SIG_IN, _ARITH_I32_ANY),
-    "sub": (_SIG_IN, _ARITH_I32_ANY),
-    "arithmetic_right_shift": (_SIG_IN, _INT_BITWISE),
-    "bitwise_and": (_SIG_IN, _INT_BITWISE),
-    "bitwise_or": (_SIG_IN, _INT_BITWISE),
-    "bitwise_xor": (_SIG_IN, _INT_BITWISE),
-    "bitwise_not": (_SIG_IN, _INT_BITWISE),
-    "intdiv": (_SIG_IN, _rows({"any": "i32"})),
-    "logical_and": (_SIG_IN, _BOOL),
-    "logical_or": (_SIG_IN, _BOOL),
-    "logical_xor": (_SIG_IN, _BOOL),
-    "logical_not": (_SIG_IN, _BOOL),
-    "logical_left_shift": (_SIG_IN, _SHIFT),
-    "logical_right_shift": (_SIG_IN, _SHIFT),
-    "maximum": (_SIG_IN, _ARITH_I32_INT),
-    "minimum": (_SIG_IN, _ARITH_I32_INT),
-    "mul": (_SIG_IN_OUT, _rows({"int": "i8,i32 i16,i32", "any": "i32,i32", "fp": "f16,f16 f32,f32",
-                                "bf16": "bf16,bf16"})),
-    "pow": (_SIG_IN, _FLOAT_UNARY),
-    "table": (_SIG_IN, _rows({"int": "i8", "int16": "i16"})),
-    "abs": (_SIG_IN, _ARITH_I32_INT),
-    "ceil": (_SIG_IN, _FLOAT_UNARY),
-    "clz": (_SIG_IN, _rows({"int": "i32"})),
-    "cos": (_SIG_IN, _FLOAT_UNARY),
-    "exp": (_SIG_IN, _FLOAT_UNARY),
-    "floor": (_SIG_IN, _FLOAT_UNARY),
-    "log": (_SIG_IN, _FLOAT_UNARY),
-    "negate": (_SIG_IN, _rows({"int": "i8 i16 i32", "fp": "f16 f32", "bf16": "bf16"})),
-    "reciprocal": (_SIG_IN, _FLOAT_UNARY),
-    "rsqrt": (_SIG_IN, _FLOAT_UNARY),
-    "sin": (_SIG_IN, _FLOAT_UNARY),
-    "select": (("o1",), _rows({"any": "i1", "int": "i8 i16 i32", "fp": "f16 f32", "bf16": "bf16"})),
-    "equal": (_SIG_IN, _ARITH_I32_INT),
-    "greater": (_SIG_IN, _ARITH_I32_INT),
-    "greater_equal": (_SIG_IN, _ARITH_I32_INT),
-    "reduce_all": (_SIG_IN, _BOOL),
-    "reduce_any": (_SIG_IN, _BOOL),
-    "reduce_max": (_SIG_IN, _REDUCE_MINMAX),
-    "reduce_min": (_SIG_IN, _REDUCE_MINMAX),
-    "reduce_product": (_SIG_IN, _FLOAT_UNARY),
-    "reduce_sum": (_SIG_IN, _ARITH_I32_INT),
-    # CONCAT is the one data-movement op whose i16 form needs EXT-INT16
-    "concat": (_SIG_IN, _rows({"any": "i1", "int": "i8 i32", "int16": "i16", "fp": "f16 f32", "fp8e4m3": E4,
-                               "fp8e5m2": E5, "bf16": "bf16"})),
-    "pad": (_SIG_IN, _DATA_MOVEMENT),
-    "reshape": (_SIG_IN, _DATA_MOVEMENT),
-    "reverse": (_SIG_IN, _DATA_MOVEMENT),
-    "slice": (_SIG_IN, _DATA_MOVEMENT),
-    "tile": (_SIG_IN, _DATA_MOVEMENT),
-    "transpose": (_SIG_IN, _DATA_MOVEMENT),
-    "gather": (_SIG_IN, _GATHER),
-    "scatter": (_SIG_IN, _GATHER),
-    "resize": (_SIG_IN_OUT, _rows({"int": "i8,i32 i8,i8", "fp": "f16,f16 f32,f32", "int16": "i16,i48 i16,i16",
-                                   "bf16": "bf16,bf16"})),
-    "cast": (_SIG_IN_OUT, _cast_rows()),
-    "rescale": (_SIG_IN_OUT, _rows({"int": " ".join(f"{a},{b}" for a in ("i8", "i16", "i32") for b in ("i8", "i16", "i32")),
-                                    "int16": "i48,i8 i48,i16 i48,i32"})),
-    "const": (("r0",), _DATA_NODE),
-    "identity": (_SIG_IN, _DATA_NODE),
-    "variable": (("type",), _VARIABLE),
-    "variable_read": (("r0",), _VARIABLE),
-    "variable_write": (_SIG_IN, _VARIABLE),
-    "custom": ((), {(): "any"}),
-    "const_shape": ((), {(): "any"}),
-    "cond_if": ((), {(): "any+controlflow"}),
-    "while_loop": ((), {(): "any+controlflow"}),
-}
-
-# RESCALE rounding modes beyond SINGLE_ROUND come from extensions.
-ROUNDING_MODE_EXTENSION = {"DOUBLE_ROUND": "doubleround", "INEXACT_ROUND": "inexactround"}
+def attribute_extensions(graph: Graph, node: int) -> list[str]:
+    """The extensions one op needs for its attribute values (RESCALE's rounding modes beyond
+    SINGLE_ROUND), from its record's `attribute_extensions`."""
+    op = TOSA_OPS.get(graph.op(node))
+    if op is None or not op.attribute_extensions:
+        return []
+    attrs = graph.attrs(node)
+    return [table[attrs[name]] for name, table in op.attribute_extensions.items() if attrs.get(name) in table]
 
 
 # ------------------------------------------------------------------------------ the target
@@ -290,13 +158,12 @@ class _Where:
 
 
 def op_requirement(graph: Graph, node: int) -> str | None:
-    """The requirement code of one op (see `_rows`), or None when TOSA 1.0 has no such op/type combination."""
-    name = graph.op(node).split(".", 1)[1]
-    entry = COMPLIANCE.get(name)
+    """The requirement code of one op (see tosa_ops.record.rows), or None when TOSA 1.0 has no such
+    op/type combination."""
+    entry = COMPLIANCE.get(graph.op(node))
     if entry is None:
         return None
-    spec, rows = entry
-    return rows.get(_signature(graph, node, spec))
+    return entry.rows.get(_signature(graph, node, entry.signature))
 
 
 def required_target(graphs: Graph | Iterable[Graph]) -> Target:
@@ -320,7 +187,7 @@ def required_target(graphs: Graph | Iterable[Graph]) -> Target:
 
             requirement = op_requirement(g, node)
             if requirement is None:
-                sig = _signature(g, node, COMPLIANCE[op.split(".", 1)[1]][0]) if op.split(".", 1)[1] in COMPLIANCE else ()
+                sig = _signature(g, node, COMPLIANCE[op].signature) if op in COMPLIANCE else ()
                 problems.append(f"{where}: no TOSA 1.0 profile or extension has {op} on {', '.join(sig) or 'these types'}")
                 continue
             for part in requirement.split("+"):
@@ -333,10 +200,9 @@ def required_target(graphs: Graph | Iterable[Graph]) -> Target:
                     need(part)
                     if part in EXTENSION_PROFILE:
                         need(EXTENSION_PROFILE[part])
-            mode = g.attrs(node).get("rounding_mode")
-            if op == "tosa.rescale" and mode in ROUNDING_MODE_EXTENSION:
-                need(ROUNDING_MODE_EXTENSION[mode])
-                need("pro_int")
+            for extension in attribute_extensions(g, node):
+                need(extension)
+                need(EXTENSION_PROFILE[extension])
             types = [g.type_of(v) for v in g.operands(node)] + g.types(node)
             if any(_is_dynamic(t) for t in types):
                 need("dynamic")
@@ -396,34 +262,9 @@ def _type_level_problems(t: Type) -> tuple[str, ...]:
 
 
 def _kernel_checks(graph: Graph, node: int) -> list[tuple[str, int, int]]:
-    """(what, value, limit) triples of the op's kernel, stride, padding and scale limits."""
-    op = graph.op(node).split(".", 1)[1]
-    attrs = graph.attrs(node)
-    checks: list[tuple[str, int, int]] = []
-    if op in ("conv2d", "depthwise_conv2d", "conv3d"):
-        weight = graph.type_of(graph.operand(node, 1)).shape
-        spatial = weight[1:-1] if op != "depthwise_conv2d" else weight[:2]
-        checks += [(f"dilation*kernel[{i}]", d * k, MAX_KERNEL) for i, (d, k) in enumerate(zip(attrs["dilation"], spatial))]
-        checks += [("pad", p, MAX_KERNEL) for p in attrs["pad"]] + [("stride", s, MAX_STRIDE) for s in attrs["stride"]]
-    elif op == "transpose_conv2d":
-        weight = graph.type_of(graph.operand(node, 1)).shape
-        checks += [("kernel", k, MAX_KERNEL) for k in weight[1:3]] + [("out_pad", p, MAX_KERNEL) for p in attrs["out_pad"]]
-        checks += [("stride", s, MAX_STRIDE) for s in attrs["stride"]]
-    elif op in ("avg_pool2d", "max_pool2d"):
-        checks += [("kernel", k, MAX_KERNEL) for k in attrs["kernel"]] + [("pad", p, MAX_KERNEL) for p in attrs["pad"]]
-        checks += [("stride", s, MAX_STRIDE) for s in attrs["stride"]]
-    elif op in ("fft2d", "rfft2d"):
-        shape = graph.type_of(graph.operand(node, 0)).shape
-        checks += [("H", shape[1], MAX_KERNEL), ("W", shape[2], MAX_KERNEL)]
-    elif op == "resize":
-        scale_source = graph.operand(node, 1)
-        if graph.op(scale_source.node) == "tosa.const_shape":
-            y_n, y_d, x_n, x_d = (int(v) for v in graph.attrs(scale_source.node)["values"])
-            # the ratio n/d must not exceed MAX_SCALE (integer comparison, no rounding)
-            checks += [("scale_y", y_n, MAX_SCALE * y_d), ("scale_x", x_n, MAX_SCALE * x_d)]
-    elif op in ("concat", "custom", "cond_if", "while_loop"):
-        checks.append(("tensor list size", len(graph.operands(node)), MAX_TENSOR_LIST_SIZE))
-    return checks
+    """(what, value, limit) triples of the op's kernel, stride, padding and scale limits (its record's `level`)."""
+    op = TOSA_OPS.get(graph.op(node))
+    return [] if op is None or op.level is None else op.level(graph, node)
 
 
 def level_8k_problems(graph: Graph, node: int, types: Sequence[Type] | None = None) -> list[str]:
@@ -438,4 +279,4 @@ def level_8k_problems(graph: Graph, node: int, types: Sequence[Type] | None = No
 
 
 __all__ = ["Target", "required_target", "require_tosa_1_0", "NotTosaError", "op_requirement", "level_8k_problems",
-           "COMPLIANCE", "PROFILES", "EXTENSIONS"]
+           "attribute_extensions", "COMPLIANCE", "PROFILES", "EXTENSIONS"]

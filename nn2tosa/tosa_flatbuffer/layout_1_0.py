@@ -1,18 +1,19 @@
 """The TOSA 1.0 flatbuffer form of the tosa dialect: element types, and per op its Op enum value,
-attribute table and fields (`OP_TABLE`), derived from the dialect's registry and the flatc-generated
-code. The writer (nn2tosa.lowering.flatbuffer_emitter) and the reader (nn2tosa.frontend.tosa.layout_1x)
+attribute table and fields (`OP_TABLE`), derived from the op's record in the op table
+(nn2tosa/dialects/tosa_ops: its opcode and attributes) and the flatc-generated code. The writer (nn2tosa.lowering.flatbuffer_emitter) and the reader (nn2tosa.frontend.tosa.layout_1x)
 both use it, so the two cannot disagree.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
-from nn2tosa.ir import TensorType, ops_of
+from nn2tosa.dialects.tosa_ops import TosaOp, View
+from nn2tosa.ir import TensorType
 from nn2tosa.ir.types import bf16_bits
 from nn2tosa.schemas import tosa_generated as fb
 
@@ -102,24 +103,31 @@ class OpEntry:
         return getattr(fb, f"{self.table}End")(builder)
 
 
-def _build_op_table() -> dict[str, OpEntry]:
-    """tosa.<op> -> OpEntry, for every op of the tosa dialect. The schema keeps the Attribute union
-    in Op enum order, so an op's attribute table is the union member with the op's value."""
-    union_names = {v: k for k, v in vars(fb.Attribute).items() if isinstance(v, int) and not k.startswith("_")}
-    table = {}
-    for d in ops_of("tosa"):
-        short = d.name.split(".", 1)[1]
-        op_value = getattr(fb.Op, short.upper())
-        attribute_table = union_names[op_value]
-        fields = []
-        for name, spec in d.attrs.items():
-            add = getattr(fb, f"{attribute_table}Add{camel(name)}", None)
-            if add is None:  # MLIR-only attributes (variables' symbol names ...) have no field
-                continue
-            convert = FIELD_CONVERTERS.get((short, name)) or CONVERTERS[spec.kind]
-            fields.append(Field(name, convert, add))
-        table[d.name] = OpEntry(op_value, op_value, attribute_table, tuple(fields))
-    return table
+_UNION_NAMES = {v: k for k, v in vars(fb.Attribute).items() if isinstance(v, int) and not k.startswith("_")}
+_ENTRIES: dict[str, tuple[TosaOp, OpEntry]] = {}
 
 
-OP_TABLE = _build_op_table()
+def op_entry(op: TosaOp) -> OpEntry:
+    """The flatbuffer form of one op's record: its Op enum value (the record's opcode) and the
+    attribute table the schema's Attribute union keeps at that value (the union is in Op enum
+    order), with a field for each attribute the table has (MLIR-only attributes, such as
+    variables' symbol names, have none). Made once per record."""
+    cached = _ENTRIES.get(op.full_name)
+    if cached is not None and cached[0] is op:
+        return cached[1]
+    op_value = getattr(fb.Op, op.op_name)
+    attribute_table = _UNION_NAMES[op_value]
+    fields = []
+    for name, spec in op.attrs.items():
+        add = getattr(fb, f"{attribute_table}Add{camel(name)}", None)
+        if add is None:
+            continue
+        convert = FIELD_CONVERTERS.get((op.name, name)) or CONVERTERS[spec.kind]
+        fields.append(Field(name, convert, add))
+    entry = OpEntry(op_value, op_value, attribute_table, tuple(fields))
+    _ENTRIES[op.full_name] = (op, entry)
+    return entry
+
+
+# "tosa.<op>" -> OpEntry, for every op of the op table (computed when looked up)
+OP_TABLE: Mapping[str, OpEntry] = View(op_entry)

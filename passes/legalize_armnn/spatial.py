@@ -3,7 +3,7 @@ space/depth/batch rearrangements.
 
 nn computes these channels-last (NHWC, NDHWC): a layer whose dataLayout is NCHW/NCDHW gets its
 input transposed to channels-last, the nn op, and the result transposed back. Weights arrive in
-Arm NN's layouts and are rearranged into nn's (docs in nn2tosa/dialects/nn.py):
+Arm NN's layouts and are rearranged into nn's (docs in nn2tosa/dialects/nn/):
   Convolution2d          NHWC [O, H, W, I]      NCHW [O, I, H, W]     -> [O, KH, KW, I]
   DepthwiseConvolution2d [1, H, W, I*M] (the frontend's form in every file)   -> [KH, KW, I, M]
   Convolution3d          [D, H, W, I, O] in both layouts                -> [O, KD, KH, KW, I]
