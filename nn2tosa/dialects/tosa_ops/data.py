@@ -29,6 +29,14 @@ def _verify_const(graph: Graph, node: int) -> list[str]:
     return tensor_type_problems(graph.types(node)[0]) or _const_values(graph, node)
 
 
+def _verify_resize(graph: Graph, node: int) -> list[str]:
+    """scale is [y_n, y_d, x_n, x_d], offset and border [y, x] (the level check and the writers read them so)."""
+    lengths = {"scale": 4, "offset": 2, "border": 2}
+    found = [(name, graph.type_of(v)) for name, v in zip(lengths, graph.operands(node)[1:])]
+    return [f"{name} must be a !tosa.shape<{lengths[name]}>, is {t}" for name, t in found
+            if not (isinstance(t, ShapeType) and t.rank == lengths[name])]
+
+
 def _verify_const_shape(graph: Graph, node: int) -> list[str]:
     value = graph.attrs(node)["values"]
     t = graph.types(node)[0]
@@ -91,7 +99,7 @@ register(
            support(SIG_IN_OUT, {"int": "i8,i32 i8,i8", "fp": "f16,f16 f32,f32", "int16": "i16,i48 i16,i16",
                                 "bf16": "bf16,bf16"}),
            attrs={"mode": attr("enum:tosa.resize_mode", "NEAREST_NEIGHBOR or BILINEAR (MLIR's names)")},
-           level=levels.resize, legacy=legacy("RESIZE", "ResizeAttribute", ShapeField("scale", 1, bits=16),
+           verify=_verify_resize, level=levels.resize, legacy=legacy("RESIZE", "ResizeAttribute", ShapeField("scale", 1, bits=16),
                          ShapeField("offset", 2, bits=16), ShapeField("border", 3, bits=16),
                          Attr("mode", renamed=(("NEAREST_NEIGHBOR", "NEAREST"),)))),
 
