@@ -100,6 +100,10 @@ def test_verifier_accepts_well_formed_tosa():
     ("const_shape_dtype", "1-D int64"),
     ("const_beyond_i48", "beyond i48"),
     ("const_beyond_i4", "beyond i4"),
+    ("slice_start_length", "operand #1 must be a !tosa.shape<2>, is !tosa.shape<0>"),
+    ("pad_padding_length", "operand #1 must be a !tosa.shape<4>, is !tosa.shape<2>"),
+    ("tile_multiples_length", "operand #1 must be a !tosa.shape<2>, is !tosa.shape<3>"),
+    ("reshape_shape_length", "operand #1 must be a !tosa.shape<2>, is !tosa.shape<1>"),
 ])
 def test_verifier_reports_tosa_level_mistakes(mistake, expected):
     from nn2tosa.ir import Quant
@@ -122,6 +126,14 @@ def test_verifier_reports_tosa_level_mistakes(mistake, expected):
         g.add_op("tosa.const_shape", (), [ShapeType(2)], {"values": np.array([1, 2], np.int32)})
     elif mistake == "const_beyond_i48":  # int64 storage holding a value i48 cannot
         g.add_op("tosa.const", (), [TensorType((2,), "i48")], {"values": np.array([0, 1 << 47], np.int64)})
+    elif mistake == "slice_start_length":  # a file whose shape value lost its elements
+        b.op("tosa.slice", [x, const_shape(g, []), const_shape(g, [1, 1])], types=[TensorType((1, 1), "i8")])
+    elif mistake == "pad_padding_length":
+        b.op("tosa.pad", [x, const_shape(g, [1, 1]), zp], types=[TensorType((2, 5), "i8")])
+    elif mistake == "tile_multiples_length":
+        b.op("tosa.tile", [x, const_shape(g, [1, 1, 1])], types=[TensorType((2, 3), "i8")])
+    elif mistake == "reshape_shape_length":
+        b.op("tosa.reshape", [x, const_shape(g, [6])], types=[TensorType((3, 2), "i8")])
     elif mistake == "const_beyond_i4":
         g.add_op("tosa.const", (), [TensorType((2,), "i4")], {"values": np.array([-9, 7], np.int8)})
     found = problems(g)

@@ -2,9 +2,11 @@
 operators, control flow, variables and shapes: one record each."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from nn2tosa.ir import Graph, ShapeType, attr
+from nn2tosa.ir import Graph, ShapeType, TensorType, attr
 from nn2tosa.ir.effects import (BRANCH_EFFECTS, DECLARES_VARIABLE, READS_VARIABLE, UNKNOWN_EFFECTS,
                                  WRITES_VARIABLE)
 from nn2tosa.ir.verify import constant_verifier
@@ -29,12 +31,21 @@ def _verify_const(graph: Graph, node: int) -> list[str]:
     return tensor_type_problems(graph.types(node)[0]) or _const_values(graph, node)
 
 
-def _verify_resize(graph: Graph, node: int) -> list[str]:
-    """scale is [y_n, y_d, x_n, x_d], offset and border [y, x] (the level check and the writers read them so)."""
-    lengths = {"scale": 4, "offset": 2, "border": 2}
-    found = [(name, graph.type_of(v)) for name, v in zip(lengths, graph.operands(node)[1:])]
-    return [f"{name} must be a !tosa.shape<{lengths[name]}>, is {t}" for name, t in found
-            if not (isinstance(t, ShapeType) and t.rank == lengths[name])]
+def _shape_lengths(lengths: Callable[[int, int], tuple[int, ...]]) -> Callable[[Graph, int], list[str]]:
+    """A verifier that the shape operands after the first hold `lengths(input rank, result rank)`
+    values each (what the level checks, the writers and the reference model read)."""
+
+    def verify(graph: Graph, node: int) -> list[str]:
+        operands = graph.operands(node)
+        t_in, t_out = graph.type_of(operands[0]), graph.types(node)[0]
+        if not isinstance(t_in, TensorType) or not isinstance(t_out, TensorType):
+            return []  # the operand kinds' own verifier says so
+        expected = lengths(t_in.rank, t_out.rank)
+        return [f"operand #{k} must be a !tosa.shape<{n}>, is {graph.type_of(v)}"
+                for k, (v, n) in enumerate(zip(operands[1:], expected), start=1)
+                if not (isinstance(graph.type_of(v), ShapeType) and graph.type_of(v).rank == n)]
+
+    return verify
 
 
 def _verify_const_shape(graph: Graph, node: int) -> list[str]:
@@ -72,16 +83,18 @@ register(
            attrs=_AXIS_ONLY, infer=infer.concat, level=levels.tensor_list, legacy=legacy("CONCAT", "AxisAttribute", Attr("axis"))),
     TosaOp("pad", operands("input1", "padding:shape", "pad_const:const"),
            "Pads each dimension by padding[2i] before and padding[2i+1] after with pad_const (a 1-element constant).",
-           DATA_MOVEMENT, legacy=legacy("PAD", "PadAttribute", ShapeField("padding", 1), PadValue())),
+           DATA_MOVEMENT, verify=_shape_lengths(lambda r_in, r_out: (2 * r_in,)),
+           legacy=legacy("PAD", "PadAttribute", ShapeField("padding", 1), PadValue())),
     TosaOp("reshape", operands("input1", "shape:shape"), "The same elements in row-major order with shape `shape`.",
-           DATA_MOVEMENT, legacy=legacy("RESHAPE", "ReshapeAttribute", ShapeField("new_shape", 1))),
+           DATA_MOVEMENT, verify=_shape_lengths(lambda r_in, r_out: (r_out,)), legacy=legacy("RESHAPE", "ReshapeAttribute", ShapeField("new_shape", 1))),
     TosaOp("reverse", operands("input1"), "Reverses the order of elements along `axis`.", DATA_MOVEMENT,
            attrs=_AXIS_ONLY, infer=infer.same, legacy=legacy("REVERSE", "AxisAttribute", Attr("axis"))),
     TosaOp("slice", operands("input1", "start:shape", "size:shape"),
            "The sub-tensor of `size` elements starting at `start`.", DATA_MOVEMENT,
+           verify=_shape_lengths(lambda r_in, r_out: (r_in, r_in)),
            legacy=legacy("SLICE", "SliceAttribute", ShapeField("start", 1), ShapeField("size", 2))),
     TosaOp("tile", operands("input1", "multiples:shape"), "Repeats the input `multiples[i]` times along dimension i.",
-           DATA_MOVEMENT, legacy=legacy("TILE", "TileAttribute", ShapeField("multiples", 1))),
+           DATA_MOVEMENT, verify=_shape_lengths(lambda r_in, r_out: (r_in,)), legacy=legacy("TILE", "TileAttribute", ShapeField("multiples", 1))),
     TosaOp("transpose", operands("input1"), "Permutes dimensions: result.shape[i] = input.shape[perms[i]].",
            DATA_MOVEMENT, attrs={"perms": attr("i32s", "result dimension i is input dimension perms[i]")},
            infer=infer.transpose, fold=infer.fold_transpose,
@@ -99,7 +112,7 @@ register(
            support(SIG_IN_OUT, {"int": "i8,i32 i8,i8", "fp": "f16,f16 f32,f32", "int16": "i16,i48 i16,i16",
                                 "bf16": "bf16,bf16"}),
            attrs={"mode": attr("enum:tosa.resize_mode", "NEAREST_NEIGHBOR or BILINEAR (MLIR's names)")},
-           verify=_verify_resize, level=levels.resize, legacy=legacy("RESIZE", "ResizeAttribute", ShapeField("scale", 1, bits=16),
+           verify=_shape_lengths(lambda r_in, r_out: (4, 2, 2)), level=levels.resize, legacy=legacy("RESIZE", "ResizeAttribute", ShapeField("scale", 1, bits=16),
                          ShapeField("offset", 2, bits=16), ShapeField("border", 3, bits=16),
                          Attr("mode", renamed=(("NEAREST_NEIGHBOR", "NEAREST"),)))),
 
