@@ -60,6 +60,8 @@ from . import norm  # noqa: E402,F401  (registration)
 from . import quantized  # noqa: E402,F401  (registration)
 from . import quantized_arith  # noqa: E402,F401  (registration)
 from . import quantized_conv  # noqa: E402,F401  (registration)
+from . import quantized_pool  # noqa: E402,F401  (registration)
+from . import quantized_resize  # noqa: E402,F401  (registration)
 from . import quantized_lstm  # noqa: E402,F401  (registration)
 
 # The checks of helpers many rules share, whatever the rule (docs/supported_ops.md lists them once).
