@@ -13,9 +13,9 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import LoweringContext, float_rule_unquantized
+from ..context import LoweringContext, constant_value, float_rule_unquantized
 from . import rule
-from .math import Arith, constant_value, floating_point_operands
+from .arith import Arith, floating_point_operands
 from .reduce import reduce_axes
 from .shape import pad_constant, slice_axis
 
