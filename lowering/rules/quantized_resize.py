@@ -18,7 +18,8 @@ from ..context import LoweringContext
 from ..npu_target import choose
 from ..quant import narrow, rescale
 from . import rule
-from .quantized import float_fallback, movement, q_in, q_out
+from .quantized import float_fallback, q_in, q_out
+from .quantized_movement import movement
 from .quantized_conv_npu import _spread
 from .quantized_convolution import ACCUMULATOR
 from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
