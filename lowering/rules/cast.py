@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import TensorType, Value
 
 from ..context import TOSA_ELEMENT_OF, LoweringContext
 from . import rule
@@ -18,7 +18,9 @@ from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, _check_unquantized, _ele
 def cast(ctx: LoweringContext) -> Value:
     """nn.cast between any two non-quantized types TOSA can hold (see convert)."""
     _check_unquantized(ctx)
-    return convert(ctx, ctx.operands[0], _nn_dtype(ctx, 0), ctx.nn_out_types[0].dtype)
+    result = ctx.nn_out_types[0]
+    assert isinstance(result, TensorType)  # nn ops produce tensors
+    return convert(ctx, ctx.operands[0], _nn_dtype(ctx, 0), result.dtype)
 
 
 def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
@@ -65,16 +67,18 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
 @rule("nn.shift_left")
 def shift_left(ctx: LoweringContext) -> Value:
     _check_unquantized(ctx)
-    return ctx.binary("tosa.logical_left_shift", *ctx.operands)
+    x, amount = ctx.operands
+    return ctx.binary("tosa.logical_left_shift", x, amount)
 
 
 @rule("nn.shift_right")
 def shift_right(ctx: LoweringContext) -> Value:
     """Arithmetic for signed types, logical for unsigned ones (their bits are the same)."""
     _check_unquantized(ctx)
+    x, amount = ctx.operands
     if _nn_dtype(ctx, 0) in UNSIGNED_WIDTH:
-        return ctx.binary("tosa.logical_right_shift", *ctx.operands)
-    return ctx.binary("tosa.arithmetic_right_shift", *ctx.operands, attrs={"round": False})
+        return ctx.binary("tosa.logical_right_shift", x, amount)
+    return ctx.binary("tosa.arithmetic_right_shift", x, amount, attrs={"round": False})
 
 
 # ------------------------------------------------------------------------------ sign and classification

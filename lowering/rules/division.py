@@ -154,7 +154,8 @@ def _remainder_specials(a: Arith, x: Value, y: Value, r: Value, floor: bool) -> 
 def squared_difference(ctx: LoweringContext) -> Value:
     if _element(ctx) in FLOAT_TYPES:
         _check_unquantized(ctx)
-        d = ctx.binary("tosa.sub", *ctx.operands)
+        x, y = ctx.operands
+        d = ctx.binary("tosa.sub", x, y)
         return ctx.mul(d, d)
     x, y = _int_operands(ctx, "squared_difference")
     d = ctx.binary("tosa.sub", x, y)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
@@ -41,10 +41,15 @@ def _apply(ctx: LoweringContext, tosa_op: str, operands: list[Value]) -> Value:
     if tosa_op == "tosa.mul":
         result = ctx.mul(*operands)
     elif len(operands) == 2:
-        result = ctx.binary(tosa_op, *operands)
+        x, y = operands
+        result = ctx.binary(tosa_op, x, y)
     else:
         result = ctx.op(tosa_op, operands)
-    return ctx.cast(result, ctx.out_types[0].dtype) if narrow else result
+    if not narrow:
+        return result
+    out = ctx.out_types[0]
+    assert isinstance(out, TensorType)  # nn ops produce tensors
+    return ctx.cast(result, out.dtype)
 
 
 @rule(*DIRECT_BINARY)
@@ -81,6 +86,7 @@ def neg(ctx: LoweringContext) -> Value:
 @rule("nn.constant")
 def constant(ctx: LoweringContext) -> Value:
     t = ctx.out_types[0]
+    assert isinstance(t, TensorType)  # nn ops produce tensors
     value = ctx.attrs["value"]
     if value.dtype != t.numpy_dtype:  # narrowed at TOSA level (i64 -> i32, f64 -> f32)
         value = value.astype(t.numpy_dtype)

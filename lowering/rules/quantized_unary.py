@@ -197,7 +197,7 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
 
 
 @rule(*TABULATED, quantized=True)
-def unary(ctx: LoweringContext) -> Value:
+def unary(ctx: LoweringContext) -> Value | list[Value]:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
         return float_fallback(ctx)
