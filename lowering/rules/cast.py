@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.ir import TensorType, Value
+from nn2tosa.ir import Value
 
-from ..context import TOSA_ELEMENT_OF, LoweringContext
+from ..context import TOSA_ELEMENT_OF, LoweringContext, tensor
 from . import rule
 from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, _check_unquantized, _element, _from_i32, _int_operands,
                     _nn_dtype, integers_fit_i32, to_i32)
@@ -18,9 +18,7 @@ from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, _check_unquantized, _ele
 def cast(ctx: LoweringContext) -> Value:
     """nn.cast between any two non-quantized types TOSA can hold (see convert)."""
     _check_unquantized(ctx)
-    result = ctx.nn_out_types[0]
-    assert isinstance(result, TensorType)  # nn ops produce tensors
-    return convert(ctx, ctx.operands[0], _nn_dtype(ctx, 0), result.dtype)
+    return convert(ctx, ctx.operands[0], _nn_dtype(ctx, 0), tensor(ctx.nn_out_types[0]).dtype)
 
 
 def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
