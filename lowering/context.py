@@ -32,6 +32,13 @@ def tosa_type(t: Type) -> Type:
     return TensorType(t.shape, TOSA_ELEMENT_OF.get(t.dtype, t.dtype))
 
 
+def tensor(t: Type) -> TensorType:
+    """`t`, an nn op's operand or result type, as the tensor type it is: nn ops take and produce tensors
+    (shape values appear only among TOSA ops)."""
+    assert isinstance(t, TensorType), t
+    return t
+
+
 def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
     """The stored array of `v` when a tosa.const makes it (None when it is computed at run time)."""
     return ctx.graph.attrs(v.node)["values"] if ctx.graph.op(v.node) == "tosa.const" else None

@@ -1,5 +1,6 @@
-"""lowering/rules/math.py end to end: nn graphs -> numpy reference (tests/nn_reference.py) vs the
-lowered .tosa on the TOSA reference model, and the MLIR through strict tosa-validate.
+"""lowering/rules/math.py, division.py, activation.py and cast.py end to end: nn graphs -> numpy
+reference (tests/nn_reference.py) vs the lowered .tosa on the TOSA reference model, and the MLIR
+through strict tosa-validate.
 
 Float functions are fed their whole domain: a dense grid around the interesting region, a log-spaced
 sweep out to the f32 limits, and the special values (0, -0, inf, -inf, NaN). Errors are measured per

@@ -5,7 +5,7 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, tensor
 from . import rule
 
 # nn op -> TOSA op, operands in the same order (rank equalized for broadcasting)
@@ -41,10 +41,11 @@ def _apply(ctx: LoweringContext, tosa_op: str, operands: list[Value]) -> Value:
     if tosa_op == "tosa.mul":
         result = ctx.mul(*operands)
     elif len(operands) == 2:
-        result = ctx.binary(tosa_op, *operands)
+        x, y = operands
+        result = ctx.binary(tosa_op, x, y)
     else:
         result = ctx.op(tosa_op, operands)
-    return ctx.cast(result, ctx.out_types[0].dtype) if narrow else result
+    return ctx.cast(result, tensor(ctx.out_types[0]).dtype) if narrow else result
 
 
 @rule(*DIRECT_BINARY)
@@ -80,7 +81,7 @@ def neg(ctx: LoweringContext) -> Value:
 
 @rule("nn.constant")
 def constant(ctx: LoweringContext) -> Value:
-    t = ctx.out_types[0]
+    t = tensor(ctx.out_types[0])
     value = ctx.attrs["value"]
     if value.dtype != t.numpy_dtype:  # narrowed at TOSA level (i64 -> i32, f64 -> f32)
         value = value.astype(t.numpy_dtype)

@@ -13,9 +13,9 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import LoweringContext, float_rule_unquantized
+from ..context import LoweringContext, constant_value, float_rule_unquantized, tensor
 from . import rule
-from .math import Arith, constant_value, floating_point_operands
+from .arith import Arith, floating_point_operands
 from .reduce import reduce_axes
 from .shape import pad_constant, slice_axis
 
@@ -27,7 +27,7 @@ def _f32_operands(ctx: LoweringContext, what: str) -> tuple[Arith, list[Value]]:
 
 
 def _result(ctx: LoweringContext, y: Value) -> Value:
-    return ctx.cast(y, ctx.out_types[0].dtype)
+    return ctx.cast(y, tensor(ctx.out_types[0]).dtype)
 
 
 def _mean(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int]) -> Value:
@@ -106,8 +106,9 @@ def batch_norm(ctx: LoweringContext) -> Value:
     axis, rank = int(ctx.attrs["axis"]), ctx.type_of(x).rank
     along = [-1 if i == axis else 1 for i in range(rank)]
     stats = [_constant_value(ctx, v) for v in ctx.operands[1:]]
-    if all(s is not None for s in stats):
-        m, v, g, b = stats
+    known = [s for s in stats if s is not None]
+    if len(known) == len(stats):
+        m, v, g, b = known
         scale = ctx.const((g / np.sqrt(v + float(ctx.attrs["epsilon"]))).astype(np.float32).reshape(along), "f32")
         mean, beta = (ctx.const(s.astype(np.float32).reshape(along), "f32") for s in (m, b))
     else:

@@ -1,7 +1,8 @@
-"""Quantized lowering, part 1: constants, quantize / dequantize / requantize, data movement,
-elementwise functions of one tensor, and the float fallback.
+"""Quantized lowering, part 1: what every quantized rule builds on - the quantization of operands
+and results, quantize / dequantize (and constants), exact lookups of a function of one quantized
+tensor, requantization, and the float fallback.
 
-Every rule here runs instead of the float rule when an operand or result of the op is quantized
+Every quantized rule runs instead of the float rule when an operand or result of the op is quantized
 (`@rule(..., quantized=True)`); values are carried as lowering/quant.py describes (QAsymmU8 as
 i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, compute, encode
 (round half away from zero, saturate).
@@ -10,23 +11,14 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
 - nn.dequantize: (x - zp) as i32, CAST to f32, times the scale (per axis too) - exactly CpuRef's
   float32 product. nn.quantize: x / scale (a multiplication by the f32 reciprocal), rounded half
   away from zero in f32, + zp, saturated.
-- elementwise functions of one quantized tensor (requantize, activations, exp, log, ...): an i8
-  input has 256 values, so a lookup table computed here through the source semantics is exact:
-  TOSA TABLE for an i8 result, GATHER from a 256-entry table for i16/i32 results. i16 inputs use
-  exact integer arithmetic where the function is piecewise linear (requantize, relu/clamp, abs,
-  neg, leaky_relu, square: RESCALE, CLAMP, MUL, SELECT); other functions TOSA's interpolated
-  513-entry TABLE when it is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32
-  result (Cast of QSymmS16 to Signed32) is CAST, MUL, ADD when the table is affine. An i8 -> i8
-  requantize or relu / clamp with requantization is RESCALE + CLAMP instead of a TABLE where that
-  reproduces the table on all 256 inputs (`rescale_and_clamp`; abs as RESCALE, ABS, RESCALE): the
-  forms Vela fuses into one NPU operator (docs/vela.md).
-  Under litert semantics (lowering/semantics.py) the tables hold what TFLite's integer kernel of the
-  op computes where it has one (`kernel_results`, lowering/litert_kernels.py), and the int16
-  piecewise-linear functions rescale by TFLite's multipliers (`_litert_i16`).
-- data movement (reshape, transpose, slice, gather, ...): the float rules move the integers as
-  they are; a result quantized differently from its operand is requantized afterwards. concat
-  requantizes each operand to the result's quantization; constant pad fills with the encoded
-  pad value.
+- `lookup`: a function of one quantized tensor, exactly: an i8 input has 256 values, so a lookup
+  table computed here through the source semantics is exact: TOSA TABLE for an i8 result, GATHER
+  from a 256-entry table for i16/i32 results; i16 inputs TOSA's interpolated 513-entry TABLE when it
+  is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32 result (Cast of QSymmS16 to
+  Signed32) is CAST, MUL, ADD when the table is affine. Under litert semantics (lowering/semantics.py)
+  the tables hold what TFLite's integer kernel of the op computes where it has one (`kernel_results`,
+  lowering/litert_kernels.py). The rules using it: quantized_unary.py.
+- `requantize_value`: x re-encoded in another quantization (a table from i8, else one RESCALE).
 - `float_fallback`: ops with no integer lowering yet (power, L2 pooling, ...; L2 normalization
   and int16 softmax under semantics "cpuref" only) compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,
   quantize the result (the TOSA graph then needs pro_fp as well as pro_int).
@@ -34,20 +26,17 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, constant_value
-from ..litert_kernels import kernel_for, sigmoid_fixed_point
-from ..quant import (QInfo, carried_type, carried_values, clamp_int, encode, multiplier_shift, narrow, qinfo, rescale,
-                     rescale_saturated, rescale_values, saturate_to, source_results, table_i16, ties_possible, widen)
-from ..tflite_fixed import quantize_multiplier
+from ..litert_kernels import kernel_for
+from ..quant import (QInfo, carried_values, encode, narrow, qinfo, rescale, saturate_to, source_results, table_i16,
+                     ties_possible, widen)
 from . import RULES, rule
-from .quantized_litert import sigmoid_tanh_int16
-from .shape import concat, pad_constant
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -300,274 +289,6 @@ def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Va
     if ties_possible(ratio, xq.span):  # e.g. halving: round the halves away from zero as Arm NN does
         return narrow(ctx, widen(ctx, x, xq), ratio, yq, max_abs=xq.span)
     return rescale(ctx, x, ratio, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
-
-
-# i16 piecewise-linear functions in exact integer arithmetic: (ctx, x, xq, yq) -> value
-def _i16_abs_or_neg(negate: bool) -> Callable[[LoweringContext, Value, QInfo, QInfo], Value]:
-    def lower(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-        v = widen(ctx, x, xq)
-        v = ctx.negate(v) if negate else ctx.op("tosa.abs", [v])
-        return narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
-
-    return lower
-
-
-def _encoded_bound(value: float, yq: QInfo) -> int:
-    """A real bound encoded in y's quantization (CpuRef clamps in float, then encodes: encoding is
-    monotonic, so clamping the encoded value to the encoded bounds is the same)."""
-    if not np.isfinite(value):
-        return yq.qmin if value < 0 else yq.qmax
-    return int(encode(np.array([value], np.float32), yq)[0])
-
-
-def _clamp_encoded(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-    lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if ctx.op_name == "nn.clamp" else (0.0, float("inf"))
-    y = requantize_value(ctx, x, xq, yq)
-    return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))  # min > max: all max
-
-
-def _i16_leaky_relu(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-    alpha = float(ctx.attrs["alpha"])
-    v = widen(ctx, x, xq)
-    rank = ctx.type_of(v).rank
-    positive = ctx.binary("tosa.greater", v, ctx.scalar(0, "i32", rank))
-    scaled_neg = ctx.negate(v) if alpha < 0 else v
-    low = narrow(ctx, scaled_neg, abs(alpha) * xq.scale / yq.scale, yq, max_abs=xq.span)
-    high = narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
-    return ctx.op("tosa.select", [positive, high, low])
-
-
-def _i16_square(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-    v = widen(ctx, x, xq)
-    return narrow(ctx, ctx.mul(v, v), xq.scale * xq.scale / yq.scale, yq, max_abs=xq.span * xq.span)
-
-
-EXACT_I16 = {
-    "nn.requantize": lambda ctx, x, xq, yq: requantize_value(ctx, x, xq, yq),
-    "nn.identity": lambda ctx, x, xq, yq: requantize_value(ctx, x, xq, yq),
-    "nn.abs": _i16_abs_or_neg(False),
-    "nn.neg": _i16_abs_or_neg(True),
-    "nn.clamp": _clamp_encoded,
-    "nn.relu": _clamp_encoded,
-    "nn.leaky_relu": _i16_leaky_relu,
-    "nn.square": _i16_square,
-}
-def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
-    """TFLite's int16 requantize, abs, relu / clamp and leaky_relu: x - zp times MultiplyByQuantizedMultiplier,
-    which RESCALE with litert's DOUBLE_ROUND computes (negative halves round up, as TFLite's do: no
-    CpuRef fix-up), by TFLite's multipliers (float32 ratios of the scales; a double one to requantize)."""
-    op, f32 = ctx.op_name, np.float32
-    if op in ("nn.requantize", "nn.identity"):
-        if same_quantization(xq, yq):
-            return x
-        return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
-    ratio = float(f32(xq.scale) / f32(yq.scale))
-    v = widen(ctx, x, xq)
-    if op == "nn.abs":
-        return rescale(ctx, ctx.op("tosa.abs", [v]), ratio, yq.dtype, out_zp=yq.zero_point)
-    if op in ("nn.clamp", "nn.relu"):
-        lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if op == "nn.clamp" else (0.0, float("inf"))
-        y = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
-        return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))
-    # leaky_relu: the alpha branch multiplies by |alpha ratio| and puts the sign back before the zero point
-    alpha = float(f32(xq.scale) * f32(ctx.attrs["alpha"]) / f32(yq.scale))
-    extremum = _leaky_relu_as_extremum(ctx, xq, yq, ratio, alpha)
-    if extremum is not None:
-        def branch(factor: float) -> Value:  # as below, in i32 (RESCALE has no int32 output zero point)
-            if factor >= 0:
-                return rescale(ctx, v, factor, "i32")
-            return ctx.negate(rescale(ctx, v, -factor, "i32"))
-        return rescale(ctx, ctx.binary(extremum, branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
-    if alpha < 0:
-        low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
-    else:
-        low = rescale(ctx, v, alpha, yq.dtype, out_zp=yq.zero_point)
-    high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
-    positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
-    return ctx.op("tosa.select", [positive, high, low])
-
-
-def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float, alpha: float) -> str | None:
-    """"tosa.maximum" or "tosa.minimum" when that op of the two branches of TFLite's int16 leaky relu (x - zp
-    rescaled by `ratio`, or by `alpha`) is the x >= zp choice between them for every input (checked
-    here on all 65536, with RESCALE's own integers: usually MAXIMUM for alpha below 1, MINIMUM above),
-    and the branches stay within what a RESCALE by 1 reads (|v| < 2**29); else None (SELECT, which
-    Ethos-U55 and U65 lack)."""
-    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
-
-    def branch(factor: float, dtype: str, zp: int = 0) -> np.ndarray:
-        if factor >= 0:
-            return rescale_saturated(ctx, v, factor, dtype, out_zp=zp)
-        return rescale_saturated(ctx, -rescale_saturated(ctx, v, -factor, "i32"), 1.0, dtype, out_zp=zp)
-
-    if max(np.abs(branch(ratio, "i32")).max(), np.abs(branch(alpha, "i32")).max()) >= 1 << 29:
-        return None
-    high, low = branch(ratio, yq.dtype, yq.zero_point), branch(alpha, yq.dtype, yq.zero_point)
-    chosen = np.where(v >= 0, high, low)
-    for op, combine in (("tosa.maximum", np.maximum), ("tosa.minimum", np.minimum)):
-        if np.array_equal(chosen, combine(high, low)):
-            return op
-    return None
-
-
-LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")
-TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn.relu", "nn.leaky_relu",
-             "nn.square", "nn.sigmoid", "nn.tanh", "nn.exp", "nn.exp2", "nn.log", "nn.log2", "nn.log10", "nn.sqrt",
-             "nn.rsqrt", "nn.reciprocal", "nn.sin", "nn.cos", "nn.tan", "nn.asin", "nn.acos", "nn.atan",
-             "nn.sinh", "nn.cosh", "nn.asinh", "nn.acosh", "nn.atanh", "nn.floor", "nn.ceil", "nn.round",
-             "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
-
-
-# i8 -> i8 functions that are a requantization (of |x - zp| for abs), clamped: RESCALE (+ CLAMP) where exact,
-# not a TABLE (whose fixed cost dwarfs them on small tensors: docs/vela.md)
-RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity", "nn.abs")
-
-
-def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
-                  ) -> tuple[int, int, str, int | None, int | None] | None:
-    """(multiplier, shift, rounding, low, high) of one RESCALE of the integers `u` (x - zp, or a
-    function of it, for every i8 input in order) by the ratio of the scales, then a CLAMP to
-    [low, high] (None: no CLAMP needed on that side), that gives the op's integers (TFLite's kernel,
-    or CpuRef's encode of the float function) for all 256 inputs, trying the multipliers the kernels
-    use (TFLite's QuantizeMultiplier of the float32 or the double ratio, with DOUBLE_ROUND; RESCALE's
-    own with half-up rounding); None when none does."""
-    kernel = kernel_results(ctx, xq, yq)
-    want = kernel if kernel is not None else source_results(source_function(ctx), xq, yq)
-    want = np.asarray(want, np.int64)
-    low, high = int(want.min()), int(want.max())
-    ratio = xq.scale / yq.scale
-    candidates = []
-    for real in (float(np.float32(xq.scale) / np.float32(yq.scale)), ratio):
-        m, e = quantize_multiplier(real)
-        candidates += [(m, 31 - e, "DOUBLE_ROUND"), (m, 31 - e, "SINGLE_ROUND")]
-    candidates.append((*multiplier_shift(ratio), "SINGLE_ROUND"))
-    for multiplier, shift, rounding in candidates:
-        if multiplier <= 0 or not 2 <= shift <= 62:
-            continue
-        got = np.clip(rescale_values(u, multiplier, shift, rounding) + yq.zero_point, yq.qmin, yq.qmax)
-        if np.array_equal(np.clip(got, low, high), want):
-            # a CLAMP only where the RESCALE reaches past the results (relu's lower bound, relu6's upper)
-            return multiplier, shift, rounding, low if got.min() < low else None, high if got.max() > high else None
-    return None
-
-
-def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
-    """The op's integers for i8 -> i8 as one RESCALE by the ratio of the scales plus a CLAMP to the
-    results' range, where that is exact on all 256 inputs (`exact_rescale`); for abs of |x - zp| (RESCALE
-    to i32, ABS first: TFLite's kernel). Else None (a TABLE then). The forms NPU compilers fuse into one
-    operator (TFLite's relu6 with requantize into its producer; Vela's ABS)."""
-    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
-    of_abs = ctx.op_name == "nn.abs"
-    found = exact_rescale(ctx, np.abs(v) if of_abs else v, xq, yq)
-    if found is None:
-        return None
-    multiplier, shift, rounding, low, high = found
-    in_zp = xq.zero_point
-    if of_abs:
-        x, in_zp = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")]), 0
-    y = rescale(ctx, x, 0.0, yq.dtype, in_zp=in_zp, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
-    return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
-
-
-@rule(*TABULATED, quantized=True)
-def unary(ctx: LoweringContext) -> Value:
-    xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, xq, yq)
-    x = ctx.operands[0]
-    if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
-        return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
-    if ctx.op_name in RESCALE_CLAMP and xq.dtype == yq.dtype == "i8":
-        y = rescale_and_clamp(ctx, x, xq, yq)
-        if y is not None:
-            return y
-    if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
-        return _litert_i16(ctx, x, xq, yq)
-    if xq.dtype == "i8" and yq.dtype == "i16" and ctx.op_name in ("nn.requantize", "nn.identity"):
-        return requantize_value(ctx, x, xq, yq)
-    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq) if ctx.semantics == "litert" else None
-    if fixed_point is not None:  # TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does
-        return sigmoid_tanh_int16(ctx, x, fixed_point)
-    if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
-        return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
-    return lookup(ctx, x, source_function(ctx), xq, yq)
-
-
-# ------------------------------------------------------------------------------ data movement
-def float_rule_on_carried(ctx: LoweringContext, out_types: Sequence[TensorType] | None = None) -> Value | list[Value]:
-    """The op's float rule, seeing the carried types (signed, zero points moved) it really works on."""
-    saved = ctx.nn_in_types, ctx.nn_out_types
-    ctx.nn_in_types = [carried_type(t) if isinstance(t, TensorType) else t for t in ctx.nn_in_types]
-    ctx.nn_out_types = [carried_type(t) if isinstance(t, TensorType) else t for t in (out_types or ctx.nn_out_types)]
-    try:
-        return ctx.apply(RULES[ctx.op_name])
-    finally:
-        ctx.nn_in_types, ctx.nn_out_types = saved
-
-
-MOVEMENT = ("nn.reshape", "nn.transpose", "nn.slice", "nn.strided_slice", "nn.tile", "nn.reverse",
-            "nn.broadcast_to", "nn.gather", "nn.gather_nd", "nn.split", "nn.pad", "nn.max_pool2d",
-            "nn.max_pool3d")
-
-
-@rule(*[op for op in MOVEMENT if op not in ("nn.pad",)], quantized=True)
-def movement(ctx: LoweringContext) -> Value | list[Value]:
-    """The float rule moves (or, for max pooling, selects) the stored integers; results quantized
-    unlike the data operand are requantized (max commutes with the monotonic encoding)."""
-    xq = q_in(ctx)
-    x_type = carried_type(ctx.nn_in_types[0])
-    # the float rule sees results quantized as the data operand: it only moves integers
-    results = float_rule_on_carried(ctx, [TensorType(t.shape, x_type.dtype, x_type.quant) if t.quant is not None
-                                          else t for t in ctx.nn_out_types])
-    single = isinstance(results, Value)
-    results = [results] if single else list(results)
-    out = []
-    for value, t in zip(results, ctx.nn_out_types):
-        yq = qinfo(t) if t.quant is not None else None
-        if xq is not None and yq is not None and not same_quantization(xq, yq):
-            require_per_tensor(ctx, xq, yq)
-            value = requantize_value(ctx, value, xq, yq)
-        out.append(value)
-    return out[0] if single else out
-
-
-@rule("nn.argmax", "nn.argmin", quantized=True)
-def arg_extremum(ctx: LoweringContext) -> Value:
-    """Positions of the largest (smallest) stored integers: the encoding is monotonic."""
-    return float_rule_on_carried(ctx)
-
-
-@rule("nn.pad", quantized=True)
-def pad(ctx: LoweringContext) -> Value:
-    """A constant pad fills with the pad value encoded in the tensor's quantization (legalize-armnn
-    gives Arm NN's raw quantized pad value as the real value it stands for)."""
-    xq, yq = q_in(ctx), q_out(ctx)
-    if ctx.attrs["mode"] != "constant":
-        return movement(ctx)
-    require_per_tensor(ctx, xq, yq)
-    x = requantize_value(ctx, ctx.operands[0], xq, yq)
-    fill = int(encode(np.array([ctx.attrs["value"]], np.float32), yq)[0])
-    return pad_constant(ctx, x, ctx.attrs["pads"], fill)
-
-
-def concat_operands_quantized(ctx: LoweringContext) -> str | None:
-    """A quantized concatenation's operands are all quantized (not mixed with float tensors)."""
-    if any(q_in(ctx, k) is None for k in range(len(ctx.operands))):
-        return "concatenation of quantized and float tensors"
-    return None
-
-
-@rule("nn.concat", quantized=True, constraints=(concat_operands_quantized,))
-def concat_rule(ctx: LoweringContext) -> Value:
-    yq = q_out(ctx)
-    parts = []
-    for k, x in enumerate(ctx.operands):
-        xq = q_in(ctx, k)
-        assert xq is not None  # concat_operands_quantized
-        require_per_tensor(ctx, xq, yq)
-        parts.append(requantize_value(ctx, x, xq, yq))
-    return concat(ctx, parts, ctx.attrs["axis"])
 
 
 # ------------------------------------------------------------------------------ float fallback

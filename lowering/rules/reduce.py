@@ -16,7 +16,8 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext, float_rule_unquantized
 from . import rule
-from .math import FLOAT_TYPES, UNSIGNED_WIDTH, Arith, convert, to_i32
+from .arith import FLOAT_TYPES, UNSIGNED_WIDTH, Arith, to_i32
+from .cast import convert
 from .shape import slice_axis
 
 REDUCE = {"nn.reduce_sum": "tosa.reduce_sum", "nn.reduce_mean": "tosa.reduce_sum", "nn.reduce_max": "tosa.reduce_max",

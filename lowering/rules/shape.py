@@ -18,10 +18,10 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, constant_value
 from ..npu_target import choose
 from . import rule
-from .math import Arith, constant_value, to_i32
+from .arith import Arith, to_i32
 
 MAX_CONCAT_OPERANDS = 64  # TOSA level 8K's tensor list size
 

@@ -1,0 +1,256 @@
+"""The quantized convolution core the quantized rules share: the support conditions of a quantized
+convolution, its constant operands in accumulator units, and `quantized_convolution`.
+
+A quantized convolution is TOSA's integer convolution with zero points (i8 activations: i32
+accumulator; i16 activations: i48, the int16 extension) and a per-tensor or per-output-channel
+RESCALE by s_x * s_w[c] / s_y. CpuRef sums float32 products instead, so the two agree except
+where its float sum lands within rounding error of a half.
+
+- weights are constants, converted here: unsigned (QAsymmU8) weights shift to i8 with their zero
+  point; a bias is re-expressed in accumulator units round(b * s_b / (s_x * s_w[c])) when its scale
+  is not s_x * s_w[c] already.
+- i16 weights (QSymmS16) have no TOSA convolution with i16 activations: w = 256 * hi + lo with
+  hi in -128..127 and lo in 0..255 (stored as lo - 128 with weight zero point -128) gives two
+  i16 x i8 convolutions whose sum 256 * acc_hi + acc_lo is the exact accumulator.
+- an i48 accumulator goes to i32 first by a power-of-two RESCALE (exact when the accumulator
+  bound, computed from the weights and the input range, fits i32; otherwise the fewest low bits
+  are rounded off), then to the output by a 32-bit multiplier: i48 RESCALE only takes 16-bit
+  multipliers, which would round the output scale to 15 bits.
+- windows that do not tile the padded width grow taps of weight zero point rather than slicing the
+  input (`_widen_rather_than_trim`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from nn2tosa.ir import Value
+
+from ..context import LoweringContext, constant_value
+from ..quant import QInfo, narrow, rescale
+from .conv import drop_extra, fit_windows
+from .quantized import q_in
+
+ACCUMULATOR = {"i8": "i32", "i16": "i48"}
+
+
+# ------------------------------------------------------------------------------ constraints
+def constant_quantized_weights(ctx: LoweringContext, w: np.ndarray | None, wq: QInfo | None) -> str | None:
+    """A quantized convolution's weights are constant and quantized."""
+    if w is None or wq is None:
+        return "quantized convolution with weights computed at run time"
+    return None
+
+
+def one_weight_zero_point(ctx: LoweringContext, wq: QInfo) -> str | None:
+    """Weights have one zero point (per-channel scales are fine)."""
+    if len(set(wq.zero_points)) > 1:
+        return f"per-channel weight zero points ({len(set(wq.zero_points))} different)"
+    return None
+
+
+def constant_bias(ctx: LoweringContext, b: np.ndarray | None) -> str | None:
+    """A quantized convolution's bias, if any, is constant."""
+    if b is None:
+        return "a bias computed at run time"
+    return None
+
+
+def bias_fits_accumulator(ctx: LoweringContext, units: np.ndarray, acc_scales: np.ndarray) -> str | None:
+    """The bias, in units of the accumulator (input scale x weight scale), fits 48 bits, TOSA's widest
+    accumulator."""
+    beyond = ~(np.abs(units) < 2.0 ** 47)  # NaN too
+    if beyond.any():
+        return f"a bias of {units[beyond][0]:g} accumulator units (scale {acc_scales.min():g}), beyond a 48-bit accumulator"
+    return None
+
+
+def convolution_activations(ctx: LoweringContext, xq: QInfo) -> str | None:
+    """Quantized convolution activations are i8, or i16 with zero point 0 (TOSA requires 0)."""
+    if xq.dtype not in ACCUMULATOR:
+        return f"quantized convolution of {xq.dtype} activations"
+    if xq.dtype == "i16" and xq.zero_point != 0:
+        return f"int16 activations with a non-zero zero point (TOSA requires 0; here {xq.zero_point})"
+    return None
+
+
+def convolution_weight_type(ctx: LoweringContext, xq: QInfo, wq: QInfo) -> str | None:
+    """Weights are i8, or i16 with zero point 0 for i16 activations."""
+    if wq.dtype == "i8" or (wq.dtype == "i16" and wq.zero_points[0] == 0 and xq.dtype == "i16"):
+        return None
+    return f"quantized convolution of {xq.dtype} data with {wq.dtype} weights"
+
+
+def int16_accumulator_fits(ctx: LoweringContext, k: int) -> str | None:
+    """With i16 weights, the accumulator fits i32 after dropping at most 8 bits."""
+    if k > 8:
+        return f"the int16 accumulator does not fit i32 after dropping 8 bits (it needs {k})"
+    return None
+
+
+def convolution_quantized_both_ends(ctx: LoweringContext, xq: QInfo | None, yq: QInfo | None) -> str | None:
+    """A quantized convolution's input and result are both quantized (not float and quantized mixed)."""
+    if xq is None or yq is None:
+        return "a convolution mixing float and quantized tensors"
+    return None
+
+
+def matmul_operand_types(ctx: LoweringContext, aq: QInfo, bq: QInfo) -> str | None:
+    """A quantized matmul multiplies i8 by i8, or i16 by i16 with zero points 0 (TOSA requires 0)."""
+    if aq.dtype != bq.dtype or aq.dtype not in ACCUMULATOR:
+        return f"quantized matmul of {aq.dtype} by {bq.dtype}"
+    if aq.dtype == "i16" and (aq.zero_point or bq.zero_point):
+        return "int16 matmul with non-zero zero points (TOSA requires 0)"
+    return None
+
+
+# what the convolution helpers below check, declared by every rule using them
+CONVOLUTION_CORE = (convolution_activations, convolution_weight_type, int16_accumulator_fits)  # quantized_convolution
+CONVOLUTION_CHECKS = (convolution_quantized_both_ends, constant_quantized_weights, one_weight_zero_point,
+                      constant_bias, bias_fits_accumulator, *CONVOLUTION_CORE)
+
+
+# ------------------------------------------------------------------------------ operands
+def _weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
+    w = constant_value(ctx, ctx.operands[k])
+    wq = q_in(ctx, k)
+    ctx.check(constant_quantized_weights, w, wq)
+    assert w is not None and wq is not None  # (the check above)
+    ctx.check(one_weight_zero_point, wq)
+    return w, wq
+
+
+def _out_channel_scales(wq: QInfo, channels: int, repeat: int = 1, tile: int = 1) -> np.ndarray:
+    """Weight scale of every output channel (per-axis scales repeated/tiled for depthwise)."""
+    scales = np.asarray(wq.scales, np.float64)
+    if scales.size == 1:
+        return np.full(channels, scales[0])
+    scales = np.tile(np.repeat(scales, repeat), tile)
+    if scales.size != channels:
+        raise ValueError(f"{scales.size} weight scales for {channels} output channels")
+    return scales
+
+
+def _bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.ndarray:
+    """The bias as integers of the accumulator (scale s_x * s_w[c]), int64; zeros without one."""
+    channels = acc_scales.size
+    if len(ctx.operands) < 3:
+        return np.zeros(channels, np.int64)
+    b = constant_value(ctx, ctx.operands[2])
+    bq = q_in(ctx, 2)
+    ctx.check(constant_bias, b)
+    assert b is not None
+    if bq is None:  # a float bias: CpuRef adds it to the float sum
+        real = b.astype(np.float64)
+    else:
+        real = (b.astype(np.int64) - np.asarray(bq.zero_points)) * np.asarray(bq.scales, np.float64)
+        ratio = np.asarray(bq.scales, np.float64) / acc_scales
+        if bq.zero_points == (0,) * len(bq.zero_points) and np.all(np.abs(ratio - 1) < 1e-6):
+            return np.broadcast_to(b.astype(np.int64), (channels,)).copy()
+    with np.errstate(all="ignore"):
+        units = np.floor(np.broadcast_to(real, (channels,)) / acc_scales + 0.5)
+    ctx.check(bias_fits_accumulator, units, acc_scales)
+    return units.astype(np.int64)
+
+
+def _accumulator_bits(weights_abs_sum: np.ndarray, span: int, bias: np.ndarray) -> int:
+    """How many low bits an accumulator must lose to fit i32 (0 when it fits)."""
+    bound = float(np.max(weights_abs_sum * span + np.abs(bias))) if bias.size else 0.0
+    return max(0, math.ceil(math.log2(max(bound, 1.0))) - 30)
+
+
+def _abs_sums(w: np.ndarray, zero_point: int, axes: tuple[int, ...]) -> np.ndarray:
+    """Sum of |w - zero_point| over `axes`, flattened (int64). int8 weights go through a 256-entry
+    table of |v - zero_point| (at most 255: one byte per weight instead of a wide temporary)."""
+    if w.dtype == np.int8:
+        table = np.abs(np.arange(-128, 128) - zero_point).astype(np.uint8)
+        centred = table[w.view(np.uint8) ^ np.uint8(0x80)]
+    else:  # |i16 - zero point| fits i32: half int64's temporary
+        centred = np.abs(w.astype(np.int32) - zero_point)
+    return centred.sum(axis=axes, dtype=np.int64).reshape(-1)
+
+
+def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """i16 weights as 256 * hi + lo: hi (int8) and lo - 128 (int8, weight zero point -128)."""
+    w = w.astype(np.int64)
+    lo = w & 0xFF
+    hi = (w - lo) >> 8
+    return hi.astype(np.int8), (lo - 128).astype(np.int8)
+
+
+# ------------------------------------------------------------------------------ the convolution
+def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
+                          bias: np.ndarray, out_scales: np.ndarray, yq: QInfo, channel_axis_sum: tuple[int, ...],
+                          attrs: dict, window: Sequence[int] | None = None, rounding: str | None = None) -> Value:
+    """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
+    in accumulator units, then RESCALE by out_scales (per output channel) to yq (`rounding`: see narrow).
+    `channel_axis_sum`: the weight axes summed per output channel (for the accumulator bound)."""
+    ctx.check(convolution_activations, xq)
+    attrs = dict(attrs)
+    extra: list[int] = []
+    if window is not None:
+        w, window = _widen_rather_than_trim(ctx, op, x, w, wq.zero_points[0], window, attrs)
+        x, attrs["pad"], extra = fit_windows(ctx, x, window, attrs["stride"], attrs["pad"])
+    acc_type = ACCUMULATOR[xq.dtype]
+    attrs["acc_type"] = acc_type
+    wzp = wq.zero_points[0]
+    sums: list[np.ndarray] = []
+
+    def abs_sum() -> np.ndarray:
+        """Sum of |w - zero point| per output channel (it reads every weight: only when asked)."""
+        if not sums:
+            sums.append(_abs_sums(w, wzp, channel_axis_sum))
+        return sums[0]
+
+    def bound() -> int:
+        return int(np.max(abs_sum() * xq.span + np.abs(bias))) if bias.size else 0
+
+    def conv(weights: np.ndarray, weight_zp: int, bias_values: np.ndarray) -> Value:
+        operands = [x, ctx.const(weights, "i8"), ctx.const(bias_values, acc_type), ctx.zero_point(xq.dtype, xq.zero_point),
+                    ctx.zero_point("i8", weight_zp)]
+        return drop_extra(ctx, ctx.op(op, operands, attrs), extra)
+
+    if wq.dtype == "i8":
+        acc = conv(w, wzp, bias)
+        if acc_type == "i32":
+            return narrow(ctx, acc, out_scales, yq, max_abs=bound, rounding=rounding)
+        k = _accumulator_bits(abs_sum(), xq.span, bias)
+        acc = rescale(ctx, acc, 2.0 ** -k, "i32")
+        return narrow(ctx, acc, out_scales * 2.0 ** k, yq, max_abs=None if k else bound, rounding=rounding)
+    ctx.check(convolution_weight_type, xq, wq)
+    hi, lo = _split_i16_weights(w)
+    per_channel = math.prod(w.shape) // max(abs_sum().size, 1)
+    k = _accumulator_bits(abs_sum() + 512 * per_channel, xq.span, bias)  # |256 hi| + |lo| <= |w| + 510
+    ctx.check(int16_accumulator_fits, k)
+    high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
+    low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
+    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
+                  rounding=rounding)
+
+
+# The weight axis of the kernel width, per TOSA convolution whose width may grow
+_KERNEL_WIDTH_AXIS = {"tosa.conv2d": 2, "tosa.depthwise_conv2d": 1}
+
+
+def _widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarray, weight_zp: int,
+                            window: Sequence[int], attrs: dict) -> tuple[np.ndarray, list[int]]:
+    """TOSA needs the windows to tile the padded width exactly; the columns past the last window
+    that the trailing padding cannot absorb (`fit_windows` would slice them off the input) become
+    taps of weight zero point at the kernel's right instead, which add nothing. The input is then
+    read whole: a slice narrowing the width makes Vela keep the input in its linear layout, about
+    twice the memory traffic of its brick layout (ResNet-50's stride-2 1x1 convolutions, -3.3 M
+    cycles on Ethos-U85), for a few more MACs. Rows past the last window are still sliced off:
+    that keeps the layout. Dilated widths are left to `fit_windows`."""
+    axis = _KERNEL_WIDTH_AXIS.get(op)
+    if axis is None or attrs["dilation"][1] != 1:
+        return w, list(window)
+    width = ctx.type_of(x).shape[2]
+    _, _, pad_left, pad_right = attrs["pad"]
+    taps = (width + pad_left + pad_right - window[1]) % attrs["stride"][1] - pad_right
+    if taps <= 0 or taps >= width:
+        return w, list(window)
+    padding = [(0, 0)] * w.ndim
+    padding[axis] = (0, taps)
+    return np.pad(w, padding, constant_values=weight_zp), [window[0], window[1] + taps]

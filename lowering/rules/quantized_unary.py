@@ -1,0 +1,221 @@
+"""Quantized lowering: elementwise functions of one quantized tensor (requantize, activations, exp,
+log, ...: the `unary` rule).
+
+Most are an exact lookup (quantized.lookup: TABLE or GATHER). i16 inputs use exact integer
+arithmetic where the function is piecewise linear (requantize, relu/clamp, abs, neg, leaky_relu,
+square: RESCALE, CLAMP, MUL, SELECT). An i8 -> i8 requantize or relu / clamp with requantization is
+RESCALE + CLAMP instead of a TABLE where that reproduces the table on all 256 inputs
+(`rescale_and_clamp`; abs as RESCALE, ABS, RESCALE): the forms Vela fuses into one NPU operator
+(docs/vela.md). Under litert semantics the int16 piecewise-linear functions rescale by TFLite's
+multipliers (`_litert_i16`), and its int16 logistic / tanh are computed step by step
+(quantized_litert.sigmoid_tanh_int16).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from nn2tosa.ir import Value
+
+from ..context import LoweringContext
+from ..litert_kernels import sigmoid_fixed_point
+from ..quant import (QInfo, clamp_int, encode, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values,
+                     source_results, widen)
+from ..tflite_fixed import quantize_multiplier
+from . import rule
+from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, require_per_tensor, requantize_value,
+                        same_quantization, source_function)
+from .quantized_litert import sigmoid_tanh_int16
+
+
+# i16 piecewise-linear functions in exact integer arithmetic: (ctx, x, xq, yq) -> value
+def _i16_abs_or_neg(negate: bool) -> Callable[[LoweringContext, Value, QInfo, QInfo], Value]:
+    def lower(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+        v = widen(ctx, x, xq)
+        v = ctx.negate(v) if negate else ctx.op("tosa.abs", [v])
+        return narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
+
+    return lower
+
+
+def _encoded_bound(value: float, yq: QInfo) -> int:
+    """A real bound encoded in y's quantization (CpuRef clamps in float, then encodes: encoding is
+    monotonic, so clamping the encoded value to the encoded bounds is the same)."""
+    if not np.isfinite(value):
+        return yq.qmin if value < 0 else yq.qmax
+    return int(encode(np.array([value], np.float32), yq)[0])
+
+
+def _clamp_encoded(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if ctx.op_name == "nn.clamp" else (0.0, float("inf"))
+    y = requantize_value(ctx, x, xq, yq)
+    return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))  # min > max: all max
+
+
+def _i16_leaky_relu(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    alpha = float(ctx.attrs["alpha"])
+    v = widen(ctx, x, xq)
+    rank = ctx.type_of(v).rank
+    positive = ctx.binary("tosa.greater", v, ctx.scalar(0, "i32", rank))
+    scaled_neg = ctx.negate(v) if alpha < 0 else v
+    low = narrow(ctx, scaled_neg, abs(alpha) * xq.scale / yq.scale, yq, max_abs=xq.span)
+    high = narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
+    return ctx.op("tosa.select", [positive, high, low])
+
+
+def _i16_square(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    v = widen(ctx, x, xq)
+    return narrow(ctx, ctx.mul(v, v), xq.scale * xq.scale / yq.scale, yq, max_abs=xq.span * xq.span)
+
+
+EXACT_I16 = {
+    "nn.requantize": lambda ctx, x, xq, yq: requantize_value(ctx, x, xq, yq),
+    "nn.identity": lambda ctx, x, xq, yq: requantize_value(ctx, x, xq, yq),
+    "nn.abs": _i16_abs_or_neg(False),
+    "nn.neg": _i16_abs_or_neg(True),
+    "nn.clamp": _clamp_encoded,
+    "nn.relu": _clamp_encoded,
+    "nn.leaky_relu": _i16_leaky_relu,
+    "nn.square": _i16_square,
+}
+def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
+    """TFLite's int16 requantize, abs, relu / clamp and leaky_relu: x - zp times MultiplyByQuantizedMultiplier,
+    which RESCALE with litert's DOUBLE_ROUND computes (negative halves round up, as TFLite's do: no
+    CpuRef fix-up), by TFLite's multipliers (float32 ratios of the scales; a double one to requantize)."""
+    op, f32 = ctx.op_name, np.float32
+    if op in ("nn.requantize", "nn.identity"):
+        if same_quantization(xq, yq):
+            return x
+        return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
+    ratio = float(f32(xq.scale) / f32(yq.scale))
+    v = widen(ctx, x, xq)
+    if op == "nn.abs":
+        return rescale(ctx, ctx.op("tosa.abs", [v]), ratio, yq.dtype, out_zp=yq.zero_point)
+    if op in ("nn.clamp", "nn.relu"):
+        lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if op == "nn.clamp" else (0.0, float("inf"))
+        y = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
+        return clamp_int(ctx, y, _encoded_bound(min(lo, hi), yq), _encoded_bound(hi, yq))
+    # leaky_relu: the alpha branch multiplies by |alpha ratio| and puts the sign back before the zero point
+    alpha = float(f32(xq.scale) * f32(ctx.attrs["alpha"]) / f32(yq.scale))
+    extremum = _leaky_relu_as_extremum(ctx, xq, yq, ratio, alpha)
+    if extremum is not None:
+        def branch(factor: float) -> Value:  # as below, in i32 (RESCALE has no int32 output zero point)
+            if factor >= 0:
+                return rescale(ctx, v, factor, "i32")
+            return ctx.negate(rescale(ctx, v, -factor, "i32"))
+        return rescale(ctx, ctx.binary(extremum, branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
+    if alpha < 0:
+        low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
+    else:
+        low = rescale(ctx, v, alpha, yq.dtype, out_zp=yq.zero_point)
+    high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
+    positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
+    return ctx.op("tosa.select", [positive, high, low])
+
+
+def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float, alpha: float) -> str | None:
+    """"tosa.maximum" or "tosa.minimum" when that op of the two branches of TFLite's int16 leaky relu (x - zp
+    rescaled by `ratio`, or by `alpha`) is the x >= zp choice between them for every input (checked
+    here on all 65536, with RESCALE's own integers: usually MAXIMUM for alpha below 1, MINIMUM above),
+    and the branches stay within what a RESCALE by 1 reads (|v| < 2**29); else None (SELECT, which
+    Ethos-U55 and U65 lack)."""
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+
+    def branch(factor: float, dtype: str, zp: int = 0) -> np.ndarray:
+        if factor >= 0:
+            return rescale_saturated(ctx, v, factor, dtype, out_zp=zp)
+        return rescale_saturated(ctx, -rescale_saturated(ctx, v, -factor, "i32"), 1.0, dtype, out_zp=zp)
+
+    if max(np.abs(branch(ratio, "i32")).max(), np.abs(branch(alpha, "i32")).max()) >= 1 << 29:
+        return None
+    high, low = branch(ratio, yq.dtype, yq.zero_point), branch(alpha, yq.dtype, yq.zero_point)
+    chosen = np.where(v >= 0, high, low)
+    for op, combine in (("tosa.maximum", np.maximum), ("tosa.minimum", np.minimum)):
+        if np.array_equal(chosen, combine(high, low)):
+            return op
+    return None
+
+
+LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")
+TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn.relu", "nn.leaky_relu",
+             "nn.square", "nn.sigmoid", "nn.tanh", "nn.exp", "nn.exp2", "nn.log", "nn.log2", "nn.log10", "nn.sqrt",
+             "nn.rsqrt", "nn.reciprocal", "nn.sin", "nn.cos", "nn.tan", "nn.asin", "nn.acos", "nn.atan",
+             "nn.sinh", "nn.cosh", "nn.asinh", "nn.acosh", "nn.atanh", "nn.floor", "nn.ceil", "nn.round",
+             "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
+
+
+# i8 -> i8 functions that are a requantization (of |x - zp| for abs), clamped: RESCALE (+ CLAMP) where exact,
+# not a TABLE (whose fixed cost dwarfs them on small tensors: docs/vela.md)
+RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity", "nn.abs")
+
+
+def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
+                  ) -> tuple[int, int, str, int | None, int | None] | None:
+    """(multiplier, shift, rounding, low, high) of one RESCALE of the integers `u` (x - zp, or a
+    function of it, for every i8 input in order) by the ratio of the scales, then a CLAMP to
+    [low, high] (None: no CLAMP needed on that side), that gives the op's integers (TFLite's kernel,
+    or CpuRef's encode of the float function) for all 256 inputs, trying the multipliers the kernels
+    use (TFLite's QuantizeMultiplier of the float32 or the double ratio, with DOUBLE_ROUND; RESCALE's
+    own with half-up rounding); None when none does."""
+    kernel = kernel_results(ctx, xq, yq)
+    want = kernel if kernel is not None else source_results(source_function(ctx), xq, yq)
+    want = np.asarray(want, np.int64)
+    low, high = int(want.min()), int(want.max())
+    ratio = xq.scale / yq.scale
+    candidates = []
+    for real in (float(np.float32(xq.scale) / np.float32(yq.scale)), ratio):
+        m, e = quantize_multiplier(real)
+        candidates += [(m, 31 - e, "DOUBLE_ROUND"), (m, 31 - e, "SINGLE_ROUND")]
+    candidates.append((*multiplier_shift(ratio), "SINGLE_ROUND"))
+    for multiplier, shift, rounding in candidates:
+        if multiplier <= 0 or not 2 <= shift <= 62:
+            continue
+        got = np.clip(rescale_values(u, multiplier, shift, rounding) + yq.zero_point, yq.qmin, yq.qmax)
+        if np.array_equal(np.clip(got, low, high), want):
+            # a CLAMP only where the RESCALE reaches past the results (relu's lower bound, relu6's upper)
+            return multiplier, shift, rounding, low if got.min() < low else None, high if got.max() > high else None
+    return None
+
+
+def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value | None:
+    """The op's integers for i8 -> i8 as one RESCALE by the ratio of the scales plus a CLAMP to the
+    results' range, where that is exact on all 256 inputs (`exact_rescale`); for abs of |x - zp| (RESCALE
+    to i32, ABS first: TFLite's kernel). Else None (a TABLE then). The forms NPU compilers fuse into one
+    operator (TFLite's relu6 with requantize into its producer; Vela's ABS)."""
+    v = np.arange(xq.qmin, xq.qmax + 1, dtype=np.int64) - xq.zero_point
+    of_abs = ctx.op_name == "nn.abs"
+    found = exact_rescale(ctx, np.abs(v) if of_abs else v, xq, yq)
+    if found is None:
+        return None
+    multiplier, shift, rounding, low, high = found
+    in_zp = xq.zero_point
+    if of_abs:
+        x, in_zp = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")]), 0
+    y = rescale(ctx, x, 0.0, yq.dtype, in_zp=in_zp, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
+    return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
+
+
+@rule(*TABULATED, quantized=True)
+def unary(ctx: LoweringContext) -> Value | list[Value]:
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, xq, yq)
+    x = ctx.operands[0]
+    if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
+        return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
+    if ctx.op_name in RESCALE_CLAMP and xq.dtype == yq.dtype == "i8":
+        y = rescale_and_clamp(ctx, x, xq, yq)
+        if y is not None:
+            return y
+    if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
+        return _litert_i16(ctx, x, xq, yq)
+    if xq.dtype == "i8" and yq.dtype == "i16" and ctx.op_name in ("nn.requantize", "nn.identity"):
+        return requantize_value(ctx, x, xq, yq)
+    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq) if ctx.semantics == "litert" else None
+    if fixed_point is not None:  # TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does
+        return sigmoid_tanh_int16(ctx, x, fixed_point)
+    if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
+        return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
+    return lookup(ctx, x, source_function(ctx), xq, yq)
