@@ -392,6 +392,8 @@ def depthwise_layout(g: Graph, node: int, weights: TensorType, layout_scheme: in
     0) or [1, H, W, I*M] (1). The shape decides when only one layout fits the layer's input (I)
     and output (I*M) channel counts; the flag decides when both fit (e.g. M = I = 1, H = W)."""
     data = g.type_of(g.operand(node, 0))
+    if not g.types(node):
+        raise InvalidInputError("a depthwise convolution with no output slot")
     out = g.types(node)[0]
     channel = 1 if g.attrs(node)["dataLayout"] == "NCHW" else 3
     if data.rank != 4 or out.rank != 4 or weights.rank != 4:

@@ -60,9 +60,18 @@ _COMPARISONS = {
     "logical_or": (np.logical_or, "x or y on booleans."),
     "logical_xor": (np.logical_xor, "x xor y on booleans."),
 }
+
+
+def _booleans(graph: Graph, node: int) -> list[str]:
+    """Logical ops take booleans (sources with truthy numbers compare them with 0 first): a damaged
+    file's logical op on other types is refused at its layer."""
+    dtypes = sorted({graph.type_of(v).dtype for v in graph.operands(node)} - {"i1"})
+    return [f"a logical operation on {', '.join(dtypes)} (it takes booleans)"] if dtypes else []
+
+
 for _name, (_fn, _doc) in _COMPARISONS.items():
     define(f"nn.{_name}", operands=2, doc=_doc, infer=_broadcast(dtype="i1"), fold=_fold_with(_fn),
-           verify=_same_dtypes, traits={"elementwise"})
+           verify=_booleans if _name.startswith("logical_") else _same_dtypes, traits={"elementwise"})
 
 
 def _np_round_half_even(x: np.ndarray) -> np.ndarray:
@@ -107,7 +116,8 @@ _UNARY = {
     "identity": (lambda x: x, "x (removed by canonicalization)."),
 }
 for _name, (_fn, _doc) in _UNARY.items():
-    define(f"nn.{_name}", operands=1, doc=_doc, infer=_same, fold=_fold_with(_fn), traits={"elementwise"})
+    define(f"nn.{_name}", operands=1, doc=_doc, infer=_same, fold=_fold_with(_fn), traits={"elementwise"},
+           verify=_booleans if _name == "logical_not" else None)
 
 for _name, _fn in {"isnan": np.isnan, "isinf": np.isinf}.items():
     define(f"nn.{_name}", operands=1, doc=f"{_name}(x), boolean result.",

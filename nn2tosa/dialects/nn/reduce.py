@@ -66,4 +66,6 @@ define("nn.l2_normalize", operands=1, attrs={"axes": attr("ints", "normalized di
 define("nn.local_response_norm", operands=1,
        attrs={"radius": attr("int", "half window over channels"), "alpha": attr("float", ""), "beta": attr("float", ""),
               "bias": attr("float", "k")},
-       doc="x / (bias + alpha * sum(x_c^2 over channels c-radius..c+radius)) ^ beta, channels last.", infer=_same)
+       doc="x / (bias + alpha * sum(x_c^2 over channels c-radius..c+radius)) ^ beta, channels last.", infer=_same,
+       verify=lambda graph, node: [] if graph.type_of(graph.operand(node, 0)).rank else
+       ["a local response normalization of a scalar (it normalizes across the last, channel, axis)"])
