@@ -79,6 +79,19 @@ def bit_width(element_type: str) -> int:
     return int(re.sub(r"^[a-z]+", "", element_type))
 
 
+def beyond_type(values: np.ndarray, element_type: str) -> str | None:
+    """Why `values` (in `element_type`'s numpy storage) do not fit the type, or None. Only the signed
+    integer types stored wider than they are (i4 in int8, i48 in int64) can hold such values; cutting
+    them to the type's bits would make other values."""
+    if element_type not in ("i4", "i48") or not values.size:
+        return None
+    bits = bit_width(element_type)
+    low, high = int(values.min()), int(values.max())
+    if -(1 << (bits - 1)) <= low and high < 1 << (bits - 1):
+        return None
+    return f"holds {low}..{high}, beyond {element_type}"
+
+
 @dataclass(frozen=True)
 class Quant:
     """Uniform quantization: real = scale * (stored - zero_point).

@@ -7,7 +7,7 @@ import numpy as np
 
 from .graph import INPUT_OP, Graph
 from .registry import AttrSpec, arity_ok, arity_str, is_known_dialect, op_def
-from .types import ShapeType, TensorType
+from .types import ShapeType, TensorType, beyond_type
 
 
 class VerificationError(Exception):
@@ -54,10 +54,6 @@ def _attr_kind_ok(spec: AttrSpec, value: Any) -> bool:
     return True
 
 
-# Element types whose numpy storage is wider than they are: a value must still fit the type.
-_STORED_WIDER = {"i4": 4, "i48": 48}
-
-
 def constant_verifier(attr_name: str):
     """The verifier of a dialect's constant op: its `attr_name` array holds exactly the result's
     shape in the result element type's storage dtype."""
@@ -71,10 +67,8 @@ def constant_verifier(attr_name: str):
             return [f"{attr_name} shape {list(value.shape)} differs from result shape {list(t.shape)}"]
         if value.dtype != t.numpy_dtype:
             return [f"{attr_name} dtype {value.dtype} does not hold {t.dtype} (expected {t.numpy_dtype})"]
-        bits = _STORED_WIDER.get(t.dtype)
-        if bits and value.size and not (-(1 << (bits - 1)) <= int(value.min()) and int(value.max()) < 1 << (bits - 1)):
-            return [f"{attr_name} holds {value.min()}..{value.max()}, beyond {t.dtype}"]
-        return []
+        beyond = beyond_type(value, t.dtype)
+        return [f"{attr_name} {beyond}"] if beyond else []
 
     return verify_constant
 

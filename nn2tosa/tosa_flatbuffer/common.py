@@ -14,6 +14,7 @@ import numpy as np
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
 from nn2tosa.ir import Graph, TensorType
+from nn2tosa.ir.types import beyond_type
 
 DATA_ALIGNMENT = 8  # TosaTensor.data / TosaShape.data / clamp bounds: (force_align: 8), padded to 8 bytes
 
@@ -23,9 +24,9 @@ def storage_bytes(array: np.ndarray, element_type: str) -> np.ndarray:
     """The flatbuffer encoding of a constant, as a 1-D uint8 array: a view of `array` where the
     encoding is the numpy storage itself, else one vectorised conversion (i4, i48, bool). Values
     beyond i4 or i48 (stored in int8 / int64) are refused: cutting their high bits would write others."""
-    bits = {"i4": 4, "i48": 48}.get(element_type)
-    if bits and array.size and not (-(1 << (bits - 1)) <= int(array.min()) and int(array.max()) < 1 << (bits - 1)):
-        raise ValueError(f"a constant holds {array.min()}..{array.max()}, beyond {element_type}")
+    beyond = beyond_type(array, element_type)
+    if beyond:
+        raise ValueError(f"a constant {beyond}")
     if element_type == "i4":  # two per byte, element 2i in the low nibble
         nibbles = np.ascontiguousarray(array).reshape(-1).view(np.uint8) & 0x0F
         if nibbles.size % 2:
