@@ -87,7 +87,7 @@ class LoweringContext(Checks):
         return semantics_of(self.graph)
 
     def type_of(self, v: Value) -> TensorType:
-        return self.graph.type_of(v)
+        return self.graph.tensor_type(v)
 
     def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
            types: Sequence[Type] | None = None) -> Value:
