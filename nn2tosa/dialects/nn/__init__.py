@@ -10,10 +10,11 @@ Conventions (every legalization produces them, every lowering rule may rely on t
 - Axes are non-negative. Shapes are static.
 - Numpy broadcasting for every elementwise op (operands may differ in rank).
 - High-level ops (softmax, layer_norm, batch_norm, gelu, reductions, ...) stay whole until lowering.
-Each op is one `define(...)` (arity, attributes, result inference, folder, verifier, traits, doc) in the
+Each op is one `define_nn(...)` (arity, attributes, result inference, folder, verifier, traits, doc) in the
 module of its family below; docs/supported_ops.md is generated from them.
 
-    common.py       helpers the definitions share (broadcasting, folders from numpy functions)
+    common.py       helpers the definitions share (define_nn: inference and folders on tensor types,
+                    broadcasting, folders from numpy functions)
     elementwise.py  the constant, elementwise unary/binary/ternary ops, comparisons, casts
     data.py         reshape, transpose, concat, split, slices, pad, tile, gathers and scatters
     reduce.py       reductions, arg max/min, softmax, normalizations

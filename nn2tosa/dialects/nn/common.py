@@ -1,14 +1,59 @@
-"""Helpers the nn op definitions share: broadcasting, inference and folder builders, verifiers."""
+"""Helpers the nn op definitions share: the typed `define_nn`, broadcasting, inference and folder
+builders, verifiers."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from nn2tosa.ir import Graph, TensorType, Type
+from nn2tosa.ir import AttrSpec, Graph, OpDef, TensorType, Type, define
+from nn2tosa.ir.registry import Arity, Folder, Inferrer, Trait, Verifier
 
 Attrs = dict[str, Any]
+# nn ops take and produce tensors only (a !tosa.shape value is TOSA's, never an nn op's operand or
+# result), so their inference functions and folders are written on TensorType; `define_nn` checks
+# that once for all of them, where the registry's signatures over every Type meet them.
+TensorInferrer = Callable[[Attrs, list[TensorType]], list[TensorType]]
+TensorFolder = Callable[[Attrs, list[np.ndarray], list[TensorType]], list[np.ndarray] | None]
+
+
+def tensors(types: list[Type]) -> list[TensorType]:
+    """An nn op's operand or result types, as the tensors they are."""
+    found = [t for t in types if isinstance(t, TensorType)]
+    if len(found) != len(types):
+        raise TypeError(f"nn ops take and produce tensors only, not {[str(t) for t in types]}")
+    return found
+
+
+def define_nn(
+    name: str,
+    operands: Arity = 0,
+    results: Arity = 1,
+    attrs: dict[str, AttrSpec] | None = None,
+    doc: str = "",
+    verify: Verifier | None = None,
+    fold: TensorFolder | None = None,
+    traits: Iterable[Trait] = (),
+    infer: TensorInferrer | None = None,
+) -> OpDef:
+    """`define` for an nn op, whose `infer` and `fold` take TensorType lists."""
+    return define(name, operands, results, attrs, doc, verify, None if fold is None else _on_tensors_fold(fold),
+                  traits, infer=None if infer is None else _on_tensors_infer(infer))
+
+
+def _on_tensors_infer(infer: TensorInferrer) -> Inferrer:
+    def on_types(attrs: Attrs, types: list[Type]) -> list[Type]:
+        return list(infer(attrs, tensors(types)))
+
+    return on_types
+
+
+def _on_tensors_fold(fold: TensorFolder) -> Folder:
+    def on_types(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> list[np.ndarray] | None:
+        return fold(attrs, values, tensors(types))
+
+    return on_types
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -16,29 +61,25 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
 
 
-def _same(attrs: Attrs, types: list[Type]) -> list[Type]:
+def same(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [types[0]]
 
 
-def _unquantized(t: TensorType) -> TensorType:
-    return TensorType(t.shape, t.dtype)
-
-
-def _broadcast(dtype_from: int | None = 0, dtype: str | None = None) -> Callable[[Attrs, list[Type]], list[Type]]:
-    def infer(attrs: Attrs, types: list[Type]) -> list[Type]:
+def broadcast(dtype_from: int = 0, dtype: str | None = None) -> TensorInferrer:
+    def infer(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
         shape = broadcast_shape(*[t.shape for t in types])
         return [TensorType(shape, dtype or types[dtype_from].dtype)]
 
     return infer
 
 
-def _same_dtypes(graph: Graph, node: int, first: int = 0) -> list[str]:
-    dtypes = {graph.type_of(v).dtype for v in graph.operands(node)[first:]}
+def same_dtypes(graph: Graph, node: int, first: int = 0) -> list[str]:
+    dtypes = {graph.tensor_type(v).dtype for v in graph.operands(node)[first:]}
     return [] if len(dtypes) <= 1 else [f"operands have different element types {sorted(dtypes)}"]
 
 
-def _fold_with(fn: Callable[..., Any]) -> Callable[[Attrs, list[np.ndarray], list[Type]], list[np.ndarray] | None]:
-    def fold(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> list[np.ndarray] | None:
+def fold_with(fn: Callable[..., Any]) -> TensorFolder:
+    def fold(attrs: Attrs, values: list[np.ndarray], types: list[TensorType]) -> list[np.ndarray] | None:
         if any(t.quant is not None for t in types):  # quantized arithmetic is not plain numpy
             return None
         with np.errstate(all="ignore"):
@@ -47,12 +88,12 @@ def _fold_with(fn: Callable[..., Any]) -> Callable[[Attrs, list[np.ndarray], lis
     return fold
 
 
-def _axes_ok(axes: list[int], rank: int) -> bool:
+def axes_ok(axes: list[int], rank: int) -> bool:
     return all(0 <= a < rank for a in axes) and len(set(axes)) == len(axes)
 
 
-def _same_shape(graph: Graph, node: int) -> list[str]:
+def same_shape(graph: Graph, node: int) -> list[str]:
     """A type conversion keeps its operand's shape (its result type is given, not inferred: a file
     whose declared output shape contradicts the input's is caught here, at the layer or node)."""
-    have, want = graph.type_of(graph.operands(node)[0]).shape, graph.types(node)[0].shape
+    have, want = graph.tensor_type(graph.operands(node)[0]).shape, graph.tensor_type(graph.results(node)[0]).shape
     return [] if tuple(have) == tuple(want) else [f"result shape {list(want)} differs from the operand's {list(have)}"]

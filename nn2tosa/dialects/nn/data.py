@@ -3,50 +3,50 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.ir import TensorType, Type, attr, define
+from nn2tosa.ir import TensorType, attr
 
-from .common import Attrs, broadcast_shape, _same
+from .common import Attrs, define_nn, broadcast_shape, same
 
 # ------------------------------------------------------------------------------ shapes and data movement
 
 
-def _infer_reshape(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_reshape(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     shape = tuple(attrs["shape"])
     if int(np.prod(shape)) != types[0].num_elements:
         raise ValueError(f"cannot reshape {list(types[0].shape)} to {list(shape)}")
     return [TensorType(shape, types[0].dtype)]
 
 
-define("nn.reshape", operands=1, attrs={"shape": attr("ints", "the result shape (static, no -1)")},
-       doc="The same elements in row-major order, in a new shape.", infer=_infer_reshape,
-       fold=lambda a, v, t: [v[0].reshape(t[0].shape)])
+define_nn("nn.reshape", operands=1, attrs={"shape": attr("ints", "the result shape (static, no -1)")},
+          doc="The same elements in row-major order, in a new shape.", infer=_infer_reshape,
+          fold=lambda a, v, t: [v[0].reshape(t[0].shape)])
 
 
-def _infer_transpose(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_transpose(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     perm = attrs["perm"]
     if sorted(perm) != list(range(types[0].rank)):
         raise ValueError(f"perm {perm} is not a permutation of the {types[0].rank} dimensions")
     return [TensorType(tuple(types[0].shape[p] for p in perm), types[0].dtype)]
 
 
-define("nn.transpose", operands=1, attrs={"perm": attr("ints", "result dimension i is input dimension perm[i]")},
-       doc="Permute dimensions: result.shape[i] = input.shape[perm[i]].", infer=_infer_transpose,
-       fold=lambda a, v, t: [np.ascontiguousarray(v[0].transpose(a["perm"]))])
+define_nn("nn.transpose", operands=1, attrs={"perm": attr("ints", "result dimension i is input dimension perm[i]")},
+          doc="Permute dimensions: result.shape[i] = input.shape[perm[i]].", infer=_infer_transpose,
+          fold=lambda a, v, t: [np.ascontiguousarray(v[0].transpose(a["perm"]))])
 
 
-def _infer_broadcast_to(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_broadcast_to(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     shape = tuple(attrs["shape"])
     if broadcast_shape(types[0].shape, shape) != shape:
         raise ValueError(f"{list(types[0].shape)} does not broadcast to {list(shape)}")
     return [TensorType(shape, types[0].dtype)]
 
 
-define("nn.broadcast_to", operands=1, attrs={"shape": attr("ints", "the result shape")},
-       doc="Numpy broadcast_to.", infer=_infer_broadcast_to,
-       fold=lambda a, v, t: [np.ascontiguousarray(np.broadcast_to(v[0], t[0].shape))])
+define_nn("nn.broadcast_to", operands=1, attrs={"shape": attr("ints", "the result shape")},
+          doc="Numpy broadcast_to.", infer=_infer_broadcast_to,
+          fold=lambda a, v, t: [np.ascontiguousarray(np.broadcast_to(v[0], t[0].shape))])
 
 
-def _infer_concat(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_concat(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     axis = attrs["axis"]
     first = types[0].shape
     for t in types[1:]:
@@ -57,12 +57,12 @@ def _infer_concat(attrs: Attrs, types: list[Type]) -> list[Type]:
     return [TensorType(tuple(shape), types[0].dtype)]
 
 
-define("nn.concat", operands=(1, None), attrs={"axis": attr("int", "the axis to join along")},
-       doc="Join tensors along `axis`.", infer=_infer_concat,
-       fold=lambda a, v, t: None if t[0].quant else [np.concatenate(v, axis=a["axis"])])
+define_nn("nn.concat", operands=(1, None), attrs={"axis": attr("int", "the axis to join along")},
+          doc="Join tensors along `axis`.", infer=_infer_concat,
+          fold=lambda a, v, t: None if t[0].quant else [np.concatenate(v, axis=a["axis"])])
 
 
-def _infer_split(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_split(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     axis, sizes = attrs["axis"], attrs["sizes"]
     if sum(sizes) != types[0].shape[axis]:
         raise ValueError(f"split sizes {sizes} do not add up to dimension {types[0].shape[axis]}")
@@ -74,17 +74,17 @@ def _infer_split(attrs: Attrs, types: list[Type]) -> list[Type]:
     return out
 
 
-def _fold_split(a: Attrs, v: list[np.ndarray], t: list[Type]) -> list[np.ndarray]:
+def _fold_split(a: Attrs, v: list[np.ndarray], t: list[TensorType]) -> list[np.ndarray]:
     return np.split(v[0], np.cumsum(a["sizes"])[:-1], axis=a["axis"])
 
 
-define("nn.split", operands=1, results=(1, None),
-       attrs={"axis": attr("int", "the axis to cut"), "sizes": attr("ints", "size of each piece along axis")},
-       doc="Cut a tensor into consecutive pieces along `axis`; one result per piece.", infer=_infer_split,
-       fold=_fold_split)
+define_nn("nn.split", operands=1, results=(1, None),
+          attrs={"axis": attr("int", "the axis to cut"), "sizes": attr("ints", "size of each piece along axis")},
+          doc="Cut a tensor into consecutive pieces along `axis`; one result per piece.", infer=_infer_split,
+          fold=_fold_split)
 
 
-def _infer_slice(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_slice(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     begin, size = attrs["begin"], attrs["size"]
     shape = types[0].shape
     if len(begin) != len(shape) or len(size) != len(shape):
@@ -94,30 +94,30 @@ def _infer_slice(attrs: Attrs, types: list[Type]) -> list[Type]:
     return [TensorType(tuple(size), types[0].dtype)]
 
 
-define("nn.slice", operands=1,
-       attrs={"begin": attr("ints", "first index per dimension"), "size": attr("ints", "extent per dimension")},
-       doc="x[begin[i] : begin[i] + size[i]] in every dimension.", infer=_infer_slice,
-       fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, b + s) for b, s in zip(a["begin"], a["size"]))])])
+define_nn("nn.slice", operands=1,
+          attrs={"begin": attr("ints", "first index per dimension"), "size": attr("ints", "extent per dimension")},
+          doc="x[begin[i] : begin[i] + size[i]] in every dimension.", infer=_infer_slice,
+          fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, b + s) for b, s in zip(a["begin"], a["size"]))])])
 
 
-def _infer_strided_slice(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_strided_slice(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     shape = types[0].shape
     dims = [len(range(*slice(b, e, s).indices(d))) for b, e, s, d in
             zip(attrs["begin"], attrs["end"], attrs["strides"], shape)]
     return [TensorType(tuple(dims), types[0].dtype)]
 
 
-define("nn.strided_slice", operands=1,
-       attrs={"begin": attr("ints", "start per dimension"), "end": attr("ints", "stop per dimension (exclusive)"),
-              "strides": attr("ints", "non-zero step per dimension; negative walks backwards")},
-       doc="Python slicing x[b0:e0:s0, b1:e1:s1, ...] with begin/end already normalized: a negative end "
-           "with a negative stride means 'before index 0' (use -dim-1).",
-       infer=_infer_strided_slice,
-       fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, None if (s < 0 and e < 0) else e, s)
-                                                            for b, e, s in zip(a["begin"], a["end"], a["strides"]))])])
+define_nn("nn.strided_slice", operands=1,
+          attrs={"begin": attr("ints", "start per dimension"), "end": attr("ints", "stop per dimension (exclusive)"),
+                 "strides": attr("ints", "non-zero step per dimension; negative walks backwards")},
+          doc="Python slicing x[b0:e0:s0, b1:e1:s1, ...] with begin/end already normalized: a negative end "
+              "with a negative stride means 'before index 0' (use -dim-1).",
+          infer=_infer_strided_slice,
+          fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, None if (s < 0 and e < 0) else e, s)
+                                                               for b, e, s in zip(a["begin"], a["end"], a["strides"]))])])
 
 
-def _infer_pad(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_pad(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     pads = attrs["pads"]
     shape = types[0].shape
     if len(pads) != 2 * len(shape):
@@ -125,7 +125,7 @@ def _infer_pad(attrs: Attrs, types: list[Type]) -> list[Type]:
     return [TensorType(tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(shape)), types[0].dtype)]
 
 
-def _fold_pad(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> list[np.ndarray] | None:
+def _fold_pad(attrs: Attrs, values: list[np.ndarray], types: list[TensorType]) -> list[np.ndarray] | None:
     if types[0].quant is not None:  # the fill value is real: quantizing it is the lowering's business
         return None
     pads = attrs["pads"]
@@ -135,46 +135,46 @@ def _fold_pad(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> list
     return [np.pad(values[0], widths, mode=attrs["mode"])]  # numpy's reflect/symmetric/edge are ours
 
 
-define("nn.pad", operands=1,
-       attrs={"pads": attr("ints", "[before0, after0, before1, after1, ...], non-negative"),
-              "mode": attr("str", "'constant', 'reflect' (no edge repeat), 'symmetric' (edge repeated) or 'edge'"),
-              "value": attr("float", "fill value for mode 'constant' (a real value; quantized: see the type)")},
-       doc="Pad every dimension.", infer=_infer_pad, fold=_fold_pad)
+define_nn("nn.pad", operands=1,
+          attrs={"pads": attr("ints", "[before0, after0, before1, after1, ...], non-negative"),
+                 "mode": attr("str", "'constant', 'reflect' (no edge repeat), 'symmetric' (edge repeated) or 'edge'"),
+                 "value": attr("float", "fill value for mode 'constant' (a real value; quantized: see the type)")},
+          doc="Pad every dimension.", infer=_infer_pad, fold=_fold_pad)
 
 
-def _infer_tile(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_tile(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(d * m for d, m in zip(types[0].shape, attrs["multiples"])), types[0].dtype)]
 
 
-define("nn.tile", operands=1, attrs={"multiples": attr("ints", "repetitions per dimension")},
-       doc="Numpy tile.", infer=_infer_tile, fold=lambda a, v, t: [np.tile(v[0], a["multiples"])])
-define("nn.reverse", operands=1, attrs={"axes": attr("ints", "dimensions to reverse")},
-       doc="Reverse the order of elements along each of `axes`.", infer=_same,
-       fold=lambda a, v, t: [np.ascontiguousarray(np.flip(v[0], a["axes"]))])
+define_nn("nn.tile", operands=1, attrs={"multiples": attr("ints", "repetitions per dimension")},
+          doc="Numpy tile.", infer=_infer_tile, fold=lambda a, v, t: [np.tile(v[0], a["multiples"])])
+define_nn("nn.reverse", operands=1, attrs={"axes": attr("ints", "dimensions to reverse")},
+          doc="Reverse the order of elements along each of `axes`.", infer=same,
+          fold=lambda a, v, t: [np.ascontiguousarray(np.flip(v[0], a["axes"]))])
 
 
-def _infer_gather(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_gather(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     data, idx = types
     axis = attrs["axis"]
     return [TensorType(tuple(data.shape[:axis]) + tuple(idx.shape) + tuple(data.shape[axis + 1:]), data.dtype)]
 
 
-define("nn.gather", operands=2, attrs={"axis": attr("int", "the axis indexed")},
-       doc="numpy.take(data, indices, axis): indices (operand 1, integers, non-negative, in range) select "
-           "slices along `axis`.", infer=_infer_gather,
-       fold=lambda a, v, t: [np.take(v[0], v[1], axis=a["axis"])])
+define_nn("nn.gather", operands=2, attrs={"axis": attr("int", "the axis indexed")},
+          doc="numpy.take(data, indices, axis): indices (operand 1, integers, non-negative, in range) select "
+              "slices along `axis`.", infer=_infer_gather,
+          fold=lambda a, v, t: [np.take(v[0], v[1], axis=a["axis"])])
 
 
-def _infer_gather_nd(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_gather_nd(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     data, idx = types
     k = idx.shape[-1]
     return [TensorType(tuple(idx.shape[:-1]) + tuple(data.shape[k:]), data.dtype)]
 
 
-define("nn.gather_nd", operands=2,
-       doc="result[i...] = data[indices[i..., :]]: the last dimension of indices (operand 1) holds a "
-           "prefix index into data.", infer=_infer_gather_nd)
-define("nn.scatter_nd", operands=3, attrs={"reduction": attr("str", "'none' (replace), 'add', 'mul', 'max' or 'min'")},
-       doc="Copy of data (operand 0) with data[indices[i..., :]] = updates[i...] (indices operand 1, "
-           "updates operand 2); with duplicates the last update wins unless a reduction combines them.",
-       infer=_same)
+define_nn("nn.gather_nd", operands=2,
+          doc="result[i...] = data[indices[i..., :]]: the last dimension of indices (operand 1) holds a "
+              "prefix index into data.", infer=_infer_gather_nd)
+define_nn("nn.scatter_nd", operands=3, attrs={"reduction": attr("str", "'none' (replace), 'add', 'mul', 'max' or 'min'")},
+          doc="Copy of data (operand 0) with data[indices[i..., :]] = updates[i...] (indices operand 1, "
+              "updates operand 2); with duplicates the last update wins unless a reduction combines them.",
+          infer=same)

@@ -2,27 +2,30 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from nn2tosa.ir import Graph, TensorType, Type, attr, define
+from nn2tosa.ir import Graph, TensorType, attr
 from nn2tosa.ir.verify import constant_verifier
 
-from .common import Attrs, broadcast_shape, _same, _broadcast, _same_dtypes, _fold_with, _same_shape
+from .common import Attrs, define_nn, broadcast_shape, same, broadcast, same_dtypes, fold_with, same_shape
 
 # ------------------------------------------------------------------------------ constants
-define(
-    "nn.constant",
-    operands=0,
-    attrs={"value": attr("tensor", "the tensor, in the storage type of the result")},
-    doc="A constant tensor. Quantized constants hold their stored integers; the result type carries the scale.",
-    verify=constant_verifier("value"),
-    traits={"constant"},
-)
+define_nn(
+       "nn.constant",
+       operands=0,
+       attrs={"value": attr("tensor", "the tensor, in the storage type of the result")},
+       doc="A constant tensor. Quantized constants hold their stored integers; the result type carries the scale.",
+       verify=constant_verifier("value"),
+       traits={"constant"},
+   )
 
 # ------------------------------------------------------------------------------ elementwise
 # name -> (numpy function, doc); operands share a dtype, numpy broadcasting.
-_FLOAT_INT_BINARY = {
+Table = dict[str, tuple[Callable[..., Any], str]]
+_FLOAT_INT_BINARY: Table = {
     "add": (np.add, "x + y."),
     "sub": (np.subtract, "x - y."),
     "mul": (np.multiply, "x * y."),
@@ -31,13 +34,13 @@ _FLOAT_INT_BINARY = {
     "squared_difference": (lambda x, y: (x - y) * (x - y), "(x - y)^2."),
     "pow": (np.power, "x ** y."),
 }
-_DIVISIONS = {
+_DIVISIONS: Table = {
     "div": (lambda x, y: x / y if x.dtype.kind == "f" else np.trunc(x / y), "x / y; integer operands truncate toward zero."),
     "floor_div": (np.floor_divide, "floor(x / y)."),
     "mod": (np.mod, "x - floor(x / y) * y (the sign of y, Python's %)."),
     "fmod": (np.fmod, "x - trunc(x / y) * y (the sign of x, C's fmod)."),
 }
-_INT_BINARY = {
+_INT_BINARY: Table = {
     "bitwise_and": (np.bitwise_and, "x & y (integers and booleans)."),
     "bitwise_or": (np.bitwise_or, "x | y."),
     "bitwise_xor": (np.bitwise_xor, "x ^ y."),
@@ -46,10 +49,10 @@ _INT_BINARY = {
 }
 for _table in (_FLOAT_INT_BINARY, _DIVISIONS, _INT_BINARY):
     for _name, (_fn, _doc) in _table.items():
-        define(f"nn.{_name}", operands=2, doc=_doc, infer=_broadcast(), fold=_fold_with(_fn),
-               verify=_same_dtypes, traits={"elementwise"})
+        define_nn(f"nn.{_name}", operands=2, doc=_doc, infer=broadcast(), fold=fold_with(_fn),
+                  verify=same_dtypes, traits={"elementwise"})
 
-_COMPARISONS = {
+_COMPARISONS: Table = {
     "equal": (np.equal, "x == y, boolean result."),
     "not_equal": (np.not_equal, "x != y, boolean result."),
     "greater": (np.greater, "x > y, boolean result."),
@@ -65,13 +68,13 @@ _COMPARISONS = {
 def _booleans(graph: Graph, node: int) -> list[str]:
     """Logical ops take booleans (sources with truthy numbers compare them with 0 first): a damaged
     file's logical op on other types is refused at its layer."""
-    dtypes = sorted({graph.type_of(v).dtype for v in graph.operands(node)} - {"i1"})
+    dtypes = sorted({graph.tensor_type(v).dtype for v in graph.operands(node)} - {"i1"})
     return [f"a logical operation on {', '.join(dtypes)} (it takes booleans)"] if dtypes else []
 
 
 for _name, (_fn, _doc) in _COMPARISONS.items():
-    define(f"nn.{_name}", operands=2, doc=_doc, infer=_broadcast(dtype="i1"), fold=_fold_with(_fn),
-           verify=_booleans if _name.startswith("logical_") else _same_dtypes, traits={"elementwise"})
+    define_nn(f"nn.{_name}", operands=2, doc=_doc, infer=broadcast(dtype="i1"), fold=fold_with(_fn),
+              verify=_booleans if _name.startswith("logical_") else same_dtypes, traits={"elementwise"})
 
 
 def _np_round_half_even(x: np.ndarray) -> np.ndarray:
@@ -84,7 +87,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
-_UNARY = {
+_UNARY: Table = {
     "neg": (np.negative, "-x."),
     "abs": (np.abs, "|x|."),
     "sqrt": (np.sqrt, "sqrt(x)."),
@@ -116,12 +119,12 @@ _UNARY = {
     "identity": (lambda x: x, "x (removed by canonicalization)."),
 }
 for _name, (_fn, _doc) in _UNARY.items():
-    define(f"nn.{_name}", operands=1, doc=_doc, infer=_same, fold=_fold_with(_fn), traits={"elementwise"},
-           verify=_booleans if _name == "logical_not" else None)
+    define_nn(f"nn.{_name}", operands=1, doc=_doc, infer=same, fold=fold_with(_fn), traits={"elementwise"},
+              verify=_booleans if _name == "logical_not" else None)
 
 for _name, _fn in {"isnan": np.isnan, "isinf": np.isinf}.items():
-    define(f"nn.{_name}", operands=1, doc=f"{_name}(x), boolean result.",
-           infer=lambda a, t: [TensorType(t[0].shape, "i1")], fold=_fold_with(_fn), traits={"elementwise"})
+    define_nn(f"nn.{_name}", operands=1, doc=f"{_name}(x), boolean result.",
+              infer=lambda a, t: [TensorType(t[0].shape, "i1")], fold=fold_with(_fn), traits={"elementwise"})
 
 def _bounds_are_numbers(graph: Graph, node: int) -> list[str]:
     """A NaN bound means nothing (a damaged file's clamp): refused at the layer or node that has it."""
@@ -129,36 +132,36 @@ def _bounds_are_numbers(graph: Graph, node: int) -> list[str]:
     return [f"clamp bound {k} is NaN" for k in ("min", "max") if math.isnan(float(attrs[k]))]
 
 
-define("nn.clamp", operands=1, attrs={"min": attr("float", "lower bound"), "max": attr("float", "upper bound")},
-       doc="min(max(x, min), max), so max everywhere when min > max (numpy.clip, torch.clamp). Bounds are real "
-           "values (quantized ops compare dequantized values); NaN is not a bound.",
-       infer=_same, verify=_bounds_are_numbers, fold=_fold_with(lambda x, min, max: np.clip(x, min, max)),
-       traits={"elementwise"})
-define("nn.leaky_relu", operands=1, attrs={"alpha": attr("float", "slope for x < 0")},
-       doc="x if x >= 0 else alpha * x.", infer=_same,
-       fold=_fold_with(lambda x, alpha: np.where(x >= 0, x, alpha * x)), traits={"elementwise"})
-define("nn.elu", operands=1, attrs={"alpha": attr("float", "scale of the negative part")},
-       doc="x if x > 0 else alpha * (e^x - 1).", infer=_same,
-       fold=_fold_with(lambda x, alpha: np.where(x > 0, x, alpha * np.expm1(x))), traits={"elementwise"})
-define("nn.gelu", operands=1, attrs={"approximate": attr("str", "'none' (erf form) or 'tanh'")},
-       doc="x * Phi(x); approximate='tanh': 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).", infer=_same,
-       traits={"elementwise"})
-define("nn.prelu", operands=2, doc="x if x >= 0 else alpha * x, alpha broadcast against x (operand 1).",
-       infer=_broadcast(), fold=_fold_with(lambda x, a: np.where(x >= 0, x, a * x)), traits={"elementwise"})
+define_nn("nn.clamp", operands=1, attrs={"min": attr("float", "lower bound"), "max": attr("float", "upper bound")},
+          doc="min(max(x, min), max), so max everywhere when min > max (numpy.clip, torch.clamp). Bounds are real "
+              "values (quantized ops compare dequantized values); NaN is not a bound.",
+          infer=same, verify=_bounds_are_numbers, fold=fold_with(lambda x, min, max: np.clip(x, min, max)),
+          traits={"elementwise"})
+define_nn("nn.leaky_relu", operands=1, attrs={"alpha": attr("float", "slope for x < 0")},
+          doc="x if x >= 0 else alpha * x.", infer=same,
+          fold=fold_with(lambda x, alpha: np.where(x >= 0, x, alpha * x)), traits={"elementwise"})
+define_nn("nn.elu", operands=1, attrs={"alpha": attr("float", "scale of the negative part")},
+          doc="x if x > 0 else alpha * (e^x - 1).", infer=same,
+          fold=fold_with(lambda x, alpha: np.where(x > 0, x, alpha * np.expm1(x))), traits={"elementwise"})
+define_nn("nn.gelu", operands=1, attrs={"approximate": attr("str", "'none' (erf form) or 'tanh'")},
+          doc="x * Phi(x); approximate='tanh': 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).", infer=same,
+          traits={"elementwise"})
+define_nn("nn.prelu", operands=2, doc="x if x >= 0 else alpha * x, alpha broadcast against x (operand 1).",
+          infer=broadcast(), fold=fold_with(lambda x, a: np.where(x >= 0, x, a * x)), traits={"elementwise"})
 
 
-def _infer_select(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_select(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(broadcast_shape(*[t.shape for t in types]), types[1].dtype)]
 
 
-define("nn.select", operands=3, doc="cond ? x : y (operand 0 boolean), numpy broadcasting.",
-       infer=_infer_select, fold=_fold_with(np.where),
-       verify=lambda g, n: _same_dtypes(g, n, first=1), traits={"elementwise"})
+define_nn("nn.select", operands=3, doc="cond ? x : y (operand 0 boolean), numpy broadcasting.",
+          infer=_infer_select, fold=fold_with(np.where),
+          verify=lambda g, n: same_dtypes(g, n, first=1), traits={"elementwise"})
 
 
 
 
-def _fold_cast(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> list[np.ndarray] | None:
+def _fold_cast(attrs: Attrs, values: list[np.ndarray], types: list[TensorType]) -> list[np.ndarray] | None:
     t = types[0]
     if t.quant is not None or t.dtype in ("bf16", "i4", "i48"):
         return None
@@ -172,7 +175,7 @@ def _fold_cast(attrs: Attrs, values: list[np.ndarray], types: list[Type]) -> lis
     return [x.astype(t.numpy_dtype)]
 
 
-define("nn.cast", operands=1,
-       doc="Convert to the result's element type: float->int rounds half to even and saturates; "
-           "to boolean is x != 0. Quantized types are not cast (see quantize/dequantize).",
-       infer=None, fold=_fold_cast, verify=_same_shape, traits={"elementwise"})
+define_nn("nn.cast", operands=1,
+          doc="Convert to the result's element type: float->int rounds half to even and saturates; "
+              "to boolean is x != 0. Quantized types are not cast (see quantize/dequantize).",
+          infer=None, fold=_fold_cast, verify=same_shape, traits={"elementwise"})

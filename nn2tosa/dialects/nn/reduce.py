@@ -1,38 +1,41 @@
 """nn reductions, arg max/min, softmax and the normalizations."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from nn2tosa.ir import TensorType, Type, attr, define
+from nn2tosa.ir import TensorType, attr
 
-from .common import Attrs, _same, _axes_ok
+from .common import Attrs, define_nn, same, axes_ok
 
 # ------------------------------------------------------------------------------ reductions and normalization
 
 
-def _infer_reduce(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_reduce(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     axes, keep = attrs["axes"], attrs["keep_dims"]
     shape = types[0].shape
-    if not _axes_ok(axes, len(shape)):
+    if not axes_ok(axes, len(shape)):
         raise ValueError(f"bad reduction axes {axes} for rank {len(shape)}")
     out = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else \
         tuple(d for i, d in enumerate(shape) if i not in axes)
     return [TensorType(out, types[0].dtype)]
 
 
-_REDUCTIONS = {
+_REDUCTIONS: dict[str, Callable[..., Any]] = {
     "reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max, "reduce_min": np.min,
     "reduce_prod": np.prod, "reduce_any": np.any, "reduce_all": np.all,
 }
 for _name, _fn in _REDUCTIONS.items():
-    define(f"nn.{_name}", operands=1,
-           attrs={"axes": attr("ints", "dimensions reduced"), "keep_dims": attr("bool", "keep them with size 1")},
-           doc=f"{_name[7:]} over `axes`.", infer=_infer_reduce,
-           fold=(lambda fn: lambda a, v, t: None if t[0].quant else
-                 [np.asarray(fn(v[0], axis=tuple(a["axes"]), keepdims=a["keep_dims"])).astype(t[0].numpy_dtype)])(_fn))
+    define_nn(f"nn.{_name}", operands=1,
+              attrs={"axes": attr("ints", "dimensions reduced"), "keep_dims": attr("bool", "keep them with size 1")},
+              doc=f"{_name[7:]} over `axes`.", infer=_infer_reduce,
+              fold=(lambda fn: lambda a, v, t: None if t[0].quant else
+                    [np.asarray(fn(v[0], axis=tuple(a["axes"]), keepdims=a["keep_dims"])).astype(t[0].numpy_dtype)])(_fn))
 
 
-def _infer_arg(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_arg(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     shape = list(types[0].shape)
     if attrs["keep_dims"]:
         shape[attrs["axis"]] = 1
@@ -42,30 +45,30 @@ def _infer_arg(attrs: Attrs, types: list[Type]) -> list[Type]:
 
 
 for _name in ("argmax", "argmin"):
-    define(f"nn.{_name}", operands=1,
-           attrs={"axis": attr("int", "the dimension searched"), "keep_dims": attr("bool", "keep it with size 1"),
-                  "output_type": attr("str", "index element type: i32 or i64")},
-           doc=f"Index of the first {_name[3:]}imum along `axis`.", infer=_infer_arg)
+    define_nn(f"nn.{_name}", operands=1,
+              attrs={"axis": attr("int", "the dimension searched"), "keep_dims": attr("bool", "keep it with size 1"),
+                     "output_type": attr("str", "index element type: i32 or i64")},
+              doc=f"Index of the first {_name[3:]}imum along `axis`.", infer=_infer_arg)
 
-define("nn.softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
-       doc="exp(beta*x - max) / sum(exp(beta*x - max)) along `axis`.", infer=_same)
-define("nn.log_softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
-       doc="beta*x - max - log(sum(exp(beta*x - max))) along `axis`.", infer=_same)
-define("nn.layer_norm", operands=(1, 3),
-       attrs={"axes": attr("ints", "normalized trailing dimensions"), "epsilon": attr("float", "added to the variance")},
-       doc="(x - mean) / sqrt(var + epsilon) * gamma + beta over `axes` (biased variance); gamma and beta "
-           "(operands 1 and 2, optional) broadcast against x.", infer=_same)
-define("nn.batch_norm", operands=5, attrs={"epsilon": attr("float", "added to the variance"), "axis": attr("int", "the channel dimension")},
-       doc="Inference batch normalization: (x - mean) / sqrt(var + epsilon) * gamma + beta with operands "
-           "(x, mean, var, gamma, beta), the four statistics 1-D over `axis`.", infer=_same)
-define("nn.instance_norm", operands=3, attrs={"epsilon": attr("float", "added to the variance")},
-       doc="Per sample and channel of an NHWC tensor: (x - mean_hw) / sqrt(var_hw + epsilon) * gamma + beta "
-           "(gamma, beta of shape [C]).", infer=_same)
-define("nn.l2_normalize", operands=1, attrs={"axes": attr("ints", "normalized dimensions"), "epsilon": attr("float", "lower bound of the sum of squares")},
-       doc="x / sqrt(max(sum(x^2 over axes), epsilon)).", infer=_same)
-define("nn.local_response_norm", operands=1,
-       attrs={"radius": attr("int", "half window over channels"), "alpha": attr("float", ""), "beta": attr("float", ""),
-              "bias": attr("float", "k")},
-       doc="x / (bias + alpha * sum(x_c^2 over channels c-radius..c+radius)) ^ beta, channels last.", infer=_same,
-       verify=lambda graph, node: [] if graph.type_of(graph.operand(node, 0)).rank else
-       ["a local response normalization of a scalar (it normalizes across the last, channel, axis)"])
+define_nn("nn.softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
+          doc="exp(beta*x - max) / sum(exp(beta*x - max)) along `axis`.", infer=same)
+define_nn("nn.log_softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
+          doc="beta*x - max - log(sum(exp(beta*x - max))) along `axis`.", infer=same)
+define_nn("nn.layer_norm", operands=(1, 3),
+          attrs={"axes": attr("ints", "normalized trailing dimensions"), "epsilon": attr("float", "added to the variance")},
+          doc="(x - mean) / sqrt(var + epsilon) * gamma + beta over `axes` (biased variance); gamma and beta "
+              "(operands 1 and 2, optional) broadcast against x.", infer=same)
+define_nn("nn.batch_norm", operands=5, attrs={"epsilon": attr("float", "added to the variance"), "axis": attr("int", "the channel dimension")},
+          doc="Inference batch normalization: (x - mean) / sqrt(var + epsilon) * gamma + beta with operands "
+              "(x, mean, var, gamma, beta), the four statistics 1-D over `axis`.", infer=same)
+define_nn("nn.instance_norm", operands=3, attrs={"epsilon": attr("float", "added to the variance")},
+          doc="Per sample and channel of an NHWC tensor: (x - mean_hw) / sqrt(var_hw + epsilon) * gamma + beta "
+              "(gamma, beta of shape [C]).", infer=same)
+define_nn("nn.l2_normalize", operands=1, attrs={"axes": attr("ints", "normalized dimensions"), "epsilon": attr("float", "lower bound of the sum of squares")},
+          doc="x / sqrt(max(sum(x^2 over axes), epsilon)).", infer=same)
+define_nn("nn.local_response_norm", operands=1,
+          attrs={"radius": attr("int", "half window over channels"), "alpha": attr("float", ""), "beta": attr("float", ""),
+                 "bias": attr("float", "k")},
+          doc="x / (bias + alpha * sum(x_c^2 over channels c-radius..c+radius)) ^ beta, channels last.", infer=same,
+          verify=lambda graph, node: [] if graph.tensor_type(graph.operand(node, 0)).rank else
+          ["a local response normalization of a scalar (it normalizes across the last, channel, axis)"])

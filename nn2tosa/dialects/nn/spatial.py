@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.ir import TensorType, Type, attr, define
+from nn2tosa.ir import TensorType, attr
 
-from .common import Attrs, broadcast_shape
+from .common import Attrs, define_nn, broadcast_shape
 
 # ------------------------------------------------------------------------------ convolution, matmul, pooling
 
@@ -14,20 +14,20 @@ def _window_out(size: int, kernel: int, stride: int, dilation: int, pad_before: 
     return (size + pad_before + pad_after - ((kernel - 1) * dilation + 1)) // stride + 1
 
 
-def _check_bias(types: list[Type], channels: int) -> None:
+def _check_bias(types: list[TensorType], channels: int) -> None:
     """A convolution's optional bias (operand 2) has one value per output channel, or one for all."""
     if len(types) > 2 and tuple(types[2].shape) not in ((channels,), (1,)):
         raise ValueError(f"bias {list(types[2].shape)} for {channels} output channels")
 
 
-def _check_in_channels(w: Type, weight_channels: int, channels: int) -> None:
+def _check_in_channels(w: TensorType, weight_channels: int, channels: int) -> None:
     """Weights whose input-channel dimension is the input's channel count (a transposed or 3-D
     convolution of mismatched channels has no meaning; the reference model refuses it at run time)."""
     if weight_channels != channels:
         raise ValueError(f"weights {list(w.shape)} do not match {channels} input channels")
 
 
-def _infer_conv2d(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_conv2d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     o, kh, kw, ci = w.shape
@@ -42,12 +42,12 @@ _CONV_ATTRS = {
     "stride": attr("ints", "[y, x]"), "dilation": attr("ints", "[y, x]"),
     "pad": attr("ints", "[top, bottom, left, right]"),
 }
-define("nn.conv2d", operands=(2, 3), attrs={**_CONV_ATTRS, "groups": attr("int", "channel groups (1: ordinary)")},
-       doc="2-D convolution (cross-correlation) of NHWC input with [O, KH, KW, I/groups] weights plus an "
-           "optional bias [O].", infer=_infer_conv2d)
+define_nn("nn.conv2d", operands=(2, 3), attrs={**_CONV_ATTRS, "groups": attr("int", "channel groups (1: ordinary)")},
+          doc="2-D convolution (cross-correlation) of NHWC input with [O, KH, KW, I/groups] weights plus an "
+              "optional bias [O].", infer=_infer_conv2d)
 
 
-def _infer_depthwise(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_depthwise(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     kh, kw, wc, m = w.shape
@@ -57,12 +57,12 @@ def _infer_depthwise(attrs: Attrs, types: list[Type]) -> list[Type]:
     return [TensorType((n, _window_out(h, kh, sy, dy, pt, pb), _window_out(wd, kw, sx, dx, pl, pr), c * m), x.dtype)]
 
 
-define("nn.depthwise_conv2d", operands=(2, 3), attrs=dict(_CONV_ATTRS),
-       doc="Depthwise 2-D convolution: NHWC input, [KH, KW, C, M] weights, output channel c*M+m, optional "
-           "bias [C*M].", infer=_infer_depthwise)
+define_nn("nn.depthwise_conv2d", operands=(2, 3), attrs=dict(_CONV_ATTRS),
+          doc="Depthwise 2-D convolution: NHWC input, [KH, KW, C, M] weights, output channel c*M+m, optional "
+              "bias [C*M].", infer=_infer_depthwise)
 
 
-def _infer_conv3d(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_conv3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     n, d, h, wd, c = x.shape
     o, kd, kh, kw, wc = w.shape
@@ -74,14 +74,14 @@ def _infer_conv3d(attrs: Attrs, types: list[Type]) -> list[Type]:
                         _window_out(wd, kw, sx, dx, pl, pr), o), x.dtype)]
 
 
-define("nn.conv3d", operands=(2, 3),
-       attrs={"stride": attr("ints", "[z, y, x]"), "dilation": attr("ints", "[z, y, x]"),
-              "pad": attr("ints", "[front, back, top, bottom, left, right]")},
-       doc="3-D convolution of NDHWC input with [O, KD, KH, KW, I] weights plus an optional bias [O].",
-       infer=_infer_conv3d)
+define_nn("nn.conv3d", operands=(2, 3),
+          attrs={"stride": attr("ints", "[z, y, x]"), "dilation": attr("ints", "[z, y, x]"),
+                 "pad": attr("ints", "[front, back, top, bottom, left, right]")},
+          doc="3-D convolution of NDHWC input with [O, KD, KH, KW, I] weights plus an optional bias [O].",
+          infer=_infer_conv3d)
 
 
-def _infer_transpose_conv(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_transpose_conv(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     o, kh, kw, wc = w.shape
@@ -91,26 +91,26 @@ def _infer_transpose_conv(attrs: Attrs, types: list[Type]) -> list[Type]:
     return [TensorType((n, (h - 1) * sy + pt + pb + kh, (wd - 1) * sx + pl + pr + kw, o), x.dtype)]
 
 
-define("nn.transpose_conv2d", operands=(2, 3),
-       attrs={"stride": attr("ints", "[y, x]"),
-              "out_pad": attr("ints", "[top, bottom, left, right] added to (negative: cropped from) the full output")},
-       doc="Transposed 2-D convolution, TOSA semantics: each input pixel scatters weights [O, KH, KW, I] into "
-           "an output of size (in-1)*stride + kernel, then out_pad grows/crops its edges; optional bias [O].",
-       infer=_infer_transpose_conv)
+define_nn("nn.transpose_conv2d", operands=(2, 3),
+          attrs={"stride": attr("ints", "[y, x]"),
+                 "out_pad": attr("ints", "[top, bottom, left, right] added to (negative: cropped from) the full output")},
+          doc="Transposed 2-D convolution, TOSA semantics: each input pixel scatters weights [O, KH, KW, I] into "
+              "an output of size (in-1)*stride + kernel, then out_pad grows/crops its edges; optional bias [O].",
+          infer=_infer_transpose_conv)
 
 
-def _infer_fc(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_fc(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     if x.shape[-1] != w.shape[1]:
         raise ValueError(f"input depth {x.shape[-1]} differs from weights {list(w.shape)}")
     return [TensorType(tuple(x.shape[:-1]) + (w.shape[0],), x.dtype)]
 
 
-define("nn.fully_connected", operands=(2, 3),
-       doc="x @ W^T (+ bias): input [..., K], weights [O, K], optional bias [O].", infer=_infer_fc)
+define_nn("nn.fully_connected", operands=(2, 3),
+          doc="x @ W^T (+ bias): input [..., K], weights [O, K], optional bias [O].", infer=_infer_fc)
 
 
-def _infer_matmul(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_matmul(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     a, b = types
     if a.rank < 2 or b.rank < 2 or a.shape[-1] != b.shape[-2]:
         raise ValueError(f"cannot multiply {list(a.shape)} by {list(b.shape)}")
@@ -118,11 +118,11 @@ def _infer_matmul(attrs: Attrs, types: list[Type]) -> list[Type]:
     return [TensorType(batch + (a.shape[-2], b.shape[-1]), a.dtype)]
 
 
-define("nn.matmul", operands=2, doc="Batched a @ b, rank >= 2, batch dimensions broadcast.", infer=_infer_matmul,
-       fold=lambda a, v, t: None if t[0].quant else [np.matmul(v[0], v[1]).astype(t[0].numpy_dtype)])
+define_nn("nn.matmul", operands=2, doc="Batched a @ b, rank >= 2, batch dimensions broadcast.", infer=_infer_matmul,
+          fold=lambda a, v, t: None if t[0].quant else [np.matmul(v[0], v[1]).astype(t[0].numpy_dtype)])
 
 
-def _infer_pool(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_pool(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x = types[0]
     n, h, w, c = x.shape
     (kh, kw), (sy, sx), (pt, pb, pl, pr) = attrs["kernel"], attrs["stride"], attrs["pad"]
@@ -132,22 +132,22 @@ def _infer_pool(attrs: Attrs, types: list[Type]) -> list[Type]:
 
 _POOL_ATTRS = {"kernel": attr("ints", "[y, x]"), "stride": attr("ints", "[y, x]"),
                "pad": attr("ints", "[top, bottom, left, right]")}
-define("nn.max_pool2d", operands=1, attrs={**_POOL_ATTRS, "dilation": attr("ints", "[y, x]")},
-       doc="Max over windows of NHWC input; padding never wins (acts as -inf: a window over padding only "
-           "gives -inf, or the minimum of an integer type).", infer=_infer_pool)
-define("nn.avg_pool2d", operands=1,
-       attrs={**_POOL_ATTRS,
-              "count_pad": attr("ints", "[top, bottom, left, right]: the part of `pad` counted in the divisor "
-                                        "as zeros (the rest is excluded)"),
-              "divisor": attr("int", "if > 0, divide every window sum by this instead")},
-       doc="Mean over windows of NHWC input: sum of the real elements / number of elements in the window that "
-           "lie in the input or in the counted padding (`divisor` overrides; a window with none gives 0/0 = NaN).",
-       infer=_infer_pool)
-define("nn.l2_pool2d", operands=1, attrs=dict(_POOL_ATTRS),
-       doc="sqrt(mean of x^2 over windows), padding excluded from the count.", infer=_infer_pool)
+define_nn("nn.max_pool2d", operands=1, attrs={**_POOL_ATTRS, "dilation": attr("ints", "[y, x]")},
+          doc="Max over windows of NHWC input; padding never wins (acts as -inf: a window over padding only "
+              "gives -inf, or the minimum of an integer type).", infer=_infer_pool)
+define_nn("nn.avg_pool2d", operands=1,
+          attrs={**_POOL_ATTRS,
+                 "count_pad": attr("ints", "[top, bottom, left, right]: the part of `pad` counted in the divisor "
+                                           "as zeros (the rest is excluded)"),
+                 "divisor": attr("int", "if > 0, divide every window sum by this instead")},
+          doc="Mean over windows of NHWC input: sum of the real elements / number of elements in the window that "
+              "lie in the input or in the counted padding (`divisor` overrides; a window with none gives 0/0 = NaN).",
+          infer=_infer_pool)
+define_nn("nn.l2_pool2d", operands=1, attrs=dict(_POOL_ATTRS),
+          doc="sqrt(mean of x^2 over windows), padding excluded from the count.", infer=_infer_pool)
 
 
-def _infer_pool3d(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_pool3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x = types[0]
     n, d, h, w, c = x.shape
     (kd, kh, kw), (sz, sy, sx) = attrs["kernel"], attrs["stride"]
@@ -158,33 +158,33 @@ def _infer_pool3d(attrs: Attrs, types: list[Type]) -> list[Type]:
 
 _POOL3D_ATTRS = {"kernel": attr("ints", "[z, y, x]"), "stride": attr("ints", "[z, y, x]"),
                  "pad": attr("ints", "[front, back, top, bottom, left, right]")}
-define("nn.max_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS), doc="Max over windows of NDHWC input (see max_pool2d).",
-       infer=_infer_pool3d)
-define("nn.avg_pool3d", operands=1,
-       attrs={**_POOL3D_ATTRS, "count_pad": attr("ints", "the part of `pad` counted as zeros"),
-              "divisor": attr("int", "if > 0, the divisor")},
-       doc="Mean over windows of NDHWC input (see avg_pool2d).", infer=_infer_pool3d)
-define("nn.l2_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS),
-       doc="sqrt(mean of x^2 over windows) of NDHWC input, padding excluded.", infer=_infer_pool3d)
+define_nn("nn.max_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS), doc="Max over windows of NDHWC input (see max_pool2d).",
+          infer=_infer_pool3d)
+define_nn("nn.avg_pool3d", operands=1,
+          attrs={**_POOL3D_ATTRS, "count_pad": attr("ints", "the part of `pad` counted as zeros"),
+                 "divisor": attr("int", "if > 0, the divisor")},
+          doc="Mean over windows of NDHWC input (see avg_pool2d).", infer=_infer_pool3d)
+define_nn("nn.l2_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS),
+          doc="sqrt(mean of x^2 over windows) of NDHWC input, padding excluded.", infer=_infer_pool3d)
 
 
-def _infer_resize(attrs: Attrs, types: list[Type]) -> list[Type]:
+def _infer_resize(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     n, _, _, c = types[0].shape
     h, w = attrs["size"]
     return [TensorType((n, h, w, c), types[0].dtype)]
 
 
-define("nn.resize", operands=1,
-       attrs={"size": attr("ints", "[height, width] of the result"), "mode": attr("str", "'bilinear' or 'nearest'"),
-              "align_corners": attr("bool", "corner pixels' centres align"),
-              "half_pixel_centers": attr("bool", "sample at pixel centres (x + 0.5)"),
-              "nearest_rounding": attr("str", "nearest only: 'half_up' (floor(src + 0.5), the default when absent) "
-                                              "or 'floor' (floor(src): Arm NN's and PyTorch's nearest without "
-                                              "align_corners/half_pixel_centers)", optional=True)},
-       doc="Resize NHWC images. Source coordinate of output index x, per axis, in exact rational arithmetic: "
-           "align_corners (which wins over half_pixel_centers): x*(in-1)/(out-1), 0 when out = 1; "
-           "half_pixel_centers: (x+0.5)*in/out-0.5; else x*in/out. Nearest takes the input pixel at "
-           "floor(src + 0.5) (or floor(src) with nearest_rounding='floor'), clamped to the input; bilinear "
-           "takes the clamped neighbours floor(src) and floor(src)+1 weighted by 1-f and f (f = src - floor(src)), "
-           "along the width first, then the height.",
-       infer=_infer_resize)
+define_nn("nn.resize", operands=1,
+          attrs={"size": attr("ints", "[height, width] of the result"), "mode": attr("str", "'bilinear' or 'nearest'"),
+                 "align_corners": attr("bool", "corner pixels' centres align"),
+                 "half_pixel_centers": attr("bool", "sample at pixel centres (x + 0.5)"),
+                 "nearest_rounding": attr("str", "nearest only: 'half_up' (floor(src + 0.5), the default when absent) "
+                                                 "or 'floor' (floor(src): Arm NN's and PyTorch's nearest without "
+                                                 "align_corners/half_pixel_centers)", optional=True)},
+          doc="Resize NHWC images. Source coordinate of output index x, per axis, in exact rational arithmetic: "
+              "align_corners (which wins over half_pixel_centers): x*(in-1)/(out-1), 0 when out = 1; "
+              "half_pixel_centers: (x+0.5)*in/out-0.5; else x*in/out. Nearest takes the input pixel at "
+              "floor(src + 0.5) (or floor(src) with nearest_rounding='floor'), clamped to the input; bilinear "
+              "takes the clamped neighbours floor(src) and floor(src)+1 weighted by 1-f and f (f = src - floor(src)), "
+              "along the width first, then the height.",
+          infer=_infer_resize)
