@@ -96,8 +96,6 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
         raise UsageError(f"--partition {partition}: {path} has {len(units)} partition(s)")
     unit = units[partition or 0]
     source = unit[0] if isinstance(unit, list) else unit  # the function first, then its branch graphs
-    inputs = [source.types(n)[0] for n in source.inputs]
-    outputs = [source.type_of(o.value) for o in source.outputs]
     input_names = [source.input_name(n) for n in source.inputs]
     output_names = [o.name for o in source.outputs]
     try:
@@ -106,6 +104,9 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
         flatbuffer = result.tosa_flatbuffer()
     except Nn2TosaError as e:
         raise blame(e, graphs, path) from e
+    # tensors only at a graph's boundary once it converted (a !tosa.shape there is no TOSA 1.0 graph)
+    inputs = [source.tensor_type(v) for v in source.input_values()]
+    outputs = [source.tensor_type(o.value) for o in source.outputs]
     return Runnable(path, flatbuffer, input_names, inputs, outputs, output_names,
                     _level(result.target.level), _has_16bit_float(result.graph), result,
                     from_tosa=source.meta.get("format") == "tosa")
@@ -231,9 +232,9 @@ def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = ()
     if len(arrays) != len(model.inputs):
         raise UsageError(f"{model.name} has {len(model.inputs)} input(s) ({', '.join(model.input_names)}), "
                          f"{len(arrays)} array(s) given")
-    files = list(files) or [None] * len(arrays)
+    array_files: list[str | None] = list(files) or [None] * len(arrays)
     feed = [to_boundary(a, t, f"input {i} '{n}'", f)
-            for i, (a, t, n, f) in enumerate(zip(arrays, model.inputs, model.input_names, files))]
+            for i, (a, t, n, f) in enumerate(zip(arrays, model.inputs, model.input_names, array_files))]
     def reference_run() -> tuple[list[np.ndarray], str]:
         try:
             outs, status = trm.run(model.tosa, feed, tosa_level=model.level)

@@ -17,7 +17,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, UsageError
 
@@ -25,7 +25,7 @@ OUTPUT_KINDS = {".mlir": "mlir", ".mlirbc": "mlirbc", ".tosa": "tosa"}
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's default exit code is 2 as well
+    def error(self, message: str) -> NoReturn:  # argparse's default exit code is 2 as well
         raise UsageError(message)
 
 
@@ -77,7 +77,7 @@ def _limits(args: argparse.Namespace) -> Any:
 
     from nn2tosa.limits import Limits
 
-    return Limits(**{f.name: getattr(args, f.name, f.default) for f in fields(Limits)})
+    return Limits(**{f.name: getattr(args, f.name) for f in fields(Limits) if hasattr(args, f.name)})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -263,6 +263,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
     load_time = time.perf_counter() - start
     from nn2tosa.api import blame, convert, programs
     from nn2tosa.fileio import all_or_nothing, write_atomic
+    from nn2tosa.partial import PartialResult
 
     try:
         units = programs(graphs)  # a .tosa's branch graphs go with the function that runs them
@@ -302,7 +303,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                                          tosa_version=args.tosa_version)
                     written[i].setdefault(kind, []).extend(paths)
             for i, result in enumerate(results):
-                if sidecar is not None:
+                if sidecar is not None and isinstance(result, PartialResult):  # (--partial made them all)
                     path = sidecar if len(results) == 1 else _partition_path(sidecar, i)
                     write_atomic(path, (json.dumps(result.sidecar(written[i]), indent=1) + "\n").encode())
                     extras.append(path)

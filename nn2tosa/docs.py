@@ -29,12 +29,12 @@ import inspect
 import sys
 import textwrap
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nn2tosa.ir.constraints import Constraint, declared, describe
+from nn2tosa.ir.constraints import Checks, Constraint, declared, describe
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "supported_ops.md"
 # TOSA ops nearly every lowering creates (constants and shape operands): left out of the tables
@@ -118,6 +118,8 @@ class CodeReader:
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
         except (OSError, TypeError, SyntaxError):  # a lambda in a table row: its source is not a statement
+            if not isinstance(code, types.CodeType):
+                raise
             self._from_bytecode(code, scope, classes, summary)
             return summary
         # a test such as `op == "nn.x"` creates nothing; a piece of an f-string is not a whole name
@@ -255,24 +257,27 @@ def source_rows(dialect: str) -> list[Row]:
     from nn2tosa.ir import Builder, ops_of
 
     floats, quantized, carried = _nn_lowering()
+    rules: Mapping[str, Callable[..., Any]]
     if dialect == "armnn":
-        from nn2tosa.passes.legalize_armnn import NO_MEANING, RULES
+        from nn2tosa.passes.legalize_armnn import NO_MEANING, RULES as ARMNN_RULES
         from nn2tosa.passes.legalize_armnn.layer import Layer
 
+        rules = ARMNN_RULES
         reader = CodeReader("nn.", "nn2tosa.passes.legalize_armnn", [Layer, Builder])
         key_of = {d.name: d.name.split(".", 1)[1] for d in ops_of(dialect)}  # the layer type
         no_meaning = {f"armnn.{k}": v for k, v in NO_MEANING.items()}
     else:
-        from nn2tosa.passes.legalize_mps import RULES
+        from nn2tosa.passes.legalize_mps import RULES as MPS_RULES
         from nn2tosa.passes.legalize_mps.core import Node
 
+        rules = MPS_RULES
         reader = CodeReader("nn.", "nn2tosa.passes.legalize_mps", [Node, Builder])
         key_of = {d.name: "MPS" + d.name.split(".", 1)[1] for d in ops_of(dialect)}  # the MPSNodeUnion member
         no_meaning = {}
     rows = []
     for d in ops_of(dialect):
         name = d.name.split(".", 1)[1]
-        rule = RULES.get(key_of[d.name])
+        rule = rules.get(key_of[d.name])
         row = Row(name, " ".join(d.doc.split()), _attrs(d), converts=rule is not None)
         if d.name == f"{dialect}.constant" or d.name == "armnn.Constant":
             row.converts, row.nn_ops = True, ["nn.constant"]
@@ -359,7 +364,7 @@ def _details(rows: list[Row], kind: str) -> list[str]:
     return lines
 
 
-def _general(subject: type, what: str) -> list[str]:
+def _general(subject: type[Checks], what: str) -> list[str]:
     """The conditions the helpers of every rule evaluate (a subject class's `general` constraints)."""
     return ["", f"Every {what} converts only when (conditions the helpers all rules share check, where they "
             "apply):", "", *(f"- {c}" for c in _conditions(subject.general))]
@@ -376,7 +381,7 @@ def _requirement(code: str) -> str:
 def _type_combinations(op: Any) -> str:
     """"pro_fp: f16, f32; bf16: bf16": each requirement with the type combinations it provides; a
     combination of several types is written a/b/c, in the order the signature (given first) names."""
-    names = [o.name for o in op.operands] if not op.is_variadic else []
+    names = [o.name for o in op.named_operands]
     what = {"acc": "acc_type", "type": "type"}
     signature = [what.get(s) or (names[int(s[1:])] if s[0] == "o" and int(s[1:]) < len(names) else
                                  ("result" if s[0] == "r" else f"operand {s[1:]}")) for s in op.support.signature]
@@ -393,14 +398,14 @@ def _type_combinations(op: Any) -> str:
 
 def tosa_op_lines() -> list[str]:
     """One table row per TOSA op of the op table (nn2tosa/dialects/tosa_ops), sorted by name."""
-    from nn2tosa.dialects.tosa_ops import TOSA_OPS, Operand
+    from nn2tosa.dialects.tosa_ops import TOSA_OPS
 
     lines = ["| TOSA op | semantics | operands | attributes | type combinations by profile or extension | 0.100 draft |",
              "| --- | --- | --- | --- | --- | --- |"]
     for name in sorted(TOSA_OPS):
         op = TOSA_OPS[name]
         operands = op.operand_doc if op.is_variadic else ", ".join(
-            o.name if o.kind == "tensor" else f"{o.name} ({o.kind})" for o in op.operands if isinstance(o, Operand))
+            o.name if o.kind == "tensor" else f"{o.name} ({o.kind})" for o in op.named_operands)
         attrs = ", ".join(f"{a}{'?' if spec.optional else ''}" for a, spec in op.attrs.items())
         legacy = op.legacy_form
         form = legacy if isinstance(legacy, str) else legacy.op + (f" ({legacy.table})" if legacy.table else "")

@@ -96,7 +96,7 @@ def cut(graph: Graph, host: set[int], free: set[int]) -> tuple[list[_Region], di
             if v.node in parent and stage[v.node] == stage[n]:
                 a, b = find(v.node), find(n)
                 if a != b:
-                    parent[max(a, b, key=position.get)] = min(a, b, key=position.get)
+                    parent[max(a, b, key=position.__getitem__)] = min(a, b, key=position.__getitem__)
     groups: dict[int, list[int]] = {}
     for n in supported:
         groups.setdefault(find(n), []).append(n)
@@ -218,7 +218,7 @@ def asked_for_host(graph: Graph, names: Sequence[str]) -> tuple[set[int], list[U
     asked: set[int] = set()
     for name in names:
         matching = {n for n in ops if name in (graph.op(n), graph.op(n).split(".", 1)[-1])
-                    or (graph.loc(n) is not None and graph.loc(n).name == name)}
+                    or ((loc := graph.loc(n)) is not None and loc.name == name)}
         if not matching:
             raise UsageError(f"host {name!r}: no op of that type or name in the model")
         asked |= matching
@@ -253,11 +253,11 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
                            report, source_ops, profile)
         reasons.extend(whole.meta.get(UNSUPPORTED, []))
         asked = _located(graph, [n for n in graph.nodes() if graph.op(n) not in constants], roots, whole, report)
-    host = set(asked)
+    hosted = set(asked)  # the ops left to the host, growing each round
     for _ in range(len(graph) + 1):
-        free = {n for n in graph.nodes() if graph.op(n) in constants and n not in host}
+        free = {n for n in graph.nodes() if graph.op(n) in constants and n not in hosted}
         tensors.free = free
-        regions, stage = cut(graph, host, free)
+        regions, stage = cut(graph, hosted, free)
         regions = [r for r in regions if r.nodes]
         crossing = crossing_values(graph, regions)
         failed: set[int] = set()
@@ -276,7 +276,7 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
             failed |= _located(graph, region.nodes, roots, g, report)
         if not failed:
             break
-        host |= failed
+        hosted |= failed
     else:  # pragma: no cover - each round moves at least one op to the host
         raise AssertionError("partial conversion did not converge")
     # a region nothing outside reads (dead source ops) converts to nothing: no function for it
@@ -284,7 +284,7 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
     if not regions:
         raise UnsupportedError(_unique(reasons) or [Unsupported("partial", report.model, "no op converts")])
     converted = [done[frozenset(r.nodes)] for r in regions]
-    return _result(graph, regions, converted, host, stage, tensors, reasons, report, source_ops, profile)
+    return _result(graph, regions, converted, hosted, stage, tensors, reasons, report, source_ops, profile)
 
 
 def _located(graph: Graph, nodes: Any, roots: set[Loc | None], converted: Graph, report: ConversionReport) -> set[int]:
@@ -331,10 +331,10 @@ def _unique(items: list[Unsupported]) -> list[Unsupported]:
 def _describe(graph: Graph, regions: list[_Region], functions: list[Graph], host: set[int], stage: dict[int, int],
               tensors: _Tensors, reasons: list[Unsupported]) -> dict[str, Any]:
     """The sidecar: functions with their inputs/outputs as source tensors, host ops, and the steps in order."""
-    fns = []
+    fns: list[dict[str, Any]] = []
     for region, g in zip(regions, functions):
-        inputs = [{"name": g.input_name(n), "tosa_dtype": g.types(n)[0].dtype} for n in g.inputs]
-        outputs = [{"name": o.name, "tosa_dtype": g.type_of(o.value).dtype} for o in g.outputs]
+        inputs = [{"name": g.input_name(v.node), "tosa_dtype": g.tensor_type(v).dtype} for v in g.input_values()]
+        outputs = [{"name": o.name, "tosa_dtype": g.tensor_type(o.value).dtype} for o in g.outputs]
         fns.append({"name": g.name, "stage": region.stage, "inputs": inputs, "outputs": outputs,
                     "source_ops": [_source_op(graph, n) for n in region.nodes]})
     host_ops = []

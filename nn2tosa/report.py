@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +104,7 @@ class ConversionReport:
 
     # ---- filling in ------------------------------------------------------------------
     def attribute(self, source: list[tuple[str, Loc | None]], stages: dict[str, dict], final: Graph | Iterable[Graph],
-                  host: set[Loc] = frozenset()) -> None:
+                  host: Set[Loc] = frozenset()) -> None:
         """Fill `source_ops` from the source ops (op, loc) and the censuses taken after `legalize`
         and `canonicalize` (either may be missing), and the TOSA-level graph(s) `final`; `host`
         holds the locations of ops left unconverted by a partial conversion."""
@@ -202,7 +202,7 @@ def _layers(n: int) -> str:
 
 
 def _status(op: str, loc: Loc | None, tosa: dict[str, int], legalized: dict | None, canonical: dict | None,
-            constants: frozenset[str], host: set) -> str:
+            constants: frozenset[str], host: Set[Loc]) -> str:
     if loc is not None and loc in host:
         return "unsupported"
     if op in constants:
@@ -241,7 +241,7 @@ def _functions(names: list[str]) -> str:
     return f" in {len(names)} functions" if len(names) > 1 else ""
 
 
-def _bytes(n: int) -> str:
+def _bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

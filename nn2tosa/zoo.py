@@ -288,6 +288,12 @@ class _Worker:
         except OSError:  # it died idle: the parent's wait sees its sentinel and reports the model as crashed
             pass
 
+    def current(self) -> tuple[int, str, str]:
+        """The task of a busy worker: (index, path, name)."""
+        if self.task is None:
+            raise RuntimeError("the worker is idle")
+        return self.task
+
     def answer(self) -> ModelResult | None:
         """The finished model's result, or None when the worker died without one."""
         try:
@@ -338,14 +344,14 @@ def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: 
     results: list[ModelResult | None] = [None] * len(paths)
 
     def finish(worker: _Worker, result: ModelResult) -> None:
-        results[worker.task[0]] = result
+        results[worker.current()[0]] = result
         worker.task = None
         if on_result is not None:
             on_result(result)
 
     def lost(worker: _Worker, status: str, why: str) -> _Worker | None:
         """Record the model of a worker that died or hung, clean up after it, and replace it if needed."""
-        _, path, name = worker.task
+        _, path, name = worker.current()
         elapsed = time.perf_counter() - worker.started
         how = worker.kill()
         _remove_temporaries(out_dir, name, names)
@@ -373,12 +379,13 @@ def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: 
                     if result is not None:
                         finish(w, result)
                         continue
-                    replacement = lost(w, CRASHED, f"{w.task[1]}: internal error: the worker converting it died "
+                    replacement = lost(w, CRASHED, f"{w.current()[1]}: internal error: the worker converting it died "
                                                    "({how})")
                 elif timeout is not None and time.perf_counter() - w.started >= timeout:
-                    replacement = lost(w, TIMEOUT, f"{w.task[1]}: still converting after --timeout {timeout:g} s: "
+                    replacement = lost(w, TIMEOUT, f"{w.current()[1]}: still converting after --timeout {timeout:g} s: "
                                                    "stopped")
-                workers = [replacement if x is w else x for x in workers if x is not w or replacement is not None]
+                workers = ([x for x in workers if x is not w] if replacement is None else
+                           [replacement if x is w else x for x in workers])
     finally:
         for w in workers:
             if w.task is not None:  # interrupted: what it was writing goes too

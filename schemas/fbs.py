@@ -112,6 +112,13 @@ class TypeRef:
     element: "TypeRef | None" = None
     length: int = 0
 
+    @property
+    def element_type(self) -> TypeRef:
+        """`element` of a vector or array, which always has one."""
+        if self.element is None:
+            raise ValueError(f"a {self.kind} type has no element type")
+        return self.element
+
     def __str__(self) -> str:
         if self.kind == "vector":
             return f"[{self.element}]"
@@ -308,10 +315,14 @@ def _tokenize(text: str, filename: str) -> list[_Tok]:
 # Parser: builds raw declarations, then `_resolve` binds type names and computes layouts.
 
 
+# a field's type as written: a name, ("vector", name) or ("array", name, length)
+_RawType = str | tuple[str, str] | tuple[str, str, int]
+
+
 @dataclass
 class _RawField:
     name: str
-    type: object  # str (a name) | ("vector", raw) | ("array", raw, n)
+    type: _RawType
     default: _Tok | None
     attributes: dict[str, object]
     doc: str
@@ -468,17 +479,18 @@ class _Parser:
         if self.schema.kind_of(name_tok.text) or name_tok.text in self.raw_tables:
             raise self._error(name_tok, f"{name_tok.text!r} is declared twice")
 
-    def _type(self) -> object:
+    def _type(self) -> _RawType:
         if self._accept("["):
             inner = self._type()
             if isinstance(inner, tuple):
                 raise self._error(self._peek(), "vectors of vectors are not supported by FlatBuffers")
             if self._accept(":"):
                 n = self._next()
-                if n.kind != "number" or not isinstance(_number(n.text), int) or _number(n.text) <= 0:
+                length = _integer(n)
+                if length is None or length <= 0:
                     raise self._error(n, "array length must be a positive integer")
                 self._expect("]")
-                return ("array", inner, _number(n.text))
+                return ("array", inner, length)
             self._expect("]")
             return ("vector", inner)
         return self._qualified()
@@ -538,9 +550,10 @@ class _Parser:
             vtok = self._ident()
             if self._accept("="):
                 n = self._next()
-                if n.kind != "number" or not isinstance(_number(n.text), int):
+                number = _integer(n)
+                if number is None:
                     raise self._error(n, "enum values must be integers")
-                next_value = _number(n.text)
+                next_value = number
             self._metadata()
             value = (1 << next_value) if bit_flags else next_value
             lo, hi = _int_range(underlying)
@@ -554,8 +567,8 @@ class _Parser:
                 self._expect("}")
                 break
         names: dict[int, str] = {}
-        for n, v in values.items():
-            names.setdefault(v, n)
+        for value_name, v in values.items():
+            names.setdefault(v, value_name)
         self.schema.enums[name_tok.text] = EnumDef(
             name_tok.text, underlying, values, names, self.namespace, bit_flags, attrs, kind_tok.doc
         )
@@ -576,9 +589,10 @@ class _Parser:
                 table = self._qualified().rsplit(".", 1)[-1]
             if self._accept("="):
                 n = self._next()
-                if n.kind != "number" or not isinstance(_number(n.text), int):
+                number = _integer(n)
+                if number is None:
                     raise self._error(n, "union values must be integers")
-                next_value = _number(n.text)
+                next_value = number
             self._metadata()
             if member == "NONE" or any(m.name == member for m in members):
                 raise self._error(mtok, f"union member {member!r} is declared twice in {name_tok.text}")
@@ -616,6 +630,14 @@ def _number(text: str) -> int | float:
     return int(text)
 
 
+def _integer(tok: _Tok) -> int | None:
+    """The integer a number token spells; None for another token or a float."""
+    if tok.kind != "number":
+        return None
+    value = _number(tok.text)
+    return value if isinstance(value, int) else None
+
+
 def _int_range(scalar: str) -> tuple[int, int]:
     bits = SCALARS[scalar].size * 8
     if scalar in ("ubyte", "ushort", "uint", "ulong"):
@@ -631,10 +653,10 @@ def _resolve(schema: Schema, raw: dict[str, tuple[str, list[_RawField], _Tok]], 
     def err(tok: _Tok, message: str) -> SchemaError:
         return SchemaError(f"{filename}:{tok.line}:{tok.col}: {message}")
 
-    def resolve_type(t: object, tok: _Tok, in_struct: bool) -> TypeRef:
+    def resolve_type(t: _RawType, tok: _Tok, in_struct: bool) -> TypeRef:
         if isinstance(t, tuple):
             element = resolve_type(t[1], tok, in_struct)
-            if t[0] == "array":
+            if len(t) == 3:  # ("array", element, length)
                 if not in_struct:
                     raise err(tok, "fixed-size arrays are only allowed in structs")
                 if element.kind not in ("scalar", "enum", "struct"):
@@ -643,7 +665,7 @@ def _resolve(schema: Schema, raw: dict[str, tuple[str, list[_RawField], _Tok]], 
             if in_struct:
                 raise err(tok, "structs cannot contain vectors")
             return TypeRef("vector", element=element)
-        name = _SCALAR_ALIASES.get(t, t)  # type: ignore[arg-type]
+        name = _SCALAR_ALIASES.get(t, t)
         if name in SCALARS:
             return TypeRef("scalar", name, name)
         short = name.rsplit(".", 1)[-1]
@@ -682,7 +704,7 @@ def _resolve(schema: Schema, raw: dict[str, tuple[str, list[_RawField], _Tok]], 
         next_slot = 0
         for f in fields:
             ftype = resolve_type(f.type, f.type_tok, in_struct=False)
-            is_union = ftype.kind == "union" or (ftype.kind == "vector" and ftype.element.kind == "union")
+            is_union = ftype.kind == "union" or (ftype.kind == "vector" and ftype.element_type.kind == "union")
             if ids:
                 slot = f.attributes["id"]
                 if not isinstance(slot, int) or slot < (1 if is_union else 0):
@@ -696,7 +718,7 @@ def _resolve(schema: Schema, raw: dict[str, tuple[str, list[_RawField], _Tok]], 
                 tag_type = (
                     TypeRef("union_type", ftype.name, "ubyte")
                     if ftype.kind == "union"
-                    else TypeRef("vector", element=TypeRef("union_type", ftype.element.name, "ubyte"))
+                    else TypeRef("vector", element=TypeRef("union_type", ftype.element_type.name, "ubyte"))
                 )
                 out.append(
                     FieldDef(
@@ -786,7 +808,7 @@ def _size_align(schema: Schema, t: TypeRef, layout: Callable[[str], StructDef]) 
         sdef = layout(t.name)
         return sdef.size, sdef.alignment
     if t.kind == "array":
-        size, align = _size_align(schema, t.element, layout)  # type: ignore[arg-type]
+        size, align = _size_align(schema, t.element_type, layout)
         return size * t.length, align
     raise SchemaError(f"{t} cannot be stored in a struct")
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import struct
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -77,7 +77,7 @@ class _Plan:
         self.fdef = f
         self.voffset = f.voffset
         self.default = f.default
-        self.unpack = None
+        self.unpack: Callable[[Any, int], tuple[Any, ...]] = _not_a_scalar  # a scalar's struct unpack_from
         self.dtype = None
         self.ref: Any = None  # TableDef / StructDef / UnionDef the field refers to
         self.esize = 0
@@ -98,7 +98,7 @@ class _Plan:
         elif t.kind == "union":
             self.kind, self.ref = _UNION, schema.unions[t.name]
         elif t.kind == "vector":
-            e: TypeRef = t.element  # type: ignore[assignment]
+            e = t.element_type
             if e.kind in ("scalar", "enum", "union_type"):
                 self.kind = _VEC_BOOL if e.scalar == "bool" else _VEC_NUM
                 self.dtype = np.dtype(SCALARS[e.scalar].dtype)
@@ -117,6 +117,16 @@ class _Plan:
                 raise TypeError(f"unsupported vector element {e}")
         else:  # pragma: no cover
             raise TypeError(f"unsupported field type {t}")
+
+    def tag_plan(self) -> _Plan:
+        """The plan of a union field's hidden tag field."""
+        if self.tag is None:
+            raise TypeError(f"{self.name} is not a union field")
+        return self.tag
+
+
+def _not_a_scalar(buf: Any, pos: int) -> tuple[Any, ...]:
+    raise TypeError("not a scalar field")  # (only a scalar's plan is unpacked: its kind says which it is)
 
 
 _PLANS: "weakref.WeakKeyDictionary[TableDef, dict[str, _Plan]]" = weakref.WeakKeyDictionary()
@@ -148,7 +158,7 @@ def _member_dtype(schema: Schema, t: TypeRef) -> Any:
         return np.dtype(SCALARS[t.scalar].dtype)
     if t.kind == "struct":
         return _struct_dtype(schema, schema.structs[t.name])
-    return (_member_dtype(schema, t.element), (t.length,))  # type: ignore[arg-type]
+    return (_member_dtype(schema, t.element_type), (t.length,))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,7 +413,7 @@ class Table:
 
     def _union_member(self, p: _Plan):
         """The union member the tag of union field `p` names (None for NONE); unknown tags fail."""
-        tag_plan = p.tag
+        tag_plan = p.tag_plan()
         tag_pos = self._pos(tag_plan)
         tag = 0 if tag_pos == 0 else _U8(self._fb.buf, tag_pos)[0]
         if tag == 0:
@@ -483,12 +493,12 @@ class Table:
 
     def _union_vector(self, p: _Plan, pos: int) -> list[tuple[str | None, "Table | None"]]:
         """(member name, table) per element of a vector of unions."""
-        name = p.name
-        tpos = self._pos(p.tag)
+        name, tag_plan = p.name, p.tag_plan()
+        tpos = self._pos(tag_plan)
         start, n = self._vector(pos, 4, name)
         if tpos == 0:
             self._fail("vector of unions has no type vector", pos, name)
-        tstart, tn = self._vector(tpos, 1, p.tag.name)
+        tstart, tn = self._vector(tpos, 1, tag_plan.name)
         if tn != n:
             self._fail(f"union vector has {n} values but {tn} types", pos, name)
         out: list[tuple[str | None, Table | None]] = []
@@ -499,7 +509,7 @@ class Table:
                 continue
             member = p.ref.by_value.get(tag)
             if member is None:
-                self._fail(f"unknown {p.ref.name} union type {tag}", tstart + i, f"{p.tag.name}[{i}]")
+                self._fail(f"unknown {p.ref.name} union type {tag}", tstart + i, f"{tag_plan.name}[{i}]")
             target = self._deref(start + 4 * i, f"{name}[{i}]")
             out.append((member.name, self._child(self._fb.schema.tables[member.table], target, f".{name}[{i}]<{member.name}>")))
         return out
@@ -600,6 +610,6 @@ def _read_struct_member(fb: FlatBuffer, t: TypeRef, pos: int) -> Any:
     if t.kind == "struct":
         return _read_struct(fb, fb.schema.structs[t.name], pos)
     # fixed-size array
-    e: TypeRef = t.element  # type: ignore[assignment]
+    e = t.element_type
     esize = SCALARS[e.scalar].size if e.kind in ("scalar", "enum") else fb.schema.structs[e.name].size
     return [_read_struct_member(fb, e, pos + i * esize) for i in range(t.length)]

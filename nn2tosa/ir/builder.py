@@ -61,6 +61,8 @@ class Builder:
         if not array.flags.c_contiguous:
             array = array.copy()
         d = dialect(self.constant_dialect)
+        if d is None or d.constant_op is None or d.constant_attr is None:
+            raise ValueError(f"dialect {self.constant_dialect} has no constant op")
         node = self.graph.add_op(d.constant_op, (), [t], {d.constant_attr: array}, self.loc)
         return Value(node, 0)
 

@@ -99,7 +99,7 @@ class _Builder:
         # i4 blobs hold one element per byte (the int8 array's bytes), as MLIR stores sub-byte
         # elements of dense attributes; the parser reads them back the same way.
         return ir.DenseResourceElementsAttr.get_from_buffer(
-            memoryview(data.reshape(-1).view(np.uint8)), name, mlir_type, alignment=max(data.dtype.itemsize, 1)
+            data.reshape(-1).view(np.uint8).data, name, mlir_type, alignment=max(data.dtype.itemsize, 1)
         )
 
     def _dense_from_text(self, array: np.ndarray, element_type: str, mlir_type: ir.Type) -> ir.Attribute:
@@ -144,7 +144,7 @@ class _Builder:
         if base == "enum":
             return ir.Attribute.parse(f"#{arg}<{value}>")
         if base == "scalar_like":
-            element = graph.type_of(graph.operand(node, int(arg))).dtype
+            element = graph.tensor_type(graph.operand(node, int(arg))).dtype
             if element in ("f32", "f16", "bf16", "f64"):
                 return ir.FloatAttr.get(self.element(element), float(value))
             return ir.IntegerAttr.get(self.element(element.replace("ui", "i")), int(value))

@@ -125,6 +125,11 @@ class TosaOp:
         return tuple(k for k, o in enumerate(self.operands) if isinstance(o, Operand) and o.kind == kind)
 
     @property
+    def named_operands(self) -> tuple[Operand, ...]:
+        """The operands by name (none for a variadic op)."""
+        return tuple(o for o in self.operands if isinstance(o, Operand)) if isinstance(self.operands, tuple) else ()
+
+    @property
     def is_variadic(self) -> bool:
         return bool(self.operands) and isinstance(self.operands[0], int)  # type: ignore[index]
 
