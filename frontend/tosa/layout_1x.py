@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from nn2tosa.ir import Graph, Loc, TensorType, Value, op_def
-from nn2tosa.tosa_flatbuffer.layout_1_0 import DTYPES, OP_TABLE, OPTIONAL_DEFAULTS
+from nn2tosa.dialects.tosa_ops import TOSA_OPS
+from nn2tosa.ir import Graph, Loc, TensorType, Value
+from nn2tosa.tosa_flatbuffer.common import utf8_text
+from nn2tosa.tosa_flatbuffer.layout_1_0 import DTYPES, OP_TABLE, OPTIONAL_DEFAULTS, field_kind
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 
@@ -82,6 +84,13 @@ def _scalar_of_input_type(table: Table, field: str, input_type: str) -> Any:
     return float(value) if input_type in ("f16", "f32") else int(value)
 
 
+def _utf8(table: Table, field: str, input_type: str) -> Any:
+    try:
+        return utf8_text(table[field])
+    except UnicodeDecodeError as e:
+        raise FieldError(f"{field} is not UTF-8 text (the IR keeps it as a string)") from e
+
+
 DECODERS: dict[str, Decoder] = {
     "ints": _ints,
     "i32s": _ints,
@@ -93,21 +102,8 @@ DECODERS: dict[str, Decoder] = {
     "enum:tosa.nan_mode": _enum(),
     "enum:tosa.rounding_mode": _enum(),
     "enum:tosa.resize_mode": _enum({"NEAREST": "NEAREST_NEIGHBOR"}),
+    "utf8": _utf8,  # (the writer's field_kind: an IR string in a [ubyte] field)
 }
-
-
-def _utf8_bytes(table: Table, field: str, input_type: str) -> Any:
-    raw = table[field]
-    if raw is None:
-        return ""
-    try:
-        return raw.tobytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FieldError(f"{field} is not UTF-8 text (the IR keeps it as a string)") from e
-
-
-# Fields whose schema type differs from the attribute kind (mirrors the emitter's FIELD_CONVERTERS).
-FIELD_DECODERS: dict[tuple[str, str], Decoder] = {("custom", "implementation_attrs"): _utf8_bytes}
 
 
 @dataclass(frozen=True)
@@ -144,8 +140,8 @@ def _build_read_table() -> dict[int, ReadEntry]:
     table = {}
     for ir_op, entry in OP_TABLE.items():
         short = ir_op.split(".", 1)[1]
-        specs = op_def(ir_op).attrs
-        fields = tuple(ReadField(f.name, FIELD_DECODERS.get((short, f.name)) or DECODERS[specs[f.name].kind],
+        specs = TOSA_OPS[ir_op].attrs
+        fields = tuple(ReadField(f.name, DECODERS[field_kind(short, f.name, specs[f.name].kind)],
                                  specs[f.name].optional) for f in entry.fields)
         table[entry.op] = ReadEntry(ir_op, entry.table, fields)
     return table
@@ -160,8 +156,6 @@ _EXPLICIT_VARIABLE_OPS = {"VARIABLE", "VARIABLE_READ", "VARIABLE_WRITE"}
 def _constant_operands(ir_op: str) -> frozenset[int]:
     """Operand positions TOSA 1.0 requires constant without the dynamic extension: the constant and
     shape operands of the op's record."""
-    from nn2tosa.dialects.tosa_ops import TOSA_OPS
-
     op = TOSA_OPS.get(ir_op)
     return frozenset(op.positions("const") + op.positions("shape")) if op is not None else frozenset()
 

@@ -42,6 +42,17 @@ def storage_bytes(array: np.ndarray, element_type: str) -> np.ndarray:
     return array.reshape(-1).view(np.uint8)
 
 
+def utf8_vector(text: str) -> np.ndarray:
+    """An IR string in a [ubyte] field, as its UTF-8 (CUSTOM's implementation_attrs, in both layouts)."""
+    return np.frombuffer(text.encode(), dtype=np.uint8)
+
+
+def utf8_text(raw: np.ndarray | None) -> str:
+    """The IR string of a [ubyte] field `utf8_vector` wrote ("" when absent); UnicodeDecodeError when
+    the bytes are not UTF-8."""
+    return "" if raw is None else raw.tobytes().decode("utf-8")
+
+
 def padded_size(n: int) -> int:
     return -(-n // DATA_ALIGNMENT) * DATA_ALIGNMENT
 

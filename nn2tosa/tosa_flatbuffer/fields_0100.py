@@ -19,6 +19,8 @@ from nn2tosa.ir import TensorType
 from nn2tosa.ir.types import bf16_bits
 from nn2tosa.schemas import tosa_0_100_generated as fb0
 
+from .common import utf8_text, utf8_vector
+
 
 DTYPES = {
     "i1": fb0.DType.BOOL, "i4": fb0.DType.INT4, "i8": fb0.DType.INT8, "i16": fb0.DType.INT16,
@@ -452,15 +454,14 @@ class PropagatesNan(Field):
 
 @dataclass(frozen=True)
 class ImplementationAttrs(Field):
-    """CUSTOM's implementation_attrs: an IR string <-> a ubyte vector of its UTF-8."""
+    """CUSTOM's implementation_attrs: an IR string <-> a ubyte vector of its UTF-8 (common.utf8_vector)."""
 
     def write(self, view: WriteView) -> dict[str, Any]:
-        return {"implementation_attrs": view.attrs["implementation_attrs"].encode()}
+        return {"implementation_attrs": utf8_vector(view.attrs["implementation_attrs"])}
 
     def read(self, view: ReadView) -> None:
-        raw = view.field("implementation_attrs")
         try:
-            view.attrs["implementation_attrs"] = "" if raw is None else raw.tobytes().decode("utf-8")
+            view.attrs["implementation_attrs"] = utf8_text(view.field("implementation_attrs"))
         except UnicodeDecodeError:
             view.fail("implementation_attrs is not UTF-8 text")
 

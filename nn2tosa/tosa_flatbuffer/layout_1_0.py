@@ -17,7 +17,7 @@ from nn2tosa.ir import TensorType
 from nn2tosa.ir.types import bf16_bits
 from nn2tosa.schemas import tosa_generated as fb
 
-from .common import FlatBuilder, camel, hashable
+from .common import FlatBuilder, camel, hashable, utf8_vector
 
 DTYPES = {
     "i1": fb.DType.BOOL, "i4": fb.DType.INT4, "i8": fb.DType.INT8, "i16": fb.DType.INT16, "i32": fb.DType.INT32,
@@ -62,15 +62,20 @@ CONVERTERS: dict[str, Converter] = {
     "enum:tosa.nan_mode": _enum(fb.NanPropagationMode),
     "enum:tosa.rounding_mode": _enum(fb.RoundingMode),
     "enum:tosa.resize_mode": _enum(fb.ResizeMode, {"NEAREST_NEIGHBOR": "NEAREST"}),
+    "utf8": lambda builder, value, input_type: builder.data_vector(utf8_vector(value)),
 }
 # What the flatbuffer must say when the IR leaves an optional attribute out (the schema's own
 # default, UNKNOWN, is not what MLIR's default means).
 OPTIONAL_DEFAULTS = {"nan_mode": "PROPAGATE"}
-# Attributes whose schema field has another type than the MLIR attribute.
-FIELD_CONVERTERS: dict[tuple[str, str], Converter] = {
-    ("custom", "implementation_attrs"): lambda builder, value, input_type: builder.data_vector(
-        np.frombuffer(value.encode(), dtype=np.uint8)),
-}
+# Attributes whose schema field has another type than the MLIR attribute: (op, attribute) -> the kind
+# whose converter writes it, and whose decoder the reader (nn2tosa.frontend.tosa.layout_1x) reads it
+# back with, in place of the attribute's own kind. "utf8": an IR string in a [ubyte] field.
+FIELD_KINDS = {("custom", "implementation_attrs"): "utf8"}
+
+
+def field_kind(op: str, name: str, attribute_kind: str) -> str:
+    """The kind of the converter and decoder of attribute `name` of tosa.`op`."""
+    return FIELD_KINDS.get((op, name), attribute_kind)
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,7 @@ def op_entry(op: TosaOp) -> OpEntry:
         add = getattr(fb, f"{attribute_table}Add{camel(name)}", None)
         if add is None:
             continue
-        convert = FIELD_CONVERTERS.get((op.name, name)) or CONVERTERS[spec.kind]
+        convert = CONVERTERS[field_kind(op.name, name, spec.kind)]
         fields.append(Field(name, convert, add))
     entry = OpEntry(op_value, op_value, attribute_table, tuple(fields))
     _ENTRIES[op.full_name] = (op, entry)
