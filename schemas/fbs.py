@@ -208,7 +208,7 @@ class FieldDef:
     name: str
     type: TypeRef
     slot: int = 0
-    default: object = None
+    default: bool | int | float | None = None
     deprecated: bool = False
     required: bool = False
     hidden: bool = False
@@ -813,7 +813,8 @@ def _size_align(schema: Schema, t: TypeRef, layout: Callable[[str], StructDef]) 
     raise SchemaError(f"{t} cannot be stored in a struct")
 
 
-def _default_value(schema: Schema, t: TypeRef, f: _RawField, err: Callable[[_Tok, str], SchemaError]) -> object:
+def _default_value(schema: Schema, t: TypeRef, f: _RawField,
+                   err: Callable[[_Tok, str], SchemaError]) -> bool | int | float | None:
     """The value a reader returns for an absent field (None for non-scalars)."""
     tok = f.default
     if t.kind not in ("scalar", "enum"):

@@ -84,7 +84,7 @@ def layer_histogram(graph: Graph) -> dict[str, int]:
     """LayerType name -> count of the file's layers this graph holds (Input and Output included),
     as Arm NN counts them: Constant ops synthesized for a layer's weights share that layer's
     location and are not layers of their own."""
-    op_at: dict[str, str] = {}
+    op_at: dict[str | None, str] = {}
     for node in graph.nodes():
         if graph.op(node) == INPUT_OP:
             continue

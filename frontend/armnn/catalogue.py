@@ -125,7 +125,9 @@ def _field_table(schema: Schema, f: FieldDef) -> TableDef | None:
 def _layer_kind(schema: Schema, member_name: str, table_name: str, tag: int, inputs: dict, results: dict) -> LayerKind:
     table = schema.tables[table_name]
     name = member_name.removesuffix("Layer")
-    descriptor, constants, params, bindable = None, [], (), False
+    descriptor, bindable = None, False
+    constants: list[str] = []
+    params: tuple[str, ...] = ()
     for f in table.visible_fields():
         sub = _field_table(schema, f)
         if f.name == "base":

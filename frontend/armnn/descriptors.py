@@ -50,7 +50,7 @@ def attr_kind(schema: Schema, f: FieldDef) -> str:
     if t.kind == "table":
         return "dict"
     if t.kind == "vector":
-        e = t.element
+        e = t.element_type
         if e.kind == "scalar":
             return _VECTOR_KINDS.get(e.scalar, "ints")
         if e.kind == "enum":
@@ -76,8 +76,9 @@ def _default(schema: Schema, f: FieldDef) -> Any:
     t = f.type
     if t.kind == "enum":
         enum = schema.enums[t.name]
-        name = enum.names.get(f.default if f.default is not None else 0)
-        return name if name is not None else int(f.default or 0)
+        number = int(f.default or 0)  # (an enum's default is an integer)
+        name = enum.names.get(number)
+        return name if name is not None else number
     if t.kind == "scalar":
         value = f.default if f.default is not None else 0
         if t.scalar == "bool":
@@ -116,7 +117,7 @@ def _value(schema: Schema, table: Table, f: FieldDef) -> Any:
         return table.get(f.name)
     if t.kind == "table":
         return read(schema, table.get(f.name), schema.tables[t.name])
-    e = t.element
+    e = t.element_type
     if e.kind in ("scalar", "string"):
         value = table.get(f.name)
         return value.tolist() if hasattr(value, "tolist") else list(value)

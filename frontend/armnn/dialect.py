@@ -56,8 +56,8 @@ def _verify_bias(kind: LayerKind):
 
 def _verify_depthwise(graph: Graph, node: int) -> Iterable[str]:
     """Depthwise weights are [1, H, W, I*M] whatever the file's generation."""
-    weights = graph.type_of(graph.operand(node, 1))
-    out = graph.types(node)[0]
+    weights = graph.tensor_type(graph.operand(node, 1))
+    out = graph.tensor_type(graph.results(node)[0])
     channels_dim = 1 if graph.attrs(node)["dataLayout"] == "NCHW" else 3
     if weights.rank != 4 or weights.shape[0] != 1 or (out.rank == 4 and weights.shape[3] != out.shape[channels_dim]):
         return [f"depthwise weights {list(weights.shape)} are not [1, H, W, I*M] for {out.shape[channels_dim]} outputs"]

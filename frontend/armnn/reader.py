@@ -58,6 +58,13 @@ class _Layer:
     def loc(self) -> Loc:
         return Loc(self.name, f"layer {self.index}")
 
+    @property
+    def graph_node(self) -> int:
+        """`node`, of a layer the graph has by now (every layer but an Output one, once created)."""
+        if self.node is None:
+            raise AssertionError(f"{self.where} has no op in the graph")
+        return self.node
+
 
 @contextmanager
 def _located(where: str) -> Iterator[None]:
@@ -215,12 +222,12 @@ class _Reader:
         what = "layer index" if scheme == 0 else "binding id"
         list_name = f"{kind.lower()}Ids"
         for i in ids.tolist():
-            layer = by_key.get(i)
-            if layer is None:
+            listed = by_key.get(i)
+            if listed is None:
                 raise InvalidInputError(f"{list_name} lists {what} {i}, which no {kind} layer has", where="graph")
-            if layer in ordered:
+            if listed in ordered:
                 raise InvalidInputError(f"{list_name} lists {what} {i} twice", where="graph")
-            ordered.append(layer)
+            ordered.append(listed)
         return ordered + [layer for layer in layers if layer not in ordered]
 
     # ---------------------------------------------------------------- building the graph
@@ -295,7 +302,7 @@ class _Reader:
                 "slots as well: which to use is ambiguous"
             )
         operands = [self._source(layer, i) for i in range(len(layer.inputs))] + layer.constants
-        self.graph.set_operands(layer.node, operands)
+        self.graph.set_operands(layer.graph_node, operands)
 
     def _create_output(self, layer: _Layer) -> None:
         if len(layer.inputs) != 1:
@@ -313,13 +320,13 @@ class _Reader:
             if layer.kind.name != "DepthwiseConvolution2d":
                 continue
             with _located(layer.where):
-                operands = g.operands(layer.node)
+                operands = g.operands(layer.graph_node)
                 if len(operands) < 2:
                     continue  # the verifier reports the missing weights
                 weights = operands[1]
                 if g.op(weights.node) != CONSTANT_OP:
                     continue  # weights computed at run time: only the new layout exists there
-                layout = depthwise_layout(g, layer.node, g.type_of(weights), flags["weightsLayoutScheme"])
+                layout = depthwise_layout(g, layer.graph_node, g.tensor_type(weights), flags["weightsLayoutScheme"])
                 layouts.add(layout)
                 if layout == DEPTHWISE_OLD:
                     self._convert_depthwise_weights(layer, weights)
@@ -329,11 +336,11 @@ class _Reader:
         """Replace operand 1 by a converted copy, at the original's location (the depthwise layer
         for weights its table held, the Constant layer otherwise); the original goes if unused."""
         g = self.graph
-        t = g.type_of(weights)
+        t = g.tensor_type(weights)
         reserve(t.shape, t.dtype, "relayout of depthwise weights", where=layer.where)  # nn2tosa.limits: a copy
         value, t = mihw_to_1hwim(g.attrs(weights.node)["value"], t)
         converted = g.add_op(CONSTANT_OP, (), [t], {"value": value}, g.loc(weights.node))
-        g.set_operand(layer.node, 1, Value(converted))
+        g.set_operand(layer.graph_node, 1, Value(converted))
         if not g.has_uses(weights):
             g.erase(weights.node)
             if weights.node in self.by_node:  # a Constant layer: it now holds the converted tensor
@@ -369,16 +376,17 @@ class _Reader:
     def _check_per_axis(self, layer: _Layer) -> None:
         """Per-axis scales only depthwise weights may hold until they are normalized (tensors._scales_axis)."""
         g = self.graph
-        for slot, t in enumerate(g.types(layer.node) if layer.node is not None else ()):
-            check_per_axis(t, f"output slot {slot}")
+        for slot, result in enumerate(g.results(layer.node) if layer.node is not None else ()):
+            check_per_axis(g.tensor_type(result), f"output slot {slot}")
         for value in layer.constants:
-            check_per_axis(g.type_of(value), "weights")
+            check_per_axis(g.tensor_type(value), "weights")
 
     def _verify(self, layer: _Layer) -> None:
         """The op's registered definition (arity, attributes, bias and weights conventions) holds."""
-        problems = op_problems(self.graph, layer.node)
+        node = layer.graph_node
+        problems = op_problems(self.graph, node)
         if problems:
-            prefix = f"{self.graph.op(layer.node)} %{layer.node}"
+            prefix = f"{self.graph.op(node)} %{node}"
             text = problems[0].split(": ", 1)[1] if problems[0].startswith(prefix) else problems[0]
             raise InvalidInputError(f"{layer.kind.name}: {text}", where=layer.where)
 
@@ -391,10 +399,10 @@ def depthwise_layout(g: Graph, node: int, weights: TensorType, layout_scheme: in
     """Which layout a depthwise layer's constant weights are in: [M, I, H, W] (weightsLayoutScheme
     0) or [1, H, W, I*M] (1). The shape decides when only one layout fits the layer's input (I)
     and output (I*M) channel counts; the flag decides when both fit (e.g. M = I = 1, H = W)."""
-    data = g.type_of(g.operand(node, 0))
+    data = g.tensor_type(g.operand(node, 0))
     if not g.types(node):
         raise InvalidInputError("a depthwise convolution with no output slot")
-    out = g.types(node)[0]
+    out = g.tensor_type(Value(node, 0))
     channel = 1 if g.attrs(node)["dataLayout"] == "NCHW" else 3
     if data.rank != 4 or out.rank != 4 or weights.rank != 4:
         raise InvalidInputError(f"depthwise input {data}, weights {weights} and output {out} are not all rank 4")

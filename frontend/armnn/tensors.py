@@ -22,7 +22,7 @@ import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import Quant, TensorType, numpy_dtype
-from nn2tosa.schemas.flatread import Table
+from nn2tosa.schemas.flatread import Buffer, Table
 
 from .catalogue import DATA_TYPES
 
@@ -106,7 +106,7 @@ def _scales(values: np.ndarray, what: str) -> tuple[float, ...]:
     return tuple(values.tolist())
 
 
-def const_array(buf: memoryview, tensor: Table, what: str) -> tuple[np.ndarray, TensorType]:
+def const_array(buf: Buffer, tensor: Table, what: str) -> tuple[np.ndarray, TensorType]:
     """A read-only numpy view of a ConstTensor's data in `buf`, shaped as its info says, and its type."""
     t = tensor_type(tensor.get("info"), what)
     if any(d < 0 for d in t.shape):

@@ -27,6 +27,7 @@ Constants are `mps.constant` ops (attribute `value`), not union members.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from nn2tosa.ir import Dialect, Graph, Value, attr, define, register_dialect
 from nn2tosa.ir.verify import constant_verifier
@@ -105,7 +106,10 @@ def _result_order(f: IdField) -> str:
 
 
 def _layout(member: str, tdef: TableDef) -> NodeLayout:
-    operands, results, attrs, enums = [], [], {}, {}
+    operands: list[IdField] = []
+    results: list[IdField] = []
+    attrs: dict[str, str] = {}
+    enums: dict[str, str] = {}
     skip = UNUSED_ID_FIELDS.get(member, frozenset())
     for f in tdef.visible_fields():
         t = f.type
@@ -211,17 +215,21 @@ define(
 
 
 # ------------------------------------------------------------------------------------------- accessors
+# schema field name -> its value, None for an absent id, or a list (None where the file had -1)
+ByField = dict[str, Value | list[Value | None] | None]
+
+
 def _by_field(fields: tuple[IdField, ...], values: list[Value], sizes: list[int] | None,
-              attrs: dict[str, object]) -> dict[str, object]:
+              attrs: dict[str, Any]) -> ByField:
     if sizes is None:  # a single field: it holds everything there is
         sizes = [len(values)] if fields else []
-    out: dict[str, object] = {}
+    out: ByField = {}
     pos = 0
     for f, n in zip(fields, sizes):
         chunk: list[Value | None] = list(values[pos: pos + n])
         pos += n
         if f.variadic:
-            for k in sorted(attrs.get(absent_attr(f.name), [])):  # type: ignore[union-attr]
+            for k in sorted(attrs.get(absent_attr(f.name), [])):
                 chunk.insert(k, None)
             out[f.name] = chunk
         else:
@@ -229,18 +237,18 @@ def _by_field(fields: tuple[IdField, ...], values: list[Value], sizes: list[int]
     return out
 
 
-def node_operands(graph: Graph, node: int) -> dict[str, Value | list[Value | None] | None]:
+def node_operands(graph: Graph, node: int) -> ByField:
     """Operands of an mps node op by schema field name: None for an absent id, a list (with None where
     the file had -1) for a list field."""
     layout = LAYOUT_BY_OP[graph.op(node)]
     attrs = graph.attrs(node)
     sizes = attrs.get(OPERAND_SEGMENTS) if layout.has_operand_segments else None
-    return _by_field(layout.operands, graph.operands(node), sizes, attrs)  # type: ignore[return-value]
+    return _by_field(layout.operands, graph.operands(node), sizes, attrs)
 
 
-def node_results(graph: Graph, node: int) -> dict[str, Value | list[Value | None] | None]:
+def node_results(graph: Graph, node: int) -> ByField:
     """Results of an mps node op by schema field name, the way `node_operands` gives operands."""
     layout = LAYOUT_BY_OP[graph.op(node)]
     attrs = graph.attrs(node)
     sizes = attrs.get(RESULT_SEGMENTS) if layout.has_result_segments else None
-    return _by_field(layout.results, graph.results(node), sizes, attrs)  # type: ignore[return-value]
+    return _by_field(layout.results, graph.results(node), sizes, attrs)

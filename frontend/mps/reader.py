@@ -354,13 +354,12 @@ class _Reader:
         if not stuck:
             return
         # every stuck node reads another stuck node: walk backwards until a node repeats
-        path, seen, n = [], {}, min(stuck)
+        path: list[int] = []
+        seen: dict[int, int] = {}
+        n = min(stuck)
         while n not in seen:
             seen[n] = len(path)
             path.append(n)
             n = min(u for u, _ in g.nx.in_edges(n) if u in stuck)
-        cycle = [g.loc(m) for m in reversed(path[seen[n]:])]
-        raise InvalidInputError(
-            "nodes form a cycle: " + " -> ".join(f"{loc.name} ({loc.detail})" for loc in cycle),
-            where=f"{cycle[0].name} ({cycle[0].detail})",
-        )
+        cycle = [str(g.loc(m)) for m in reversed(path[seen[n]:])]  # "node 3 (MPSAdd)": every node has one
+        raise InvalidInputError("nodes form a cycle: " + " -> ".join(cycle), where=cycle[0])

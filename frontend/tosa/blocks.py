@@ -325,6 +325,8 @@ class BlockReader:
             if not t["variable"]:
                 continue
             tensor_type = self.value_type(name)
+            if not isinstance(tensor_type, TensorType):  # a shape of the same name
+                self.fail(f"variable {name!r} has no tensor type ({tensor_type})")
             attrs: dict[str, Any] = {"sym_name": t["variable_name"] or name, "var_shape": list(tensor_type.shape),
                                      "type": tensor_type.dtype}
             if self._data_span(t, name, None)[1]:

@@ -111,7 +111,9 @@ class Layout0100:
         if operator.name != "RESCALE":
             for name in operator.inputs + operator.outputs:
                 t = reader.tensors.get(name)
-                element = None if t is None else self.element_types.get(t["type"])
+                if t is None:
+                    continue
+                element = self.element_types.get(t["type"])
                 if element is not None and element.unsigned:
                     return (f"{reader.layout.dtype_names[t['type']]} tensor {name!r}: TOSA 1.0 keeps unsigned data "
                             "only at RESCALE")
@@ -154,7 +156,7 @@ def _fully_connected(reader: BlockReader, operator: Operator, operands: list[Val
         reader.fail("FULLY_CONNECTED takes a rank-2 input and weight and gives a rank-2 output", operator)
 
     def reshape(value: Value, shape: tuple[int, ...]) -> Value:
-        source = reader.graph.type_of(value)
+        source = reader.graph.tensor_type(value)
         return reader.add("tosa.reshape", [value, reader.add_const_shape(shape, operator)],
                           [source.with_shape(shape)], {}, operator)[0]
 
