@@ -108,7 +108,7 @@ ADDITIVE = {"nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maxi
 
 
 @rule(*ADDITIVE, quantized=True, checks=(operands_all_quantized,))
-def additive(ctx: LoweringContext) -> Value:
+def additive(ctx: LoweringContext) -> Value | list[Value]:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
@@ -151,7 +151,8 @@ def _tflite_add(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], 
     else:
         terms = [requantize_like_tflite(ctx, _shifted(ctx, x, q, left_shift), m, e, I32)
                  for x, q, (m, e) in zip(xs, qs, multipliers)]
-    total = ctx.binary(ADDITIVE[ctx.op_name], *terms)
+    first, second = terms
+    total = ctx.binary(ADDITIVE[ctx.op_name], first, second)
     return requantize_like_tflite(ctx, total, *out_multiplier, yq)
 
 
@@ -190,7 +191,7 @@ I32 = QInfo("i32", (1.0,), (0,), None)
 
 
 @rule("nn.mul", quantized=True, checks=(operands_all_quantized, product_fits_i32))
-def mul(ctx: LoweringContext) -> Value:
+def mul(ctx: LoweringContext) -> Value | list[Value]:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
@@ -210,7 +211,7 @@ SQUARE_FRACTION_BITS = 8
 
 
 @rule("nn.squared_difference", quantized=True, checks=(operands_all_quantized,))
-def squared_difference(ctx: LoweringContext) -> Value:
+def squared_difference(ctx: LoweringContext) -> Value | list[Value]:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
@@ -221,7 +222,7 @@ def squared_difference(ctx: LoweringContext) -> Value:
     return _squared_difference_exact(ctx, xs, qs, yq)
 
 
-def _squared_difference_exact(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value:
+def _squared_difference_exact(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value | list[Value]:
     """CpuRef's float32 (sa*A - sb*B)**2 / sy rounded (A, B: the inputs minus their zero points),
     from exact i32 terms: sa**2/sy * A*A - 2*sa*sb/sy * A*B + sb**2/sy * B*B, each RESCALEd to
     p fraction bits of an output step before they are added (an error below 1.5 * 2**-p of a step).
@@ -258,7 +259,8 @@ def _squared_difference_tflite(ctx: LoweringContext, xs: Sequence[Value], qs: Se
     twice_max = 2.0 * max(q.scale for q in qs)
     scaled = [rescale(ctx, widen(ctx, x, q, float(1 << TFLITE_LEFT_SHIFT)), q.scale / twice_max, "i32")
               for x, q in zip(xs, qs)]
-    d = ctx.binary("tosa.sub", *scaled)
+    a, b = scaled
+    d = ctx.binary("tosa.sub", a, b)
     factor = twice_max * twice_max / ((1 << 2 * TFLITE_LEFT_SHIFT) * yq.scale)
     return rescale(ctx, ctx.mul(d, d), factor, yq.dtype, out_zp=yq.zero_point)
 
@@ -268,7 +270,7 @@ DIVISION_FRACTION_BITS = 10
 
 
 @rule("nn.div", quantized=True, checks=(operands_all_quantized,))
-def div(ctx: LoweringContext) -> Value:
+def div(ctx: LoweringContext) -> Value | list[Value]:
     """round(A * K / B) for A = a - zpa, B = b - zpb, K = sa / (sb * sy): the numerator A * K * 2**p
     (one RESCALE), INTDIV by B (truncating: an error below 2**-p of an output step), one RESCALE by
     2**-p. Division by zero gives what CpuRef's float division encodes: the saturated extreme of the
@@ -335,6 +337,7 @@ def prelu(ctx: LoweringContext) -> Value:
     `--target ethos-u55|ethos-u65`, the same choice through x - zp's sign bit)."""
     (x, alpha), (xq, aq) = _operands(ctx)
     yq = q_out(ctx)
+    assert yq is not None, "a quantized prelu with an unquantized result is not lowered"
     require_per_tensor(ctx, yq)
     xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
     negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq, max_abs=xq.span * aq.span)
@@ -352,7 +355,7 @@ def prelu(ctx: LoweringContext) -> Value:
 
 
 @rule("nn.select", quantized=True)
-def select(ctx: LoweringContext) -> Value:
+def select(ctx: LoweringContext) -> Value | list[Value]:
     cond, x, y = ctx.operands
     yq = q_out(ctx)
     xq, zq = q_in(ctx, 1), q_in(ctx, 2)
@@ -369,7 +372,7 @@ def _keep_dims_result(ctx: LoweringContext, y: Value) -> Value:
 
 
 @rule("nn.reduce_sum", "nn.reduce_mean", quantized=True, checks=(sum_fits_i32,))
-def reduce_sum(ctx: LoweringContext) -> Value:
+def reduce_sum(ctx: LoweringContext) -> Value | list[Value]:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
         return float_fallback(ctx)
@@ -408,7 +411,7 @@ def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
 
 
 @rule("nn.reduce_max", "nn.reduce_min", quantized=True)
-def reduce_extremum(ctx: LoweringContext) -> Value:
+def reduce_extremum(ctx: LoweringContext) -> Value | list[Value]:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
         return float_fallback(ctx)
@@ -419,7 +422,7 @@ def reduce_extremum(ctx: LoweringContext) -> Value:
 
 
 @rule("nn.reduce_prod", quantized=True, checks=(product_shift_in_range,))
-def reduce_prod(ctx: LoweringContext) -> Value:
+def reduce_prod(ctx: LoweringContext) -> Value | list[Value]:
     """cpuref: in f32 as CpuRef computes it. litert: TFLite's QuantizedReduceProd, a chain in the
     input's element order: p = x0 - zp, then p = round(p * (xi - zp) * r / 2**t) for each next
     element, and round(p * r / 2**t) + zp_out at the end, with (r, t) the 16-bit reduced form
@@ -461,7 +464,7 @@ def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
 
 
 @rule("nn.softmax", quantized=True)
-def softmax(ctx: LoweringContext) -> Value:
+def softmax(ctx: LoweringContext) -> Value | list[Value]:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
         return float_fallback(ctx)
@@ -502,7 +505,7 @@ def softmax(ctx: LoweringContext) -> Value:
 
 
 @rule("nn.l2_normalize", quantized=True)
-def l2_normalize(ctx: LoweringContext) -> Value:
+def l2_normalize(ctx: LoweringContext) -> Value | list[Value]:
     """TFLite's integer kernel under semantics "litert" (int8 / uint8 data); CpuRef's float32 otherwise."""
     xq, yq = q_in(ctx), q_out(ctx)
     if ctx.semantics == "litert" and xq is not None and yq is not None and not (xq.per_axis or yq.per_axis):
@@ -515,7 +518,7 @@ def l2_normalize(ctx: LoweringContext) -> Value:
 
 # ------------------------------------------------------------------------------ batch normalization
 @rule("nn.batch_norm", quantized=True, checks=(statistics_finite,))
-def batch_norm(ctx: LoweringContext) -> Value:
+def batch_norm(ctx: LoweringContext) -> Value | list[Value]:
     """y = a_c * x + b_c per channel (a_c = gamma / sqrt(var + eps), b_c = beta - mean * a_c, from
     constant statistics): RESCALE per channel of +-(x - zp) to 2**p output units, plus round(b_c /
     s_out * 2**p), then one RESCALE by 2**-p."""
@@ -523,10 +526,12 @@ def batch_norm(ctx: LoweringContext) -> Value:
     xq, yq = q_in(ctx), q_out(ctx)
     rank = ctx.type_of(x).rank
     axis = int(ctx.attrs["axis"])
+    if xq is None or yq is None:
+        return float_fallback(ctx)
     stats = []
     for k in range(1, 5):
         array = constant_value(ctx, ctx.operands[k])
-        if array is None or xq is None or yq is None:
+        if array is None:
             return float_fallback(ctx)
         q = q_in(ctx, k)
         stats.append(array.astype(np.float64) if q is None else

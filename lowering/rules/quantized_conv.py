@@ -148,7 +148,7 @@ def fully_connected(ctx: LoweringContext) -> Value:
 
 
 @rule("nn.matmul", quantized=True, checks=(matmul_operand_types,))
-def matmul(ctx: LoweringContext) -> Value:
+def matmul(ctx: LoweringContext) -> Value | list[Value]:
     """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
     aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
     if aq is None or bq is None or yq is None:

@@ -20,6 +20,7 @@ as CpuRef computes.
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
 
@@ -94,10 +95,10 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
     # bytes are stored minus 128 and the 128s come back as one constant
     e = _mul(ctx, _pot(ctx, ctx.op("tosa.table", [k, ctx.const((exps >> 24).astype(np.int8), "i8")]), 0),
              _scalar(ctx, 1 << 24, d))
-    for shift in (16, 8, 0):
-        byte = ((exps >> shift) & 0xFF) - 128
+    for bits in (16, 8, 0):
+        byte = ((exps >> bits) & 0xFF) - 128
         part = ctx.op("tosa.table", [k, ctx.const(byte.astype(np.int8), "i8")])
-        e = ctx.binary("tosa.add", e, _pot(ctx, part, shift))
+        e = ctx.binary("tosa.add", e, _pot(ctx, part, bits))
     e = ctx.binary("tosa.add", e, _scalar(ctx, 128 * ((1 << 16) + (1 << 8) + 1), e))  # Q0.31
     total = ctx.op("tosa.reduce_sum", [_pot(ctx, e, -12)], {"axis": axis})  # Q12.19
     scale, headroom = _reciprocal(ctx, total)
@@ -173,8 +174,8 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
     # x = sum - 1 in Q0.15, recentred from [0, 65535] to int16 (saturating)
     fraction = ctx.binary("tosa.add", _pot(ctx, normalized, -14), _scalar(ctx, -(1 << 15) - (1 << 16), normalized))
     reciprocal = _lookup(ctx, _pot(ctx, fraction, 0, "i16"), _one_over_one_plus_x_table())
-    shift = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
-    y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), shift, {"round": True})
+    down = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
+    y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), down, {"round": True})
     return _pot(ctx, y, 0, "i16")  # saturates at 32767
 
 
@@ -214,23 +215,41 @@ def sigmoid_tanh_int16(ctx: LoweringContext, x: Value, fp: SigmoidFixedPoint) ->
 
 
 # ------------------------------------------------------------------------------ L2 normalization
+# The arithmetic below takes tensors or Python constants and folds constants: a tensor operand gives a
+# tensor, two constants a constant (the overloads say so, so a result known to be a tensor is one).
+@overload
+def _srdhm(ctx: LoweringContext, a: int, b: int) -> int: ...
+@overload
+def _srdhm(ctx: LoweringContext, a: Value, b: Value | int) -> Value: ...
+@overload
+def _srdhm(ctx: LoweringContext, a: Value | int, b: Value) -> Value: ...
 def _srdhm(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
     """SaturatingRoundingDoublingHighMul of tensors or Python constants (constants fold here)."""
     if isinstance(a, int) and isinstance(b, int):
         return int(srdhm(a, b))
-    like = a if isinstance(a, Value) else b
+    like = next(v for v in (a, b) if isinstance(v, Value))
     a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
     return _mul(ctx, a, b, 31)
 
 
+@overload
+def _sub(ctx: LoweringContext, a: int, b: int) -> int: ...
+@overload
+def _sub(ctx: LoweringContext, a: Value, b: Value | int) -> Value: ...
+@overload
+def _sub(ctx: LoweringContext, a: Value | int, b: Value) -> Value: ...
 def _sub(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
     if isinstance(a, int) and isinstance(b, int):
         return a - b
-    like = a if isinstance(a, Value) else b
+    like = next(v for v in (a, b) if isinstance(v, Value))
     a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
     return ctx.binary("tosa.sub", a, b)
 
 
+@overload
+def _shl(ctx: LoweringContext, a: int, bits: int) -> int: ...
+@overload
+def _shl(ctx: LoweringContext, a: Value, bits: int) -> Value: ...
 def _shl(ctx: LoweringContext, a: Value | int, bits: int) -> Value | int:
     """a * 2**bits for values that cannot overflow (checked for the inverse square root's range)."""
     return a << bits if isinstance(a, int) else _mul(ctx, a, _scalar(ctx, 1 << bits, a))
@@ -253,10 +272,14 @@ def _inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
     half = ctx.binary("tosa.arithmetic_right_shift",
                       ctx.binary("tosa.arithmetic_right_shift", normalized, _scalar(ctx, 1, acc), {"round": False}),
                       _scalar(ctx, 1, acc), {"round": True})  # Q3.28 input / 2
-    x: Value | int = 1 << 28
-    for _ in range(5):
+
+    def step(x: Value | int) -> Value:
         cube = _shl(ctx, _srdhm(ctx, _srdhm(ctx, x, x), x), 6)
-        x = _shl(ctx, _sub(ctx, _srdhm(ctx, (1 << 28) + (1 << 27), x), _srdhm(ctx, half, cube)), 3)
+        return _shl(ctx, _sub(ctx, _srdhm(ctx, (1 << 28) + (1 << 27), x), _srdhm(ctx, half, cube)), 3)
+
+    x = step(1 << 28)  # five steps from 1 in Q3.28 (the first one's cube folds to a constant)
+    for _ in range(4):
+        x = step(x)
     return _srdhm(ctx, x, 1518500250), p  # times sqrt(2) / 2
 
 

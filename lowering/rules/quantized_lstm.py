@@ -250,17 +250,17 @@ class _IntegerCell:
         ctx = self.ctx
         x, h, c = ctx.operands[:3]
         peep = c if self.peephole else None
-        i = None if self.cifg else self.gate("Input", x, h, peep, "logistic")
+        input_gate = None if self.cifg else self.gate("Input", x, h, peep, "logistic")
         f = self.gate("Forget", x, h, peep, "logistic")
         g = self.gate("Cell", x, h, None, "tanh")
-        if self.cifg:  # Sub1Vector: 32767 - f
-            i = ctx.binary("tosa.sub", _i32(ctx, 32767, f), ctx.cast(f, "i32"))
+        # CIFG: Sub1Vector, 32767 - f
+        i = ctx.binary("tosa.sub", _i32(ctx, 32767, f), ctx.cast(f, "i32")) if input_gate is None else input_gate
         kept = rounding_divide_by_pot(ctx, mul_i32(ctx, f, c), 15)
         added = rounding_divide_by_pot(ctx, mul_i32(ctx, i, g), 30 + self.cell_exponent)
         cell = saturate_to(ctx, ctx.binary("tosa.add", kept, added), "i16")
         clip = float(ctx.attrs["cell_clip"])
         if clip > 0:  # Prepare: static_cast<int16>(clamp(clip / scale)), truncated
-            bound = int(min(max(F32(clip) / F32(self.cq.scale), -32768.0), 32767.0))
+            bound = int(min(max(float(F32(clip) / F32(self.cq.scale)), -32768.0), 32767.0))
             cell = clamp_int(ctx, cell, -bound, bound)
         o = self.gate("Output", x, h, cell if self.peephole else None, "logistic")
         squashed = activation(ctx, cell, "tanh", 15 + self.cell_exponent)
@@ -288,7 +288,7 @@ class _IntegerCell:
                                      "DOUBLE_ROUND")
         clip = float(ctx.attrs["proj_clip"])
         if clip > 0:
-            bound = int(min(max(F32(clip) / F32(self.hq.scale), -128.0), 127.0))
+            bound = int(min(max(float(F32(clip) / F32(self.hq.scale)), -128.0), 127.0))
             out = clamp_int(ctx, out, -bound, bound)
         return out
 
@@ -391,11 +391,11 @@ def quantized_lstm(ctx: LoweringContext) -> list[Value]:
     ctx.check(states_uint8)
     gates = {}
     for name, function in (("Input", "logistic"), ("Cell", "tanh"), ("Forget", "logistic"), ("Output", "logistic")):
-        acc = None
+        parts = []
         for prefix, v in (("inputTo", x), ("recurrentTo", h)):
             w, wq = params[f"{prefix}{name}Weights"]  # carried int8 (stored - 128), zero point likewise
-            part = matmul_accumulate(ctx, v, w, wq.zero_point)
-            acc = part if acc is None else ctx.binary("tosa.add", acc, part)
+            parts.append(matmul_accumulate(ctx, v, w, wq.zero_point))
+        acc = ctx.binary("tosa.add", parts[0], parts[1])
         bias, bq = params[GATE_BIAS[name]]
         acc = add_constant(ctx, acc, bias)
         multiplier, exponent = quantize_multiplier(4096.0 * bq.scale)

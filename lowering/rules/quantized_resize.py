@@ -27,7 +27,7 @@ from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sa
 
 
 @rule("nn.resize", quantized=True)
-def resize(ctx: LoweringContext) -> Value:
+def resize(ctx: LoweringContext) -> Value | list[Value]:
     """nearest: the integers move. bilinear: TOSA RESIZE of the carried integers gives
     sum(w * x) with integer weights summing to n_y * n_x (exact); minus the zero point times that,
     one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32.
@@ -77,6 +77,8 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     the --target preset asks for it (`_upscale`; Vela maps no such RESIZE on Ethos-U55/U65) or
     RESIZE cannot take it. None: nothing can compute it exactly."""
     dtype = ctx.type_of(x).dtype
+    xq = q_in(ctx)
+    assert xq is not None  # (resize takes TFLite's form for quantized data only)
     bits = (sy.n * sx.n).bit_length() - 1
     resizes = sy.fits_resize() and sx.fits_resize()
     upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
@@ -86,7 +88,7 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
-    elif q_in(ctx).span << bits < 1 << 31:
+    elif xq.span << bits < 1 << 31:
         def along(s: Sampling) -> AxisMap | None:  # an axis sampled in place has weights (1, 0): nothing to do
             return None if (s.n, s.d, s.offset, s.size) == (1, 1, 0, s.out) else lambda t: weigh_integers(ctx, t, s)
         acc = separable(ctx, ctx.cast(x, "i32"), (sy.out, sx.out), along(sy), along(sx))
