@@ -120,7 +120,7 @@ def _exp_quarter_interval(a: int) -> int:
 
 
 # exp(-2**k) in Q0.31 for the barrel shifter, k = -2 .. 4
-_EXP_POWERS = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
+EXP_POWERS = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
                (4, 242))
 
 
@@ -131,7 +131,7 @@ def exp_on_negative_values(a: int, integer_bits: int) -> int:
     mod_quarter = (a & (quarter - 1)) - quarter
     result = _exp_quarter_interval(int(saturating_multiply_by_pot(mod_quarter, integer_bits)))
     remainder = mod_quarter - a
-    for k, multiplier in _EXP_POWERS:
+    for k, multiplier in EXP_POWERS:
         if integer_bits > k and remainder & (1 << (fraction_bits + k)):
             result = _mul(result, multiplier)
     if integer_bits > 5 and a < -(1 << (36 - integer_bits)):
@@ -231,7 +231,7 @@ def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
     mod_quarter = _wrap16((a & (quarter - 1)) - quarter)
     result = _exp_quarter_interval16(_shl_sat16(mod_quarter, integer_bits))
     remainder = _wrap16(mod_quarter - a)
-    for k, multiplier in _EXP_POWERS:
+    for k, multiplier in EXP_POWERS:
         if integer_bits > k:
             bit = (remainder & (1 << (fraction_bits + k))) != 0
             result = np.where(bit, _mul16(result, _const16(multiplier)), result)

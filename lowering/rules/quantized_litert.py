@@ -255,7 +255,7 @@ def _shl(ctx: LoweringContext, a: Value | int, bits: int) -> Value | int:
     return a << bits if isinstance(a, int) else _mul(ctx, a, _scalar(ctx, 1 << bits, a))
 
 
-def _inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
+def inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
     """TFLite's GetInvSqrtQuantizedMultiplierExp of a row's sum of squares: (Q0.31 multiplier, p) with
     the sum normalized by 4**p into [2**27, 2**29) (p = -1: the sum was divided by 4). The kernel's
     exponent is then 11 - p. Its Newton-Raphson steps on Q3.28 stay inside int32 for every normalized
@@ -283,7 +283,7 @@ def _inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
     return _srdhm(ctx, x, 1518500250), p  # times sqrt(2) / 2
 
 
-def _rounding_divide(ctx: LoweringContext, x: Value, shift: Value) -> Value:
+def rounding_divide(ctx: LoweringContext, x: Value, shift: Value) -> Value:
     """gemmlowp RoundingDivideByPOT by a per-row shift: halves away from zero, so the magnitude is
     shifted with TOSA's half-up rounding and the sign put back (a multiplication by +-1)."""
     magnitude = ctx.binary("tosa.arithmetic_right_shift", ctx.op("tosa.abs", [x]), shift, {"round": True})
@@ -311,7 +311,7 @@ def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: lis
         acc = ctx.op("tosa.reduce_sum", [acc], {"axis": axis})
     # a sum of 0 or 1 takes the kernel's special case, multiplier 2**31 - 1 and exponent 0 (0 only
     # comes with x - zp = 0 everywhere): as the sum 1 (p = 14) with the multiplier saturated below
-    inverse, p = _inverse_sqrt(ctx, ctx.binary("tosa.maximum", acc, _scalar(ctx, 1, acc)))
+    inverse, p = inverse_sqrt(ctx, ctx.binary("tosa.maximum", acc, _scalar(ctx, 1, acc)))
     # exponent 11 - p; a negative one moves into the multiplier, saturating (p = 14 only for the
     # special case: its multiplier becomes 2**31 - 8, which rounds |x - zp| <= 1 as 2**31 - 1 does)
     into_multiplier = ctx.binary("tosa.maximum", _sub(ctx, p, 11), _scalar(ctx, 0, p))
@@ -322,11 +322,11 @@ def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: lis
     if not exact:
         inverse = _srdhm(ctx, inverse, ratio_multiplier)
     if unsigned:  # RoundingDivideByPOT(SRDHM(128 * (x - zp), multiplier), right)
-        y = _rounding_divide(ctx, _srdhm(ctx, _shl(ctx, v, 7 + left_bits), inverse), right)
+        y = rounding_divide(ctx, _srdhm(ctx, _shl(ctx, v, 7 + left_bits), inverse), right)
     else:  # MultiplyByQuantizedMultiplier(x - zp, multiplier, 7 - right)
         exponent = _sub(ctx, 7 + left_bits, right)
         shifted = ctx.binary("tosa.logical_left_shift", v, ctx.binary("tosa.maximum", exponent, _scalar(ctx, 0, p)))
-        y = _rounding_divide(ctx, _srdhm(ctx, shifted, inverse),
+        y = rounding_divide(ctx, _srdhm(ctx, shifted, inverse),
                              ctx.binary("tosa.maximum", _sub(ctx, 0, exponent), _scalar(ctx, 0, p)))
     return _pot(ctx, y, 0, "i8")
 
@@ -364,7 +364,7 @@ def div(ctx: LoweringContext, a: Value, b: Value, aq: QInfo, bq: QInfo, yq: QInf
     headroom = _sub(ctx, ctx.op("tosa.clz", [ctx.binary("tosa.bitwise_xor", x, sign_bit(x))]), 1)
     quotient = _srdhm(ctx, _srdhm(ctx, ctx.binary("tosa.logical_left_shift", x, headroom), reciprocal), multiplier)
     e = ctx.binary("tosa.add", _sub(ctx, 31 - exponent, headroom_plus_one), headroom)
-    near = _rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
+    near = rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
     y = _past_31(ctx, quotient, e, near)
     y = clamp_int(ctx, y, -(1 << 20), 1 << 20)  # RESCALE by 1 takes |y| < 2**29 only; the output saturates anyway
     return _pot(ctx, y, 0, yq.dtype, out_zp=yq.zero_point if yq.dtype == "i8" else 0)

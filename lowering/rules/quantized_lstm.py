@@ -43,7 +43,7 @@ from ..tflite_fixed import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quan
 from . import gemmlowp16, rule
 from .conv import constant_value
 from .quantized import gather_lookup
-from .quantized_litert import _inverse_sqrt, _rounding_divide
+from .quantized_litert import inverse_sqrt, rounding_divide
 from .shape import pad_constant, tosa_slice
 
 GATE_BIAS = {"Input": "inputGateBias", "Forget": "forgetGateBias", "Cell": "cellBias", "Output": "outputGateBias"}
@@ -238,7 +238,7 @@ class _IntegerCell:
         multiplier, right = _inverse_sqrt_multiplier(ctx, variance)
         mean = mul_i32(ctx, total, _i32(ctx, 1 << (10 - k), total))  # sum * 1024 / n, exact for n = 2**k <= 1024
         shifted = ctx.binary("tosa.sub", mul_i32(ctx, x, _i32(ctx, 1024, x)), mean)
-        rescaled = _rounding_divide(ctx, mul_i32(ctx, shifted, multiplier, 31), right)
+        rescaled = rounding_divide(ctx, mul_i32(ctx, shifted, multiplier, 31), right)
         weighted = ctx.binary("tosa.add", mul_i32(ctx, rescaled, ctx.const(w.reshape(1, -1).astype(np.int32), "i32")),
                               ctx.const(bias.reshape(1, -1).astype(np.int32), "i32"))
         ln_multiplier, ln_exponent = quantize_multiplier(float(F32(wq.scale)))
@@ -347,7 +347,7 @@ def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Val
     """GetInvSqrtQuantizedMultiplierExp(variance, reverse_shift -1) as MultiplyByQuantizedMultiplier
     takes it: (multiplier, right shift). The kernel's exponent 11 - p, when negative, moves into the
     multiplier by a plain left shift (wrapping, as in C); a variance of 1 is (2**31 - 1, 0)."""
-    inverse, p = _inverse_sqrt(ctx, ctx.binary("tosa.maximum", variance, _i32(ctx, 2, variance)))
+    inverse, p = inverse_sqrt(ctx, ctx.binary("tosa.maximum", variance, _i32(ctx, 2, variance)))
     eleven = _i32(ctx, 11, p)
     into = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", p, eleven), _i32(ctx, 0, p))
     right = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", eleven, p), _i32(ctx, 0, p))

@@ -20,7 +20,7 @@ from ..quant import narrow, rescale
 from . import rule
 from .quantized import float_fallback, q_in, q_out
 from .quantized_movement import movement
-from .quantized_conv_npu import _spread
+from .quantized_conv_npu import spread_by_stride
 from .quantized_convolution import ACCUMULATOR
 from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
                      tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
@@ -114,7 +114,7 @@ def _upscale_factor(s: Sampling) -> int:
 def _upscale(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
     """The bilinear resize of an exact integer upscale (`_upscale_factor`) of int8 data: output o reads
     input o // k and the next with weights k - o % k and o % k, which is the input spread by k
-    (`_spread`, zeros between) under a stride-1 DEPTHWISE_CONV2D of the triangle k - |t|
+    (`spread_by_stride`, zeros between) under a stride-1 DEPTHWISE_CONV2D of the triangle k - |t|
     (t = -(k-1)..k-1) on each axis, padded by k - 1: the integer sum in units of k_y k_x that RESIZE
     gives (Vela maps no such RESIZE on Ethos-U55/U65), stored integers weighed, zero points 0. One
     RESCALE divides by k_y k_x rounding halves away from zero, TFLite's rounding (`_half_away_divide`),
@@ -123,8 +123,8 @@ def _upscale(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
     triangle = np.outer(*[np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)])
     weights = np.repeat(triangle[:, :, None, None], channels, axis=2).astype(np.int8)
     attrs = {"stride": [1, 1], "pad": [ky - 1, ky - 1, kx - 1, kx - 1], "dilation": [1, 1], "acc_type": "i32"}
-    operands = [_spread(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
-                ctx.zero_point("i8"), ctx.zero_point("i8")]
+    operands = [spread_by_stride(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"),
+                ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"), ctx.zero_point("i8")]
     acc = ctx.op("tosa.depthwise_conv2d", operands, attrs)
     return _half_away_divide(ctx, acc, ky * kx, 128 * ky * kx, "i8")
 
