@@ -5,7 +5,7 @@ graph.meta[KEEP_UNSUPPORTED] and they stay in place instead (diagnostics.report_
 from __future__ import annotations
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError, report_unsupported
-from nn2tosa.ir import INPUT_OP, Graph, TensorType, Type, Value
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
 from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tensor, tosa_type
