@@ -11,7 +11,8 @@ its `constraints=` before it runs (`ctx.apply(rule)`), its body evaluates its `c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cached_property
+from typing import Any, overload
 
 import numpy as np
 
@@ -24,6 +25,10 @@ from nn2tosa.ir.types import bf16_bits
 TOSA_ELEMENT_OF = {"f64": "f32", "i64": "i32", "ui8": "i8", "ui16": "i16", "ui32": "i32", "ui64": "i32", "index": "i32"}
 
 
+@overload
+def tosa_type(t: TensorType) -> TensorType: ...
+@overload
+def tosa_type(t: Type) -> Type: ...
 def tosa_type(t: Type) -> Type:
     """The TOSA-level type of an nn-level type: quantization dropped (zero points and scales are
     explicit at TOSA level), unsigned and 64-bit types narrowed to what TOSA has."""
@@ -62,22 +67,28 @@ class LoweringContext(Checks):
     refusal = LoweringUnsupported
     # `general`: the checks of helpers many rules share, set by the rules package (rules/__init__.py)
 
-    def __init__(self, graph: Graph, node: int, nn_in_types: list[Type]):
+    def __init__(self, graph: Graph, node: int, nn_in_types: Sequence[Type]):
         self.graph = graph
         self.node = node
         self.op_name = graph.op(node)
         self.attrs: dict[str, Any] = graph.attrs(node)
         self.loc = graph.loc(node)
         self.operands: list[Value] = graph.operands(node)
-        self.nn_in_types = nn_in_types
-        self.nn_out_types: list[Type] = list(graph.types(node))
-        self.in_types: list[Type] = [graph.type_of(v) for v in self.operands]
-        self.out_types: list[Type] = [tosa_type(t) for t in self.nn_out_types]
+        # the op's operand and result types, all tensors (`tensor`), typed so at this one place
+        self.nn_in_types: list[TensorType] = [tensor(t) for t in nn_in_types]
+        self.nn_out_types: list[TensorType] = [tensor(t) for t in graph.types(node)]
+        self.out_types: list[TensorType] = [tosa_type(t) for t in self.nn_out_types]
         self.b = Builder(graph, self.loc, constant_dialect="tosa")
         self.semantics_consulted = False  # the op's integers depend on --semantics (the report lists it)
         self.npu_choices: list[str] = []  # forms chosen for an --target preset (lowering/npu_target.py)
 
     # ---- basics
+    @cached_property
+    def in_types(self) -> list[TensorType]:
+        """The operands' (TOSA-level) types. Read when a rule first asks: a context built beside a TOSA op
+        rather than for an nn op (the graph boundary, lowering/quant.py) may have a shape among them."""
+        return [self.graph.tensor_type(v) for v in self.operands]
+
     @property
     def semantics(self) -> str:
         """"litert" or "cpuref": whose integers a quantized op computes (lowering/semantics.py)."""
@@ -114,8 +125,8 @@ class LoweringContext(Checks):
         return self.const(np.array([value]), dtype)
 
     def shape(self, values: Sequence[int]) -> Value:
-        values = np.asarray(values, dtype=np.int64).reshape(-1)
-        node = self.graph.add_op("tosa.const_shape", (), [ShapeType(len(values))], {"values": values}, self.loc)
+        array = np.asarray(values, dtype=np.int64).reshape(-1)
+        node = self.graph.add_op("tosa.const_shape", (), [ShapeType(len(array))], {"values": array}, self.loc)
         return Value(node, 0)
 
     # ---- common shapes of ops

@@ -99,7 +99,8 @@ def _refusals(graph: Graph) -> list[Unsupported]:
     items = unsupported_for_emission([graph])
     for node in graph.topological():
         op = graph.op(node)
-        if op in (INPUT_OP, "tosa.const_shape") or op_def(op) is None or op_def(op).dialect != "tosa":
+        d = op_def(op)
+        if op in (INPUT_OP, "tosa.const_shape") or d is None or d.dialect != "tosa":
             continue
         if op in NOT_IN_0_90:
             items.append(Unsupported(op, _where(graph, node), NOT_IN_0_90[op]))
@@ -119,6 +120,10 @@ def build_flatbuffer_0100(graph: Graph) -> memoryview:
 def write_flatbuffer_0100(graph: Graph, path: str | os.PathLike) -> None:
     """Write the graph's 0.100-draft flatbuffer to `path` atomically ("-" is stdout)."""
     write_atomic(path, _build(graph, defer_data=True).write_to)
+
+
+# a tensor of the block: name, type, 0.100 dtype, stored bytes (constants)
+_TensorRow = tuple[str, TensorType, int, np.ndarray | None]
 
 
 @dataclass
@@ -155,8 +160,8 @@ def _build(graph: Graph, defer_data: bool) -> FlatBuilder:
     def dtype(value: Value, t: TensorType) -> int:
         return UNSIGNED_DTYPES[t.dtype] if value in unsigned else DTYPES[t.dtype]
 
-    tensors = [(value_names[Value(n, 0)], graph.types(n)[0], dtype(Value(n, 0), graph.types(n)[0]), None)
-               for n in graph.inputs]
+    tensors: list[_TensorRow] = [(value_names[Value(n, 0)], graph.tensor_type(Value(n, 0)),
+                                  dtype(Value(n, 0), graph.tensor_type(Value(n, 0))), None) for n in graph.inputs]
     operators = []
     for node in order:
         op = graph.op(node)
@@ -164,7 +169,8 @@ def _build(graph: Graph, defer_data: bool) -> FlatBuilder:
             continue
         row = LEGACY_OPS[op]
         outputs = []
-        for value, t in zip(graph.results(node), graph.types(node)):
+        for value in graph.results(node):  # (a shape needing a tensor was refused: _refusals)
+            t = graph.tensor_type(value)
             if value not in value_names:
                 value_names[value] = names.fresh()
             outputs.append(value_names[value])
@@ -199,13 +205,14 @@ def _field_value(builder: FlatBuilder, kind: Any, value: Any) -> Any:
     return value
 
 
-def _attribute(builder: FlatBuilder, o: _Operator) -> int | None:
-    if o.row.table is None:
+def _attribute(builder: FlatBuilder, o: _Operator) -> tuple[int, int] | None:
+    """The operator's attribute: (its Attribute union type, the table's offset), None for none."""
+    table = o.row.table
+    if table is None:
         return None
     values: dict[str, Any] = {}
     for f in o.row.fields:
         values.update(f.write(o.view))
-    table = o.row.table
     key = (table, tuple(sorted((k, hashable(v)) for k, v in values.items())))
 
     def make() -> int:
@@ -216,18 +223,16 @@ def _attribute(builder: FlatBuilder, o: _Operator) -> int | None:
             getattr(fb0, f"{table}Add{camel(name)}")(builder, value)
         return getattr(fb0, f"{table}End")(builder)
 
-    return builder.once(key, make)
+    return getattr(fb0.Attribute, table), builder.once(key, make)
 
 
-def _write_graph(builder: FlatBuilder, tensors: list, operators: list[_Operator], input_names: list[str],
+def _write_graph(builder: FlatBuilder, tensors: list[_TensorRow], operators: list[_Operator], input_names: list[str],
                  output_names: list[str]) -> None:
     tensor_offsets = [writer.tensor(builder, fb0, name, t.shape, dtype, data) for name, t, dtype, data in tensors]
     operator_offsets = []
     for o in operators:
-        attribute = _attribute(builder, o)
         operator_offsets.append(writer.operator(
-            builder, fb0, getattr(fb0.Op, o.row.op), o.inputs, o.outputs,
-            None if attribute is None else (getattr(fb0.Attribute, o.row.table), attribute)))
+            builder, fb0, getattr(fb0.Op, o.row.op), o.inputs, o.outputs, _attribute(builder, o)))
     block = writer.basic_block(builder, fb0, BLOCK_NAME, operator_offsets, tensor_offsets, input_names, output_names)
     writer.finish(builder, fb0, [writer.region(builder, fb0, BLOCK_NAME, block)], VERSION, draft=True)
 

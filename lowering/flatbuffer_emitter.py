@@ -147,7 +147,7 @@ def _plan_block(graph: Graph, region: str, names: Names, variables: dict[str, st
             value_names[out.value] = names.claim(out.name)
         output_names.append(value_names[out.value])
 
-    tensors = [_Tensor(value_names[Value(n, 0)], graph.types(n)[0]) for n in graph.inputs]
+    tensors = [_Tensor(value_names[Value(n, 0)], graph.tensor_type(Value(n, 0))) for n in graph.inputs]
     for node in graph.nodes():  # declared before any access, whatever the order of the graph
         if graph.op(node) == "tosa.variable":
             attrs = graph.attrs(node)
@@ -176,7 +176,8 @@ def _plan_block(graph: Graph, region: str, names: Names, variables: dict[str, st
         if op == "tosa.const_shape":
             shapes.append((outputs[0], types[0].rank, np.asarray(attrs["values"], dtype="<i8")))
         else:
-            for name, t in zip(outputs, types):
+            for name, value in zip(outputs, graph.results(node)):
+                t = graph.tensor_type(value)  # (shapes: tosa.const_shape's only)
                 data = storage_bytes(attrs["values"], t.dtype) if op == "tosa.const" else None
                 tensors.append(_Tensor(name, t, data))
         operands = graph.operands(node)
@@ -186,7 +187,8 @@ def _plan_block(graph: Graph, region: str, names: Names, variables: dict[str, st
             inputs = [variables[attrs["name"]]]
         elif op == "tosa.variable_write":
             outputs = [variables[attrs["name"]]]
-        input_type = graph.type_of(operands[0]).dtype if operands and isinstance(graph.type_of(operands[0]), TensorType) else ""
+        first = graph.type_of(operands[0]) if operands else None
+        input_type = first.dtype if isinstance(first, TensorType) else ""
         loc = graph.loc(node)
         operators.append(_Operator(entry, attrs, input_type, inputs, outputs, str(loc) if loc else None))
     return _Block(region, tensors, shapes, operators, input_names, output_names)

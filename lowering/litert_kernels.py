@@ -27,6 +27,7 @@ from .tflite_fixed import (INT32_MAX, div_toward_zero, lut_int16_entries, lut_lo
 from .tflite_fixed import round_half_away as _round_away
 
 Kernel = Callable[[np.ndarray], np.ndarray]  # carried integer inputs -> carried integer outputs
+Transform = Callable[[np.ndarray], np.ndarray]  # real inputs -> real outputs (float32), tabulated by the LUTs
 F32 = np.float32
 
 
@@ -201,7 +202,7 @@ def sqrt(x: QInfo, y: QInfo) -> Kernel:
     return run
 
 
-def lut_int8(x: QInfo, y: QInfo, transform: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+def lut_int8(x: QInfo, y: QInfo, transform: Transform) -> Kernel:
     """LUTPopulate<int8_t> (logistic, tanh, exp, log, elu, gelu): the float32 transform of float32
     scale * (x - zp), times the float32 reciprocal of the output scale (not divided by it), rounded
     half away from zero, plus the zero point, saturated."""
@@ -220,13 +221,13 @@ def _sigmoid(v: np.ndarray) -> np.ndarray:
     return F32(1) / (F32(1) + np.exp(-v))
 
 
-def _log(y: QInfo) -> Callable[[np.ndarray], np.ndarray]:
+def _log(y: QInfo) -> Transform:
     # LogLUTPrepare: log of a value <= 0 is the output's lowest real value (no NaN, no -inf)
     lowest = F32((y.qmin - y.zero_point) * F32(y.scale))
     return lambda v: np.where(v <= 0, lowest, np.log(np.where(v <= 0, F32(1), v)))
 
 
-def _gelu(approximate: bool) -> Callable[[np.ndarray], np.ndarray]:
+def _gelu(approximate: bool) -> Transform:
     from math import erfc
 
     if approximate:  # GeluTransformApproximate
@@ -363,7 +364,7 @@ def tanh16(x: QInfo, y: QInfo) -> Kernel:
     return run
 
 
-def lut_int16(x: QInfo, y: QInfo, transform: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+def lut_int16(x: QInfo, y: QInfo, transform: Transform) -> Kernel:
     """LUTPopulate<int16_t> and LUTLookup (int16 exp, log, rsqrt, gelu): TFLite's 513-entry float32
     table (tflite_fixed.lut_int16_entries), interpolated within each 128-input segment. Zero points
     enter only through the ranges: the table holds no output zero point, as TFLite's does not."""
@@ -391,16 +392,17 @@ def kernel_for(op: str, attrs: Mapping, x: QInfo, y: QInfo) -> Kernel | None:
             return rsqrt(x, y)
         if op == "nn.sqrt":
             return sqrt(x, y)
-        transforms = {"nn.sigmoid": _sigmoid, "nn.tanh": np.tanh, "nn.exp": np.exp, "nn.log": _log(y),
-                      "nn.elu": lambda v: np.where(v < 0, F32(attrs.get("alpha", 1.0)) * np.expm1(v), v),
-                      "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh")}
+        transforms: dict[str, Transform] = {
+            "nn.sigmoid": _sigmoid, "nn.tanh": np.tanh, "nn.exp": np.exp, "nn.log": _log(y),
+            "nn.elu": lambda v: np.where(v < 0, F32(attrs.get("alpha", 1.0)) * np.expm1(v), v),
+            "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh")}
         if op in transforms:
             return lut_int8(x, y, transforms[op])
     if x.dtype == "i16" and y.dtype == "i16" and x.zero_point == 0 and y.zero_point == 0:
-        transforms16 = {"nn.exp": np.exp, "nn.log": _log(y),
-                        "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh"),
-                        "nn.rsqrt": lambda v: np.where(v <= 0, F32(32767) * F32(y.scale),
-                                                       F32(1) / np.sqrt(np.where(v <= 0, F32(1), v)))}
+        transforms16: dict[str, Transform] = {
+            "nn.exp": np.exp, "nn.log": _log(y), "nn.gelu": _gelu(attrs.get("approximate", "none") == "tanh"),
+            "nn.rsqrt": lambda v: np.where(v <= 0, F32(32767) * F32(y.scale),
+                                           F32(1) / np.sqrt(np.where(v <= 0, F32(1), v)))}
         if op in transforms16:
             return lut_int16(x, y, transforms16[op])
         log2, pot = _checked_log2(y.scale)

@@ -5,10 +5,10 @@ graph.meta[KEEP_UNSUPPORTED] and they stay in place instead (diagnostics.report_
 from __future__ import annotations
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError, report_unsupported
-from nn2tosa.ir import INPUT_OP, Graph, TensorType, Type, Value
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
 from nn2tosa.passes.manager import register_pass
 
-from .context import LoweringContext, LoweringUnsupported, tosa_type
+from .context import LoweringContext, LoweringUnsupported, tensor, tosa_type
 from .quant import unsigned_input_to_signed, unsigned_output_from_signed
 from .npu_target import CHOICES_KEY
 from .semantics import SEMANTICS_DEPENDENT_KEY
@@ -47,22 +47,22 @@ def lower_to_tosa(graph: Graph) -> None:
     choices: list[str] = []  # forms chosen for the --target preset (lowering/npu_target.py)
     # the nn-level type of every value that lowering retypes (graph inputs, lowered results): rules
     # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
-    nn_types: dict[Value, Type] = {}
-    output_nn_types = [graph.type_of(o.value) for o in graph.outputs]  # before inputs are retyped
+    nn_types: dict[Value, TensorType] = {}
+    output_nn_types = [graph.tensor_type(o.value) for o in graph.outputs]  # before inputs are retyped
     # dequantize -> float elementwise ops -> quantize: one exact lookup (rules/quantized_islands.py)
     islands = find_islands(graph)
     replaced_by_islands = set().union(*(i.interior for i in islands.values()))
     for node in graph.inputs:
-        t = graph.types(node)[0]
+        t = graph.tensor_type(Value(node, 0))
         nn_types[Value(node, 0)] = t
         low = tosa_type(t)
         if low != t:
             graph.types(node)[0] = low
-        if getattr(low, "dtype", None) != getattr(t, "dtype", None):
+        if low.dtype != t.dtype:
             boundary_changes.append(f"input {graph.input_name(node)}: {t.dtype} as {low.dtype}")
     for out, t in zip(graph.outputs, output_nn_types):
         low = tosa_type(t)
-        if getattr(low, "dtype", None) != getattr(t, "dtype", None):
+        if low.dtype != t.dtype:
             boundary_changes.append(f"output {out.name}: {t.dtype} as {low.dtype}")
     if boundary_changes:
         graph.meta["boundary_changes"] = "; ".join(boundary_changes)
@@ -77,8 +77,8 @@ def lower_to_tosa(graph: Graph) -> None:
         if not op.startswith("nn."):
             unsupported.append(Unsupported(op, _where(graph, node), "not legalized to the nn dialect"))
             continue
-        nn_in_types = [nn_types.get(v, graph.type_of(v)) for v in graph.operands(node)]
-        quants = {t.quant for t in [*nn_in_types, *graph.types(node)] if getattr(t, "quant", None) is not None}
+        nn_in_types = [nn_types[v] if v in nn_types else graph.tensor_type(v) for v in graph.operands(node)]
+        quants = {t.quant for t in [*nn_in_types, *map(tensor, graph.types(node))] if t.quant is not None}
         fn = islands[node].rule(graph) if node in islands else rule_for(op, bool(quants))
         if fn is not None and len(quants) > 1 and op in CARRY_QUANTIZATION and rule_for(op, False) is fn:
             fn = None  # carrying integers between different quantizations would change their values
@@ -102,8 +102,8 @@ def lower_to_tosa(graph: Graph) -> None:
             dependent.append(_where(graph, node))
         choices.extend(f"{_where(graph, node)}: {choice}" for choice in ctx.npu_choices)
         results = [results] if isinstance(results, Value) else list(results)
-        for value, t in zip(results, graph.types(node)):
-            nn_types.setdefault(value, t)  # a value a rule passes through keeps its own type
+        for value, result_type in zip(results, graph.types(node)):
+            nn_types.setdefault(value, tensor(result_type))  # a value a rule passes through keeps its own type
         graph.replace_op(node, results)
         if node in islands:
             erase_dead(graph, islands[node])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TypeAlias
 
 import numpy as np
 
@@ -23,8 +24,12 @@ from .quant import RescaleRangeError
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
+# What the helpers below take: numbers, Python's or numpy's, or arrays of them (they compute on arrays).
+Integers: TypeAlias = "np.ndarray | int | np.integer"
+Reals: TypeAlias = "np.ndarray | float | np.floating"
 
-def round_half_away(x: np.ndarray) -> np.ndarray:
+
+def round_half_away(x: Reals) -> np.ndarray:
     """std::round / TfLiteRound: to nearest, halves away from zero (float64 result)."""
     x = np.asarray(x, np.float64)
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
@@ -36,7 +41,7 @@ def div_toward_zero(n: np.ndarray, d: int) -> np.ndarray:
     return np.where(n >= 0, n // d, -((-n) // d))
 
 
-def srdhm(a: np.ndarray | int, b: np.ndarray | int, bits: int = 31) -> np.ndarray:
+def srdhm(a: Integers, b: Integers, bits: int = 31) -> np.ndarray:
     """gemmlowp's SaturatingRoundingDoublingHighMul for (bits + 1)-bit integers: a * b / 2**bits rounded
     to nearest, halves up (below zero the nudge is 1 - 2**(bits - 1) and the division truncates, so a
     negative half rounds toward zero); the one overflowing product (min * min) saturates to the max."""
@@ -47,7 +52,7 @@ def srdhm(a: np.ndarray | int, b: np.ndarray | int, bits: int = 31) -> np.ndarra
     return np.where((a == low) & (b == low), (1 << bits) - 1, div_toward_zero(ab + nudge, 1 << bits))
 
 
-def rounding_divide_by_pot(x: np.ndarray | int, exponent: int) -> np.ndarray:
+def rounding_divide_by_pot(x: Integers, exponent: int) -> np.ndarray:
     """gemmlowp's RoundingDivideByPOT: x / 2**exponent rounded to nearest, halves away from zero."""
     x = np.asarray(x, np.int64)
     if exponent == 0:
@@ -60,7 +65,7 @@ def rounding_divide_by_pot(x: np.ndarray | int, exponent: int) -> np.ndarray:
     return (x >> exponent) + ((x & mask) > threshold)
 
 
-def saturating_multiply_by_pot(x: np.ndarray | int, exponent: int, bits: int = 32) -> np.ndarray:
+def saturating_multiply_by_pot(x: Integers, exponent: int, bits: int = 32) -> np.ndarray:
     """gemmlowp's SaturatingRoundingMultiplyByPOT: x * 2**exponent, saturated to the `bits`-bit range
     when shifting left, rounded (RoundingDivideByPOT) when shifting right."""
     if exponent <= 0:
@@ -88,7 +93,7 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     return q, exponent
 
 
-def multiply_by_quantized_multiplier(x: np.ndarray | int, multiplier: int, shift: int) -> np.ndarray:
+def multiply_by_quantized_multiplier(x: Integers, multiplier: int, shift: int) -> np.ndarray:
     """TFLite's MultiplyByQuantizedMultiplier (double rounding): the left part of the shift first, the
     rounding doubling high multiply, then a rounding right shift. An exponent past 31 (a damaged file's
     extreme scales) is one no int32 kernel can apply: RescaleRangeError, the op unsupported."""
@@ -115,7 +120,7 @@ def _exp_quarter_interval(a: int) -> int:
 
 
 # exp(-2**k) in Q0.31 for the barrel shifter, k = -2 .. 4
-_EXP_POWERS = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
+EXP_POWERS = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
                (4, 242))
 
 
@@ -126,7 +131,7 @@ def exp_on_negative_values(a: int, integer_bits: int) -> int:
     mod_quarter = (a & (quarter - 1)) - quarter
     result = _exp_quarter_interval(int(saturating_multiply_by_pot(mod_quarter, integer_bits)))
     remainder = mod_quarter - a
-    for k, multiplier in _EXP_POWERS:
+    for k, multiplier in EXP_POWERS:
         if integer_bits > k and remainder & (1 << (fraction_bits + k)):
             result = _mul(result, multiplier)
     if integer_bits > 5 and a < -(1 << (36 - integer_bits)):
@@ -134,8 +139,9 @@ def exp_on_negative_values(a: int, integer_bits: int) -> int:
     return INT32_MAX if a == 0 else result
 
 
-def lut_int16_entries(transform: Callable[[np.ndarray], np.ndarray], float_type: type, input_scale: float,
-                      input_zero_point: int, output_scale: float, output_zero_point: int) -> np.ndarray:
+def lut_int16_entries(transform: Callable[[np.ndarray], np.ndarray], float_type: type[np.floating],
+                      input_scale: float, input_zero_point: int, output_scale: float,
+                      output_zero_point: int) -> np.ndarray:
     """TFLite's LUTPopulate for int16, in `float_type` arithmetic (np.float32 for the elementwise
     kernels, np.float64 where the kernel instantiates it with double, e.g. int16 softmax): 512 samples
     of the transform over the input range scaled by 65536 / (the output range) and rounded, each less
@@ -147,8 +153,8 @@ def lut_int16_entries(transform: Callable[[np.ndarray], np.ndarray], float_type:
     inverse = f(65536) / (out_max - out_min)
     start = in_min + np.arange(512).astype(f) * step
     with np.errstate(all="ignore"):
-        value, midpoint, following = (np.asarray(transform(v), f) for v in
-                                      (start, start + step / f(2), in_min + np.arange(1, 513).astype(f) * step))
+        value, midpoint, following = [np.asarray(transform(v), f) for v in
+                                      (start, start + step / f(2), in_min + np.arange(1, 513).astype(f) * step)]
         sample = f(1) * round_half_away(value * inverse).astype(f)
         error = round_half_away((following * inverse + sample) / f(2)).astype(f) - round_half_away(midpoint * inverse)
         entries = np.clip(sample - round_half_away(error.astype(f) / f(2)).astype(f), -32768, 32767)
@@ -225,7 +231,7 @@ def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
     mod_quarter = _wrap16((a & (quarter - 1)) - quarter)
     result = _exp_quarter_interval16(_shl_sat16(mod_quarter, integer_bits))
     remainder = _wrap16(mod_quarter - a)
-    for k, multiplier in _EXP_POWERS:
+    for k, multiplier in EXP_POWERS:
         if integer_bits > k:
             bit = (remainder & (1 << (fraction_bits + k))) != 0
             result = np.where(bit, _mul16(result, _const16(multiplier)), result)

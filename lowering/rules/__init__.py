@@ -12,24 +12,34 @@ Importing this package imports every rule module, which registers its rules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
+from nn2tosa.ir import Value
 from nn2tosa.ir.constraints import Constraint
 from nn2tosa.ir.registry import registering
 
 from ..context import LoweringContext, float_rule_unquantized
 
-Rule = Callable[[LoweringContext], object]
+Rule = Callable[[LoweringContext], Value | list[Value]]
 RULES: dict[str, Rule] = {}
 QUANTIZED_RULES: dict[str, Rule] = {}
+R = TypeVar("R", bound=Rule)  # a rule keeps its own signature where it is called directly
 
 
 def rule(*ops: str, quantized: bool = False, constraints: Iterable[Constraint] = (),
-         checks: Iterable[Constraint] = ()) -> Callable[[Rule], Rule]:
+         checks: Iterable[Constraint] = ()) -> Callable[[R], R]:
     """Register a rule; `constraints` are evaluated before it runs, `checks` by its body
     (nn2tosa/ir/constraints.py)."""
     if quantized:
-        return registering(QUANTIZED_RULES, ops, "quantized lowering rules for", constraints, checks)
-    return registering(RULES, ops, "lowering rules for", constraints, checks)
+        register = registering(QUANTIZED_RULES, ops, "quantized lowering rules for", constraints, checks)
+    else:
+        register = registering(RULES, ops, "lowering rules for", constraints, checks)
+
+    def decorate(fn: R) -> R:
+        register(fn)
+        return fn
+
+    return decorate
 
 
 # Ops that only move stored values: their float rule is right for quantized tensors too, as long
@@ -64,6 +74,7 @@ from . import quantized  # noqa: E402,F401  (registration)
 from . import quantized_unary  # noqa: E402,F401  (registration)
 from . import quantized_movement  # noqa: E402,F401  (registration)
 from . import quantized_arith  # noqa: E402,F401  (registration)
+from . import quantized_reduce  # noqa: E402,F401  (registration)
 from . import quantized_conv  # noqa: E402,F401  (registration)
 from . import quantized_pool  # noqa: E402,F401  (registration)
 from . import quantized_resize  # noqa: E402,F401  (registration)

@@ -11,8 +11,8 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from . import rule
-from .arith import (FLOAT_TYPES, INF, UNSIGNED_WIDTH, Arith, _check_unquantized, _element, _float_arith, _from_i32,
-                    _int_operands, _nn_dtype, clamp_not_boolean, floating_point_operands, integers_fit_i32)
+from .arith import (FLOAT_TYPES, INF, UNSIGNED_WIDTH, Arith, check_unquantized, clamp_not_boolean, float_arith,
+                    floating_point_operands, from_i32, int_operands, integers_fit_i32, nn_in_dtype, operand_dtype)
 
 
 # ------------------------------------------------------------------------------ activations and clamps
@@ -27,9 +27,9 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     """min(max(x, lo), hi) on the op's operand 0 in its own type: TOSA CLAMP for floats and i8,
     i32 MAXIMUM/MINIMUM for wider or unsigned integers (CLAMP has no i32 form, and its i16 form
     would need EXT-INT16)."""
-    _check_unquantized(ctx)
+    check_unquantized(ctx)
     x = ctx.operands[0]
-    dtype, nn_dtype = _element(ctx), _nn_dtype(ctx, 0)
+    dtype, nn_dtype = operand_dtype(ctx), nn_in_dtype(ctx, 0)
     lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
     if dtype in FLOAT_TYPES:
         return ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
@@ -40,9 +40,9 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     ilo = min(ilo, ihi)  # no integer between two bounds in one unit interval
     if nn_dtype == "i8":
         return ctx.op("tosa.clamp", [x], {"min_val": ilo, "max_val": ihi})
-    (wide,) = _int_operands(ctx, "clamp")
+    (wide,) = int_operands(ctx, "clamp")
     a = Arith(ctx, "i32", ctx.type_of(wide).rank)
-    return _from_i32(ctx, a.minimum(a.maximum(wide, max(ilo, -(1 << 31))), min(ihi, (1 << 31) - 1)))
+    return from_i32(ctx, a.minimum(a.maximum(wide, max(ilo, -(1 << 31))), min(ihi, (1 << 31) - 1)))
 
 
 @rule("nn.clamp", checks=(clamp_not_boolean, integers_fit_i32))
@@ -64,13 +64,13 @@ def _negative_slope(ctx: LoweringContext, x: Value, slope: Value, strict: bool) 
 
 @rule("nn.leaky_relu", checks=(floating_point_operands,))
 def leaky_relu(ctx: LoweringContext) -> Value:
-    a = _float_arith(ctx, "leaky_relu")
+    a = float_arith(ctx, "leaky_relu")
     x = ctx.operands[0]
-    return _negative_slope(ctx, x, ctx.scalar(float(ctx.attrs["alpha"]), _element(ctx), a.rank), strict=False)
+    return _negative_slope(ctx, x, ctx.scalar(float(ctx.attrs["alpha"]), operand_dtype(ctx), a.rank), strict=False)
 
 
 @rule("nn.prelu", checks=(floating_point_operands,))
 def prelu(ctx: LoweringContext) -> Value:
-    _float_arith(ctx, "prelu")
+    float_arith(ctx, "prelu")
     x, alpha = ctx.same_rank(*ctx.operands)
     return _negative_slope(ctx, x, alpha, strict=False)

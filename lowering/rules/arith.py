@@ -206,13 +206,13 @@ ATAN_COEFFICIENTS = (-0.33333316445350647, 0.1999853104352951, -0.14244486391544
                      -0.06092337146401405)
 
 
-def _check_unquantized(ctx: LoweringContext) -> None:
+def check_unquantized(ctx: LoweringContext) -> None:
     ctx.check(float_rule_unquantized)
 
 
 def floating_point_operands(ctx: LoweringContext, what: str) -> str | None:
     """The operand is floating point (the op is computed on floats only)."""
-    if _element(ctx) not in FLOAT_TYPES:
+    if operand_dtype(ctx) not in FLOAT_TYPES:
         return f"{what} of {ctx.nn_in_types[0].dtype} tensors (floating point only)"
     return None
 
@@ -235,33 +235,33 @@ def gelu_approximation_known(ctx: LoweringContext) -> str | None:
 
 def clamp_not_boolean(ctx: LoweringContext) -> str | None:
     """A clamp's operand is not boolean."""
-    if _element(ctx) == "i1":
+    if operand_dtype(ctx) == "i1":
         return "clamp of booleans"
     return None
 
 
-def _element(ctx: LoweringContext, k: int = 0) -> str:
+def operand_dtype(ctx: LoweringContext, k: int = 0) -> str:
     return ctx.type_of(ctx.operands[k]).dtype
 
 
-def _out_dtype(ctx: LoweringContext) -> str:
+def result_dtype(ctx: LoweringContext) -> str:
     return ctx.out_types[0].dtype
 
 
-def _float_arith(ctx: LoweringContext, what: str) -> Arith:
+def float_arith(ctx: LoweringContext, what: str) -> Arith:
     """The f32 Arith of a float op (unsupported for other element types)."""
-    _check_unquantized(ctx)
+    check_unquantized(ctx)
     ctx.check(floating_point_operands, what)
-    dtype = _element(ctx)
+    dtype = operand_dtype(ctx)
     return Arith(ctx, COMPUTE_TYPE[dtype], ctx.out_types[0].rank)
 
 
-def _in_compute_type(ctx: LoweringContext, a: Arith, *xs: Value) -> list[Value]:
+def in_compute_type(ctx: LoweringContext, a: Arith, *xs: Value) -> list[Value]:
     return [ctx.cast(x, a.dtype) for x in xs]
 
 
 # ------------------------------------------------------------------------------ integer helpers
-def _nn_dtype(ctx: LoweringContext, k: int) -> str:
+def nn_in_dtype(ctx: LoweringContext, k: int) -> str:
     return ctx.nn_in_types[k].dtype
 
 
@@ -275,20 +275,20 @@ def to_i32(ctx: LoweringContext, x: Value, nn_dtype: str) -> Value:
     return wide
 
 
-def _int_operands(ctx: LoweringContext, what: str) -> list[Value]:
+def int_operands(ctx: LoweringContext, what: str) -> list[Value]:
     """The operands as i32 values (see to_i32); unsigned 32/64-bit values do not fit i32 arithmetic."""
-    _check_unquantized(ctx)
+    check_unquantized(ctx)
     ctx.check(integers_fit_i32, what)
     xs = [to_i32(ctx, x, t.dtype) for x, t in zip(ctx.operands, ctx.nn_in_types)]
     return ctx.same_rank(*xs)
 
 
-def _from_i32(ctx: LoweringContext, x: Value) -> Value:
+def from_i32(ctx: LoweringContext, x: Value) -> Value:
     """An i32 result narrowed (wrapping, as nn integer arithmetic does) to the op's result type."""
-    return ctx.cast(x, _out_dtype(ctx))
+    return ctx.cast(x, result_dtype(ctx))
 
 
-def _two_product(a: Arith, x: Value, y: Value) -> tuple[Value, Value]:
+def two_product(a: Arith, x: Value, y: Value) -> tuple[Value, Value]:
     """p + e == x * y exactly (Dekker): p = fl(x * y), e its rounding error, from Veltkamp splits
     into 12-bit halves. Operands are pre-scaled by 2^-64 when large so the split cannot overflow."""
     def split(v: Value) -> tuple[Value, Value]:

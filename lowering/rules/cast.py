@@ -7,18 +7,18 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import TOSA_ELEMENT_OF, LoweringContext, tensor
+from ..context import TOSA_ELEMENT_OF, LoweringContext
 from . import rule
-from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, _check_unquantized, _element, _from_i32, _int_operands,
-                    _nn_dtype, integers_fit_i32, to_i32)
+from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, check_unquantized, from_i32, int_operands, integers_fit_i32,
+                    nn_in_dtype, operand_dtype, to_i32)
 
 
 # ------------------------------------------------------------------------------ cast
 @rule("nn.cast")
 def cast(ctx: LoweringContext) -> Value:
     """nn.cast between any two non-quantized types TOSA can hold (see convert)."""
-    _check_unquantized(ctx)
-    return convert(ctx, ctx.operands[0], _nn_dtype(ctx, 0), tensor(ctx.nn_out_types[0]).dtype)
+    check_unquantized(ctx)
+    return convert(ctx, ctx.operands[0], nn_in_dtype(ctx, 0), ctx.nn_out_types[0].dtype)
 
 
 def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
@@ -64,7 +64,7 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
 # ------------------------------------------------------------------------------ shifts
 @rule("nn.shift_left")
 def shift_left(ctx: LoweringContext) -> Value:
-    _check_unquantized(ctx)
+    check_unquantized(ctx)
     x, amount = ctx.operands
     return ctx.binary("tosa.logical_left_shift", x, amount)
 
@@ -72,9 +72,9 @@ def shift_left(ctx: LoweringContext) -> Value:
 @rule("nn.shift_right")
 def shift_right(ctx: LoweringContext) -> Value:
     """Arithmetic for signed types, logical for unsigned ones (their bits are the same)."""
-    _check_unquantized(ctx)
+    check_unquantized(ctx)
     x, amount = ctx.operands
-    if _nn_dtype(ctx, 0) in UNSIGNED_WIDTH:
+    if nn_in_dtype(ctx, 0) in UNSIGNED_WIDTH:
         return ctx.binary("tosa.logical_right_shift", x, amount)
     return ctx.binary("tosa.arithmetic_right_shift", x, amount, attrs={"round": False})
 
@@ -82,20 +82,20 @@ def shift_right(ctx: LoweringContext) -> Value:
 # ------------------------------------------------------------------------------ sign and classification
 @rule("nn.sign", checks=(integers_fit_i32,))
 def sign(ctx: LoweringContext) -> Value:
-    _check_unquantized(ctx)
+    check_unquantized(ctx)
     x = ctx.operands[0]
-    dtype = _element(ctx)
+    dtype = operand_dtype(ctx)
     if dtype in FLOAT_TYPES:
         a = Arith(ctx, dtype, ctx.out_types[0].rank)
         return a.select(a.gt(x, 0.0), 1.0, a.select(a.lt(x, 0.0), -1.0, x))  # keeps 0, -0 and NaN
-    (wide,) = _int_operands(ctx, "sign")
+    (wide,) = int_operands(ctx, "sign")
     a = Arith(ctx, "i32", ctx.out_types[0].rank)
-    return _from_i32(ctx, a.select(a.gt(wide, 0), 1, a.select(a.lt(wide, 0), -1, 0)))
+    return from_i32(ctx, a.select(a.gt(wide, 0), 1, a.select(a.lt(wide, 0), -1, 0)))
 
 
 @rule("nn.isnan", "nn.isinf")
 def classify(ctx: LoweringContext) -> Value:
-    _check_unquantized(ctx)
+    check_unquantized(ctx)
     x = ctx.operands[0]
     t = ctx.type_of(x)
     if t.dtype not in FLOAT_TYPES:  # integers are never NaN or infinite

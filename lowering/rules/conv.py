@@ -24,7 +24,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext, constant_value, float_rule_unquantized, tensor
+from ..context import LoweringContext, constant_value, float_rule_unquantized
 from . import rule
 from .shape import concat, tosa_slice
 
@@ -152,7 +152,7 @@ def _bias(ctx: LoweringContext) -> Value | None:
 
 
 def _finish(ctx: LoweringContext, y: Value) -> Value:
-    return ctx.cast(y, tensor(ctx.out_types[0]).dtype)
+    return ctx.cast(y, ctx.out_types[0].dtype)
 
 
 # ------------------------------------------------------------------------------ rules
@@ -209,5 +209,5 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     y = convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], ctx.operands[1], _bias(ctx), dtype,
                     kernel=(kh, kw), pad=tosa_pad, stride=ctx.attrs["stride"])
     crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
-    y = slice_of(ctx, y, (0, crop_top, crop_left, 0), tensor(ctx.out_types[0]).shape)
+    y = slice_of(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
     return _finish(ctx, y)

@@ -12,8 +12,8 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext, constant_value
 from . import rule
-from .arith import (FLOAT_TYPES, Arith, _check_unquantized, _element, _float_arith, _from_i32, _in_compute_type,
-                    _int_operands, _out_dtype, _two_product, floating_point_operands, integers_fit_i32)
+from .arith import (FLOAT_TYPES, Arith, check_unquantized, float_arith, floating_point_operands, from_i32,
+                    in_compute_type, int_operands, integers_fit_i32, operand_dtype, result_dtype, two_product)
 
 
 def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | None = None) -> tuple[Value, Value]:
@@ -26,7 +26,7 @@ def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | No
         q = a.floor(q0)
     else:
         q = a.select(a.lt(q0, 0.0), a.unary("tosa.ceil", q0), a.floor(q0))
-    p, e = _two_product(a, q, y)
+    p, e = two_product(a, q, y)
     t = a.sub(x, p)
     r = a.sub(t, e)
     # whether x - p or t - e rounded (Fast2Sum error terms; both are exact when the remainder is
@@ -64,20 +64,20 @@ DIVISIONS = {"nn.floor_div": (True, 0), "nn.mod": (True, 1), "nn.fmod": (False, 
 
 @rule("nn.div", checks=(floating_point_operands, integers_fit_i32))
 def div(ctx: LoweringContext) -> Value:
-    if _element(ctx) in FLOAT_TYPES:
-        a = _float_arith(ctx, "div")
-        x, y = _in_compute_type(ctx, a, *ctx.operands)
-        return ctx.cast(a.div(x, y), _out_dtype(ctx))
-    x, y = _int_operands(ctx, "integer division")
-    return _from_i32(ctx, ctx.binary("tosa.intdiv", x, y))
+    if operand_dtype(ctx) in FLOAT_TYPES:
+        a = float_arith(ctx, "div")
+        x, y = in_compute_type(ctx, a, *ctx.operands)
+        return ctx.cast(a.div(x, y), result_dtype(ctx))
+    x, y = int_operands(ctx, "integer division")
+    return from_i32(ctx, ctx.binary("tosa.intdiv", x, y))
 
 
 @rule(*DIVISIONS, checks=(floating_point_operands, integers_fit_i32))
 def division(ctx: LoweringContext) -> Value:
     floor, which = DIVISIONS[ctx.op_name]
-    if _element(ctx) in FLOAT_TYPES:
-        a = _float_arith(ctx, ctx.op_name)
-        x, y = ctx.same_rank(*_in_compute_type(ctx, a, *ctx.operands))
+    if operand_dtype(ctx) in FLOAT_TYPES:
+        a = float_arith(ctx, ctx.op_name)
+        x, y = ctx.same_rank(*in_compute_type(ctx, a, *ctx.operands))
         q, r = _float_divmod(a, x, y, floor)
         if which == 0:
             # past 2^23 every float is an integer: the rounded quotient is the answer; so it is for
@@ -85,11 +85,11 @@ def division(ctx: LoweringContext) -> Value:
             q0 = a.div(x, y)
             result = a.select(a.both(a.lt(a.abs(q0), 2.0 ** 23), a.is_finite(r)), q, a.floor(q0))
         else:
-            steps = _reduction_steps(_element(ctx), constant_value(ctx, ctx.operands[1]))
+            steps = _reduction_steps(operand_dtype(ctx), constant_value(ctx, ctx.operands[1]))
             result = _remainder_specials(a, x, y, _large_quotient_remainder(a, x, y, r, floor, steps), floor)
-        return ctx.cast(result, _out_dtype(ctx))
-    x, y = _int_operands(ctx, ctx.op_name)
-    return _from_i32(ctx, _int_divmod(ctx, x, y, floor)[which])
+        return ctx.cast(result, result_dtype(ctx))
+    x, y = int_operands(ctx, ctx.op_name)
+    return from_i32(ctx, _int_divmod(ctx, x, y, floor)[which])
 
 
 def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: bool, steps: int) -> Value:
@@ -112,7 +112,7 @@ def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: boo
         c = a.mul(q, 4097.0 * 2.0 ** -64)  # 12 leading bits of q, scaled so that q*4097 cannot overflow
         q_hi = a.mul(a.sub(c, a.sub(c, a.mul(q, 2.0 ** -64))), 2.0 ** 64)
         q_hi = a.select(a.lt(a.abs(q), 2.0 ** 12), q, q_hi)
-        p, e = _two_product(a, q_hi, d)
+        p, e = two_product(a, q_hi, d)
         rem = a.sub(a.sub(rem, p), e)
     _, final = _float_divmod(a, rem, y, floor, sign_of=x)
     # trunc remainder keeps x's sign; a zero remainder after reduction must too
@@ -152,31 +152,31 @@ def _remainder_specials(a: Arith, x: Value, y: Value, r: Value, floor: bool) -> 
 
 @rule("nn.squared_difference", checks=(integers_fit_i32,))
 def squared_difference(ctx: LoweringContext) -> Value:
-    if _element(ctx) in FLOAT_TYPES:
-        _check_unquantized(ctx)
+    if operand_dtype(ctx) in FLOAT_TYPES:
+        check_unquantized(ctx)
         x, y = ctx.operands
         d = ctx.binary("tosa.sub", x, y)
         return ctx.mul(d, d)
-    x, y = _int_operands(ctx, "squared_difference")
+    x, y = int_operands(ctx, "squared_difference")
     d = ctx.binary("tosa.sub", x, y)
-    return _from_i32(ctx, ctx.mul(d, d))
+    return from_i32(ctx, ctx.mul(d, d))
 
 
 @rule("nn.pow", checks=(floating_point_operands, integers_fit_i32))
 def pow_(ctx: LoweringContext) -> Value:
-    if _element(ctx) not in FLOAT_TYPES:
+    if operand_dtype(ctx) not in FLOAT_TYPES:
         return _integer_pow(ctx)
-    a = _float_arith(ctx, "pow")
-    x, y = _in_compute_type(ctx, a, *ctx.operands)
+    a = float_arith(ctx, "pow")
+    x, y = in_compute_type(ctx, a, *ctx.operands)
     x, y = ctx.same_rank(x, y)
-    return ctx.cast(a.pow(x, y), _out_dtype(ctx))
+    return ctx.cast(a.pow(x, y), result_dtype(ctx))
 
 
 def _integer_pow(ctx: LoweringContext) -> Value:
     """x ** y on integers by repeated squaring in i32 (products wrap as nn's integers do); a
     negative exponent gives the truncated real power: 1 for x = 1, +-1 for x = -1, else 0. One
     squaring step per bit of the largest exponent (31, or fewer for a constant exponent)."""
-    x, y = _int_operands(ctx, "pow")
+    x, y = int_operands(ctx, "pow")
     a = Arith(ctx, "i32", ctx.type_of(x).rank)
     known = constant_value(ctx, ctx.operands[1])
     bits = 31 if known is None else max(1, int(np.max(np.abs(known.astype(np.int64)))).bit_length())
@@ -189,14 +189,14 @@ def _integer_pow(ctx: LoweringContext) -> Value:
         result = a.select(on, ctx.mul(result, base), result)
     odd = a.eq(ctx.binary("tosa.bitwise_and", y, a.v(1)), 1)
     negative_power = a.select(a.eq(x, 1), 1, a.select(a.eq(x, -1), a.select(odd, -1, 1), 0))
-    return _from_i32(ctx, a.select(a.lt(y, 0), negative_power, result))
+    return from_i32(ctx, a.select(a.lt(y, 0), negative_power, result))
 
 
 @rule("nn.square", checks=(integers_fit_i32,))
 def square(ctx: LoweringContext) -> Value:
     x = ctx.operands[0]
-    if _element(ctx) in FLOAT_TYPES:
-        _check_unquantized(ctx)
+    if operand_dtype(ctx) in FLOAT_TYPES:
+        check_unquantized(ctx)
         return ctx.mul(x, x)
-    (wide,) = _int_operands(ctx, "square")
-    return _from_i32(ctx, ctx.mul(wide, wide))
+    (wide,) = int_operands(ctx, "square")
+    return from_i32(ctx, ctx.mul(wide, wide))

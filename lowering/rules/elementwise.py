@@ -5,7 +5,7 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import LoweringContext, tensor
+from ..context import LoweringContext
 from . import rule
 
 # nn op -> TOSA op, operands in the same order (rank equalized for broadcasting)
@@ -45,7 +45,7 @@ def _apply(ctx: LoweringContext, tosa_op: str, operands: list[Value]) -> Value:
         result = ctx.binary(tosa_op, x, y)
     else:
         result = ctx.op(tosa_op, operands)
-    return ctx.cast(result, tensor(ctx.out_types[0]).dtype) if narrow else result
+    return ctx.cast(result, ctx.out_types[0].dtype) if narrow else result
 
 
 @rule(*DIRECT_BINARY)
@@ -81,7 +81,7 @@ def neg(ctx: LoweringContext) -> Value:
 
 @rule("nn.constant")
 def constant(ctx: LoweringContext) -> Value:
-    t = tensor(ctx.out_types[0])
+    t = ctx.out_types[0]
     value = ctx.attrs["value"]
     if value.dtype != t.numpy_dtype:  # narrowed at TOSA level (i64 -> i32, f64 -> f32)
         value = value.astype(t.numpy_dtype)

@@ -18,7 +18,7 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..quant import rescale
-from ..tflite_fixed import _EXP_POWERS, rounding_divide_by_pot
+from ..tflite_fixed import EXP_POWERS, rounding_divide_by_pot
 
 _ONE = 32767  # FixedPoint<int16, 0>::One()
 
@@ -108,7 +108,7 @@ def _exp_on_negative_values(f: _Int16, a: Value, integer_bits: int) -> Value:
     mod_quarter = f.wrap(f.sub(low, 1 << quarter_bits))
     result = _exp_quarter(f, f.shl_saturated(mod_quarter, integer_bits))
     remainder = f.wrap(f.sub(mod_quarter, a))
-    for k, multiplier in _EXP_POWERS:
+    for k, multiplier in EXP_POWERS:
         if integer_bits > k:
             shift = fraction_bits + k
             bit = f.sub(f.asr(remainder, shift), f.times(f.asr(remainder, shift + 1), 2))

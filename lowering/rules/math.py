@@ -20,8 +20,8 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from . import rule
-from .arith import (INF, Arith, _float_arith, _in_compute_type, _out_dtype, _two_product, floating_point_operands,
-                    gelu_approximation_known)
+from .arith import (INF, Arith, float_arith, floating_point_operands, gelu_approximation_known, in_compute_type,
+                    result_dtype, two_product)
 
 
 # ------------------------------------------------------------------------------ float functions of one operand
@@ -63,7 +63,7 @@ def _exp2(a: Arith, x: Value) -> Value:
     shift = a.select(a.gt(x, 64.0), 64.0, a.select(a.lt(x, -64.0), -64.0, 0.0))
     scale = a.select(a.gt(x, 64.0), 2.0 ** 64, a.select(a.lt(x, -64.0), 2.0 ** -64, 1.0))
     xr = a.sub(x, shift)
-    y, error = _two_product(a, xr, a.v(float(LN2)))
+    y, error = two_product(a, xr, a.v(float(LN2)))
     e = a.add(error, a.mul(xr, float(LN2_LOW)))
     r = a.mul(a.mul(a.exp(y), a.add(e, 1.0)), scale)  # 1 + e rounds by half an ulp at most
     return a.select(a.is_finite(x), r, a.select(a.gt(x, 0.0), INF, a.select(a.lt(x, 0.0), 0.0, x)))
@@ -118,23 +118,23 @@ def _atanh(a: Arith, x: Value) -> Value:
 
 @rule(*FLOAT_UNARY, checks=(floating_point_operands,))
 def float_unary(ctx: LoweringContext) -> Value:
-    a = _float_arith(ctx, ctx.op_name)
-    (x,) = _in_compute_type(ctx, a, ctx.operands[0])
-    return ctx.cast(FLOAT_UNARY[ctx.op_name](a, x), _out_dtype(ctx))
+    a = float_arith(ctx, ctx.op_name)
+    (x,) = in_compute_type(ctx, a, ctx.operands[0])
+    return ctx.cast(FLOAT_UNARY[ctx.op_name](a, x), result_dtype(ctx))
 
 
 @rule("nn.elu", checks=(floating_point_operands,))
 def elu(ctx: LoweringContext) -> Value:
-    a = _float_arith(ctx, "elu")
-    (x,) = _in_compute_type(ctx, a, ctx.operands[0])
+    a = float_arith(ctx, "elu")
+    (x,) = in_compute_type(ctx, a, ctx.operands[0])
     y = a.select(a.gt(x, 0.0), x, a.mul(a.expm1(a.minimum(x, 0.0)), float(ctx.attrs["alpha"])))
-    return ctx.cast(y, _out_dtype(ctx))
+    return ctx.cast(y, result_dtype(ctx))
 
 
 @rule("nn.gelu", constraints=(gelu_approximation_known,), checks=(floating_point_operands,))
 def gelu(ctx: LoweringContext) -> Value:
-    a = _float_arith(ctx, "gelu")
-    (x,) = _in_compute_type(ctx, a, ctx.operands[0])
+    a = float_arith(ctx, "gelu")
+    (x,) = in_compute_type(ctx, a, ctx.operands[0])
     approximate = ctx.attrs["approximate"]
     if approximate == "none":  # x * Phi(x) = x/2 (1 + erf(x / sqrt 2))
         phi = a.add(a.unary("tosa.erf", a.mul(x, 1 / math.sqrt(2))), 1.0)
@@ -144,4 +144,4 @@ def gelu(ctx: LoweringContext) -> Value:
         phi = a.add(a.unary("tosa.tanh", inner), 1.0)
     else:
         raise AssertionError(approximate)  # gelu_approximation_known
-    return ctx.cast(a.mul(a.mul(x, 0.5), phi), _out_dtype(ctx))
+    return ctx.cast(a.mul(a.mul(x, 0.5), phi), result_dtype(ctx))

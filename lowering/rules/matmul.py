@@ -90,8 +90,8 @@ def fully_connected(ctx: LoweringContext) -> Value:
     if dtype == "i8":  # plain i8: an exact i32 MATMUL product (convolution() accumulates floats only)
         y = batch_matmul(ctx, ctx.reshape(x, (1, rows, k)), rearrange(ctx, w, perm=(1, 0), shape=(1, k, o)), dtype)
         if len(ctx.operands) > 2:
-            bias = rearrange(ctx, cast(ctx, ctx.operands[2], ctx.type_of(y).dtype), shape=(1, 1, o))
-            y = ctx.op("tosa.add", [y, bias])
+            row_bias = rearrange(ctx, cast(ctx, ctx.operands[2], ctx.type_of(y).dtype), shape=(1, 1, o))
+            y = ctx.op("tosa.add", [y, row_bias])
         return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
     bias = ctx.operands[2] if len(ctx.operands) > 2 else None
     y = convolution(ctx, "tosa.conv2d", ctx.reshape(x, (1, rows, 1, k)), rearrange(ctx, w, shape=(o, 1, 1, k)), bias,

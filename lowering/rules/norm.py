@@ -13,7 +13,7 @@ import numpy as np
 
 from nn2tosa.ir import Value
 
-from ..context import LoweringContext, constant_value, float_rule_unquantized, tensor
+from ..context import LoweringContext, constant_value, float_rule_unquantized
 from . import rule
 from .arith import Arith, floating_point_operands
 from .reduce import reduce_axes
@@ -27,7 +27,7 @@ def _f32_operands(ctx: LoweringContext, what: str) -> tuple[Arith, list[Value]]:
 
 
 def _result(ctx: LoweringContext, y: Value) -> Value:
-    return ctx.cast(y, tensor(ctx.out_types[0]).dtype)
+    return ctx.cast(y, ctx.out_types[0].dtype)
 
 
 def _mean(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int]) -> Value:

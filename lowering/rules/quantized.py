@@ -158,12 +158,16 @@ def constant(ctx: LoweringContext) -> Value:
 
 @rule("nn.dequantize", quantized=True)
 def dequantize(ctx: LoweringContext) -> Value:
-    return dequantize_value(ctx, ctx.operands[0], q_in(ctx), ctx.out_types[0].dtype)
+    xq = q_in(ctx)
+    assert xq is not None, "a dequantize of unquantized data"
+    return dequantize_value(ctx, ctx.operands[0], xq, ctx.out_types[0].dtype)
 
 
 @rule("nn.quantize", quantized=True)
 def quantize(ctx: LoweringContext) -> Value:
-    return quantize_value(ctx, ctx.operands[0], q_out(ctx))
+    yq = q_out(ctx)
+    assert yq is not None, "a quantize to an unquantized type"
+    return quantize_value(ctx, ctx.operands[0], yq)
 
 
 # ------------------------------------------------------------------------------ functions of one tensor

@@ -1,5 +1,5 @@
 """Quantized lowering, part 2: elementwise arithmetic of several tensors, comparisons, select,
-reductions, softmax and batch normalization, in i32 fixed point.
+softmax and batch normalization, in i32 fixed point (reductions: quantized_reduce.py).
 
 CpuRef adds, compares, ... the float32 decodings of its operands. Here each operand x (carried,
 zero point zp, scale s) becomes an i32 `F = round((x - zp) * s / unit)` on one common `unit`
@@ -13,10 +13,6 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
   TFLite's int8 kernel under LiteRT semantics;
 - comparisons: operands quantized alike compare their integers; otherwise the F's on a unit finer
   than both scales;
-- reductions: sum and mean add (x - zp) exactly in i32 and RESCALE once (the mean divides by the
-  count there); over H and W of NHWC data the sum is a DEPTHWISE_CONV2D of ones and TFLite's mean
-  an AVG_POOL2D where that is exact (quantized_mean.py); max and min select stored integers (the
-  encoding is monotonic);
 - softmax (i8 data): d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes from a
   256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
   (CpuRef's; semantics "litert" lowers softmax, L2 normalization and division as TFLite's integer
@@ -25,9 +21,9 @@ allow (quant.fraction_bits), so the only rounding that matters is the last one:
 - prelu: both branches encoded, then SELECT, or under `--target ethos-u55|ethos-u65` the same choice
   through the sign bit (lowering/npu_target.py).
 
-Under LiteRT semantics (lowering/semantics.py) add, sub, mul, sum and mean follow TFLite's integer
-kernels instead: their multipliers (QuantizeMultiplier) and MultiplyByQuantizedMultiplier's two
-roundings (RESCALE DOUBLE_ROUND); see `_tflite_add`, `tflite_mean_multiplier`.
+Under LiteRT semantics (lowering/semantics.py) add, sub and mul follow TFLite's integer kernels
+instead: their multipliers (QuantizeMultiplier) and MultiplyByQuantizedMultiplier's two roundings
+(RESCALE DOUBLE_ROUND); see `_tflite_add`.
 """
 from __future__ import annotations
 
@@ -46,9 +42,6 @@ from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
 from . import quantized_litert, rule
 from .quantized import (float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)
-from .quantized_mean import mean_as_avg_pool, spatial_sum
-from .reduce import reduce_axes
-from .shape import slice_axis
 
 
 # ------------------------------------------------------------------------------ common-unit operands
@@ -83,20 +76,6 @@ def product_fits_i32(ctx: LoweringContext, qs: Sequence[QInfo]) -> str | None:
     return None
 
 
-def sum_fits_i32(ctx: LoweringContext, span: int, count: int) -> str | None:
-    """A quantized sum or mean adds few enough values that their sum fits i32 (span * count < 2^30)."""
-    if span * count >= 1 << 30:
-        return f"the quantized sum does not fit i32 ({count} values of span {span})"
-    return None
-
-
-def product_shift_in_range(ctx: LoweringContext, exponent: int) -> str | None:
-    """Under litert semantics, a quantized reduce_prod's scaling exponent gives a TOSA MUL shift of 1 to 63."""
-    if not 1 <= 15 - exponent <= 63:
-        return f"the quantized product's scaling exponent {exponent} is out of TOSA MUL's shifts"
-    return None
-
-
 def statistics_finite(ctx: LoweringContext, a: np.ndarray, b: np.ndarray) -> str | None:
     """A quantized batch norm's folded statistics (scale and offset per channel) are finite."""
     if not (np.isfinite(a).all() and np.isfinite(b).all()):  # no fixed-point form (a damaged file's statistics)
@@ -108,7 +87,7 @@ ADDITIVE = {"nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maxi
 
 
 @rule(*ADDITIVE, quantized=True, checks=(operands_all_quantized,))
-def additive(ctx: LoweringContext) -> Value:
+def additive(ctx: LoweringContext) -> Value | list[Value]:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
@@ -151,7 +130,8 @@ def _tflite_add(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], 
     else:
         terms = [requantize_like_tflite(ctx, _shifted(ctx, x, q, left_shift), m, e, I32)
                  for x, q, (m, e) in zip(xs, qs, multipliers)]
-    total = ctx.binary(ADDITIVE[ctx.op_name], *terms)
+    first, second = terms
+    total = ctx.binary(ADDITIVE[ctx.op_name], first, second)
     return requantize_like_tflite(ctx, total, *out_multiplier, yq)
 
 
@@ -190,7 +170,7 @@ I32 = QInfo("i32", (1.0,), (0,), None)
 
 
 @rule("nn.mul", quantized=True, checks=(operands_all_quantized, product_fits_i32))
-def mul(ctx: LoweringContext) -> Value:
+def mul(ctx: LoweringContext) -> Value | list[Value]:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
@@ -210,7 +190,7 @@ SQUARE_FRACTION_BITS = 8
 
 
 @rule("nn.squared_difference", quantized=True, checks=(operands_all_quantized,))
-def squared_difference(ctx: LoweringContext) -> Value:
+def squared_difference(ctx: LoweringContext) -> Value | list[Value]:
     xs, qs = _operands(ctx)
     yq = q_out(ctx)
     if yq is None:
@@ -221,7 +201,8 @@ def squared_difference(ctx: LoweringContext) -> Value:
     return _squared_difference_exact(ctx, xs, qs, yq)
 
 
-def _squared_difference_exact(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value:
+def _squared_difference_exact(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo],
+                              yq: QInfo) -> Value | list[Value]:
     """CpuRef's float32 (sa*A - sb*B)**2 / sy rounded (A, B: the inputs minus their zero points),
     from exact i32 terms: sa**2/sy * A*A - 2*sa*sb/sy * A*B + sb**2/sy * B*B, each RESCALEd to
     p fraction bits of an output step before they are added (an error below 1.5 * 2**-p of a step).
@@ -258,7 +239,8 @@ def _squared_difference_tflite(ctx: LoweringContext, xs: Sequence[Value], qs: Se
     twice_max = 2.0 * max(q.scale for q in qs)
     scaled = [rescale(ctx, widen(ctx, x, q, float(1 << TFLITE_LEFT_SHIFT)), q.scale / twice_max, "i32")
               for x, q in zip(xs, qs)]
-    d = ctx.binary("tosa.sub", *scaled)
+    a, b = scaled
+    d = ctx.binary("tosa.sub", a, b)
     factor = twice_max * twice_max / ((1 << 2 * TFLITE_LEFT_SHIFT) * yq.scale)
     return rescale(ctx, ctx.mul(d, d), factor, yq.dtype, out_zp=yq.zero_point)
 
@@ -268,7 +250,7 @@ DIVISION_FRACTION_BITS = 10
 
 
 @rule("nn.div", quantized=True, checks=(operands_all_quantized,))
-def div(ctx: LoweringContext) -> Value:
+def div(ctx: LoweringContext) -> Value | list[Value]:
     """round(A * K / B) for A = a - zpa, B = b - zpb, K = sa / (sb * sy): the numerator A * K * 2**p
     (one RESCALE), INTDIV by B (truncating: an error below 2**-p of an output step), one RESCALE by
     2**-p. Division by zero gives what CpuRef's float division encodes: the saturated extreme of the
@@ -335,6 +317,7 @@ def prelu(ctx: LoweringContext) -> Value:
     `--target ethos-u55|ethos-u65`, the same choice through x - zp's sign bit)."""
     (x, alpha), (xq, aq) = _operands(ctx)
     yq = q_out(ctx)
+    assert yq is not None, "a quantized prelu with an unquantized result is not lowered"
     require_per_tensor(ctx, yq)
     xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
     negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq, max_abs=xq.span * aq.span)
@@ -352,7 +335,7 @@ def prelu(ctx: LoweringContext) -> Value:
 
 
 @rule("nn.select", quantized=True)
-def select(ctx: LoweringContext) -> Value:
+def select(ctx: LoweringContext) -> Value | list[Value]:
     cond, x, y = ctx.operands
     yq = q_out(ctx)
     xq, zq = q_in(ctx, 1), q_in(ctx, 2)
@@ -363,97 +346,6 @@ def select(ctx: LoweringContext) -> Value:
     return ctx.op("tosa.select", ctx.same_rank(cond, x, y))
 
 
-# ------------------------------------------------------------------------------ reductions
-def _keep_dims_result(ctx: LoweringContext, y: Value) -> Value:
-    return ctx.reshape(y, ctx.out_types[0].shape)
-
-
-@rule("nn.reduce_sum", "nn.reduce_mean", quantized=True, checks=(sum_fits_i32,))
-def reduce_sum(ctx: LoweringContext) -> Value:
-    xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, xq, yq)
-    x = ctx.operands[0]
-    axes = [int(a) for a in ctx.attrs["axes"]]
-    count = math.prod(ctx.type_of(x).shape[a] for a in axes)
-    ctx.check(sum_fits_i32, xq.span, count)
-    mean = ctx.op_name == "nn.reduce_mean"
-    if ctx.semantics == "litert" and mean:
-        multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count)
-        pooled = mean_as_avg_pool(ctx, x, xq, yq, axes, multiplier, exponent)
-        if pooled is not None:
-            return _keep_dims_result(ctx, pooled)
-    # over H and W a DEPTHWISE_CONV2D of ones (what NPU compilers map), else REDUCE_SUMs
-    total = spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
-    if ctx.semantics == "litert" and mean:
-        return _keep_dims_result(ctx, requantize_like_tflite(ctx, total, multiplier, exponent, yq))
-    # CpuRef's sum, and LiteRT's: its SUM kernel (the builtin one; the reference kernel reads int8
-    # data as uint8) rounds sum * s_in / s_out half away from zero
-    factor = xq.scale / yq.scale / (count if mean else 1)
-    return _keep_dims_result(ctx, narrow(ctx, total, factor, yq, max_abs=xq.span * count, halves_away=True,
-                                         rounding="SINGLE_ROUND"))
-
-
-def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
-    """TFLite's multiplier for a sum (count 1) or a mean of `count` elements (QuantizedMeanOrSum):
-    QuantizeMultiplier(s_in / s_out), then for a mean the multiplier times 2**k / count truncated,
-    k = floor(log2 count) limited to 32 and to 31 + exponent, and the exponent lowered by k. That
-    truncated quotient is not the rounded s_in / (count * s_out): results differ near halves."""
-    multiplier, exponent = quantize_multiplier(ratio)
-    if count <= 1:
-        return multiplier, exponent
-    k = min(count.bit_length() - 1, 32, 31 + exponent)
-    return (multiplier << k) // count, exponent - k
-
-
-@rule("nn.reduce_max", "nn.reduce_min", quantized=True)
-def reduce_extremum(ctx: LoweringContext) -> Value:
-    xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, xq, yq)
-    op = "tosa.reduce_max" if ctx.op_name == "nn.reduce_max" else "tosa.reduce_min"
-    y = reduce_axes(ctx, ctx.operands[0], op, ctx.attrs["axes"])
-    return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
-
-
-@rule("nn.reduce_prod", quantized=True, checks=(product_shift_in_range,))
-def reduce_prod(ctx: LoweringContext) -> Value:
-    """cpuref: in f32 as CpuRef computes it. litert: TFLite's QuantizedReduceProd, a chain in the
-    input's element order: p = x0 - zp, then p = round(p * (xi - zp) * r / 2**t) for each next
-    element, and round(p * r / 2**t) + zp_out at the end, with (r, t) the 16-bit reduced form
-    MultiplyByQuantizedMultiplier takes for an int64 value of the multiplier of
-    s_in / s_out**(1 / n). Each step is a TOSA MUL with shift t (its 64-bit product, half up)."""
-    xq, yq = q_in(ctx), q_out(ctx)
-    if ctx.semantics != "litert" or xq is None or yq is None or xq.offset or xq.dtype not in ("i8", "i16"):
-        return float_fallback(ctx)  # TFLite's integer product takes int8 and int16 data only
-    require_per_tensor(ctx, xq, yq)
-    x = ctx.operands[0]
-    shape = ctx.type_of(x).shape
-    axes = sorted(set(int(a) % len(shape) for a in ctx.attrs["axes"]))
-    kept = [d for d in range(len(shape)) if d not in axes]
-    n = math.prod(shape[a] for a in axes)
-    # the reduced elements of each output, last axis, in TFLite's (row-major) order
-    x = ctx.reshape(ctx.transpose(x, kept + axes), [*(shape[d] for d in kept), n])
-    multiplier, exponent = quantize_multiplier(xq.scale / math.pow(yq.scale, 1.0 / n))
-    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
-    shift = 15 - exponent
-    ctx.check(product_shift_in_range, exponent)
-    rank = len(kept) + 1
-    shift_operand = ctx.const(np.array([shift], np.int8), "i8")
-    r = ctx.scalar(reduced, "i32", rank)
-
-    def scaled_mul(a: Value, b: Value) -> Value:
-        return ctx.op("tosa.mul", [*ctx.same_rank(a, b), shift_operand])
-
-    product = widen(ctx, slice_axis(ctx, x, rank - 1, 0, 1), xq)
-    for i in range(1, n):
-        product = scaled_mul(product, ctx.mul(widen(ctx, slice_axis(ctx, x, rank - 1, i, 1), xq), r))
-    y = ctx.binary("tosa.add", scaled_mul(product, r), ctx.scalar(yq.zero_point, "i32", rank))
-    return _keep_dims_result(ctx, saturate_to(ctx, y, yq.dtype))
-
-
 # ------------------------------------------------------------------------------ softmax
 def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
     """k for exp values e <= 2**k: 2 * e / s_out + sum(e) (at most count * 2**k) stays in i32."""
@@ -461,7 +353,7 @@ def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
 
 
 @rule("nn.softmax", quantized=True)
-def softmax(ctx: LoweringContext) -> Value:
+def softmax(ctx: LoweringContext) -> Value | list[Value]:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
         return float_fallback(ctx)
@@ -502,7 +394,7 @@ def softmax(ctx: LoweringContext) -> Value:
 
 
 @rule("nn.l2_normalize", quantized=True)
-def l2_normalize(ctx: LoweringContext) -> Value:
+def l2_normalize(ctx: LoweringContext) -> Value | list[Value]:
     """TFLite's integer kernel under semantics "litert" (int8 / uint8 data); CpuRef's float32 otherwise."""
     xq, yq = q_in(ctx), q_out(ctx)
     if ctx.semantics == "litert" and xq is not None and yq is not None and not (xq.per_axis or yq.per_axis):
@@ -515,7 +407,7 @@ def l2_normalize(ctx: LoweringContext) -> Value:
 
 # ------------------------------------------------------------------------------ batch normalization
 @rule("nn.batch_norm", quantized=True, checks=(statistics_finite,))
-def batch_norm(ctx: LoweringContext) -> Value:
+def batch_norm(ctx: LoweringContext) -> Value | list[Value]:
     """y = a_c * x + b_c per channel (a_c = gamma / sqrt(var + eps), b_c = beta - mean * a_c, from
     constant statistics): RESCALE per channel of +-(x - zp) to 2**p output units, plus round(b_c /
     s_out * 2**p), then one RESCALE by 2**-p."""
@@ -523,10 +415,12 @@ def batch_norm(ctx: LoweringContext) -> Value:
     xq, yq = q_in(ctx), q_out(ctx)
     rank = ctx.type_of(x).rank
     axis = int(ctx.attrs["axis"])
+    if xq is None or yq is None:
+        return float_fallback(ctx)
     stats = []
     for k in range(1, 5):
         array = constant_value(ctx, ctx.operands[k])
-        if array is None or xq is None or yq is None:
+        if array is None:
             return float_fallback(ctx)
         q = q_in(ctx, k)
         stats.append(array.astype(np.float64) if q is None else

@@ -23,9 +23,9 @@ from ..npu_target import choose
 from ..quant import QInfo, narrow, rescale
 from . import rule
 from .quantized import float_fallback, q_in, q_out, require_per_tensor
-from .quantized_conv_npu import _subsample_first, _upsample_then_convolve
-from .quantized_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, _bias_in_accumulator, _out_channel_scales,
-                                    _weights, convolution_quantized_both_ends, matmul_operand_types,
+from .quantized_conv_npu import subsample_first, upsample_then_convolve
+from .quantized_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
+                                    convolution_quantized_both_ends, matmul_operand_types, out_channel_scales,
                                     quantized_convolution)
 from .shape import tosa_slice
 
@@ -49,18 +49,18 @@ def _windows(kernel: Sequence[int], dilation: Sequence[int]) -> list[int]:
 @rule("nn.conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
 def conv2d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
-    w, wq = _weights(ctx)
+    w, wq = constant_weights(ctx)
     o, kh, kw, per_group = w.shape
     groups = int(ctx.attrs["groups"])
-    acc_scales = xq.scale * _out_channel_scales(wq, o)
-    bias = _bias_in_accumulator(ctx, acc_scales)
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
     out_scales = acc_scales / yq.scale
     attrs = _window_attrs(ctx)
     window = _windows((kh, kw), attrs["dilation"])
     x = ctx.operands[0]
     if groups == 1:
         if window == [1, 1]:
-            x, attrs = _subsample_first(ctx, x, xq, attrs)
+            x, attrs = subsample_first(ctx, x, xq, attrs)
         return quantized_convolution(ctx, "tosa.conv2d", x, xq, w, wq, bias, out_scales, yq, (1, 2, 3), attrs, window)
     if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
         dw = np.ascontiguousarray(w.reshape(groups, o // groups, kh, kw).transpose(2, 3, 0, 1))
@@ -80,16 +80,16 @@ def conv2d(ctx: LoweringContext) -> Value:
 @rule("nn.depthwise_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
 def depthwise_conv2d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
-    w, wq = _weights(ctx)
+    w, wq = constant_weights(ctx)
     kh, kw, c, m = w.shape
     if wq.axis is None or len(wq.scales) == 1:
-        weight_scales = _out_channel_scales(wq, c * m)
+        weight_scales = out_channel_scales(wq, c * m)
     elif wq.axis == 2:
-        weight_scales = _out_channel_scales(wq, c * m, repeat=m)
+        weight_scales = out_channel_scales(wq, c * m, repeat=m)
     else:
-        weight_scales = _out_channel_scales(wq, c * m, tile=c)
+        weight_scales = out_channel_scales(wq, c * m, tile=c)
     acc_scales = xq.scale * weight_scales
-    bias = _bias_in_accumulator(ctx, acc_scales)
+    bias = bias_in_accumulator(ctx, acc_scales)
     attrs = _window_attrs(ctx)
     # the accumulator bound sums over the window of each (c, m) output channel
     return quantized_convolution(ctx, "tosa.depthwise_conv2d", ctx.operands[0], xq, w, wq, bias,
@@ -99,10 +99,10 @@ def depthwise_conv2d(ctx: LoweringContext) -> Value:
 @rule("nn.conv3d", quantized=True, checks=CONVOLUTION_CHECKS)
 def conv3d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
-    w, wq = _weights(ctx)
+    w, wq = constant_weights(ctx)
     o, kd, kh, kw, _ = w.shape
-    acc_scales = xq.scale * _out_channel_scales(wq, o)
-    bias = _bias_in_accumulator(ctx, acc_scales)
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
     attrs = _window_attrs(ctx)
     return quantized_convolution(ctx, "tosa.conv3d", ctx.operands[0], xq, w, wq, bias, acc_scales / yq.scale, yq,
                                  (1, 2, 3, 4), attrs, _windows((kd, kh, kw), attrs["dilation"]))
@@ -111,16 +111,16 @@ def conv3d(ctx: LoweringContext) -> Value:
 @rule("nn.transpose_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
 def transpose_conv2d(ctx: LoweringContext) -> Value:
     xq, yq = _conv_quants(ctx)
-    w, wq = _weights(ctx)
+    w, wq = constant_weights(ctx)
     o, kh, kw, _ = w.shape
-    acc_scales = xq.scale * _out_channel_scales(wq, o)
-    bias = _bias_in_accumulator(ctx, acc_scales)
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
     out_pad = list(ctx.attrs["out_pad"])
     # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
     tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
     attrs = {"stride": list(ctx.attrs["stride"]), "out_pad": tosa_pad}
     if xq.dtype == "i8" and choose(ctx, "transpose_conv") == "upsample_then_conv2d":
-        y = _upsample_then_convolve(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
+        y = upsample_then_convolve(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
     else:
         y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias,
                                   acc_scales / yq.scale, yq, (1, 2, 3), attrs)
@@ -132,10 +132,10 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
 def fully_connected(ctx: LoweringContext) -> Value:
     """x [..., K] times W^T [K, O]: a 1x1 conv2d of [rows, 1, 1, K] with [O, 1, 1, K] weights."""
     xq, yq = _conv_quants(ctx)
-    w, wq = _weights(ctx)
+    w, wq = constant_weights(ctx)
     o, k = w.shape
-    acc_scales = xq.scale * _out_channel_scales(wq, o)
-    bias = _bias_in_accumulator(ctx, acc_scales)
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
     x = ctx.operands[0]
     rows = ctx.type_of(x).num_elements // k
     attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
@@ -148,7 +148,7 @@ def fully_connected(ctx: LoweringContext) -> Value:
 
 
 @rule("nn.matmul", quantized=True, checks=(matmul_operand_types,))
-def matmul(ctx: LoweringContext) -> Value:
+def matmul(ctx: LoweringContext) -> Value | list[Value]:
     """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
     aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
     if aq is None or bq is None or yq is None:

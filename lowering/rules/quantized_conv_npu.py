@@ -1,7 +1,7 @@
 """The quantized convolution forms a `--target ethos-u*` preset asks for (lowering/npu_target.py:
 `choose`), because Vela maps them better than the plain TOSA convolution: a strided 1x1 convolution
-as a subsample then stride 1 (`_subsample_first`), a transposed convolution as a stride-1 CONV2D of
-its input spread out by the stride (`_upsample_then_convolve`, `_spread`; the bilinear upscale of
+as a subsample then stride 1 (`subsample_first`), a transposed convolution as a stride-1 CONV2D of
+its input spread out by the stride (`upsample_then_convolve`, `spread_by_stride`; the bilinear upscale of
 quantized_resize spreads its input the same way).
 """
 from __future__ import annotations
@@ -16,16 +16,16 @@ from ..context import LoweringContext
 from ..npu_target import choose
 from ..quant import QInfo, rescale
 from .conv import fit_windows
-from .quantized_convolution import _widen_rather_than_trim, quantized_convolution
+from .quantized_convolution import quantized_convolution, widen_rather_than_trim
 
 
-def _subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> tuple[Value, dict]:
+def subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> tuple[Value, dict]:
     """A strided 1x1 convolution of int8 data whose windows do not tile the width (ResNet's stride-2
     1x1 convolutions on even sizes) as a subsample of the input, then a stride-1 convolution, where the
     --target preset asks for it: the subsample is a DEPTHWISE_CONV2D of weight 1 at the window's
     first tap (zero points 0: the accumulator is the stored integer) and a RESCALE by 1 (multiplier
     2**30, shift 30: exact), so it computes the very integers it reads. Its windows tile as the
-    convolution's would (`_widen_rather_than_trim`, `fit_windows`), and the same subsample of the
+    convolution's would (`widen_rather_than_trim`, `fit_windows`), and the same subsample of the
     same input merges (cse) when several convolutions read it. Returns the convolution's input and
     attributes (unchanged elsewhere)."""
     stride = attrs["stride"]
@@ -34,7 +34,7 @@ def _subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> 
     channels = ctx.type_of(x).shape[3]
     one_hot = np.ones((1, 1, channels, 1), np.int8)
     sub_attrs = {"stride": list(stride), "pad": [0, 0, 0, 0], "dilation": [1, 1]}
-    one_hot, window = _widen_rather_than_trim(ctx, "tosa.depthwise_conv2d", x, one_hot, 0, [1, 1], sub_attrs)
+    one_hot, window = widen_rather_than_trim(ctx, "tosa.depthwise_conv2d", x, one_hot, 0, [1, 1], sub_attrs)
     if window == [1, 1] or choose(ctx, "strided_pointwise_conv_untiled") != "subsample_first":
         return x, attrs
     x, sub_attrs["pad"], _ = fit_windows(ctx, x, window, stride, sub_attrs["pad"])
@@ -44,7 +44,7 @@ def _subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> 
     return rescale(ctx, picked, 1.0, "i8"), {**attrs, "stride": [1, 1]}
 
 
-def _upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo, bias: np.ndarray,
+def upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo, bias: np.ndarray,
                             out_scales: np.ndarray, yq: QInfo, stride: list[int], out_pad: list[int]) -> Value:
     """A transposed convolution as the stride-1 CONV2D of its input spread out by the stride, where the
     --target preset asks for it: Vela fuses no RESCALE but a unit one into a TRANSPOSE_CONV2D (its
@@ -55,7 +55,7 @@ def _upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: 
     transposed convolution's sum over input rows i and taps k with o = s i + k + out_pad_top is then
     the correlation of the spread rows with the flipped kernel, padded by K - 1 + out_pad at each end
     (0 or more: the rule keeps out_pad > -K). Padding adds nothing, as the zero point does."""
-    x = _spread(ctx, ctx.operands[0], stride, xq.zero_point)
+    x = spread_by_stride(ctx, ctx.operands[0], stride, xq.zero_point)
     _, kh, kw, _ = w.shape
     pads = [k - 1 + p for k, p in zip((kh, kh, kw, kw), out_pad)]
     attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
@@ -63,7 +63,7 @@ def _upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: 
                                  out_scales, yq, (1, 2, 3), attrs, [kh, kw])
 
 
-def _spread(ctx: LoweringContext, x: Value, stride: Sequence[int], zero_point: int) -> Value:
+def spread_by_stride(ctx: LoweringContext, x: Value, stride: Sequence[int], zero_point: int) -> Value:
     """int8 x spread out by the stride: x[i, j] at (s_y i, s_x j), `zero_point` between (output
     (h - 1) s_y + 1 rows). A TRANSPOSE_CONV2D of identity 1x1 weights with that input zero point gives
     x - zp on the grid and 0 between; a RESCALE by 1 (2**30 >> 30: exact) adds zp back, and Vela fuses

@@ -17,7 +17,7 @@ where its float sum lands within rounding error of a half.
   are rounded off), then to the output by a 32-bit multiplier: i48 RESCALE only takes 16-bit
   multipliers, which would round the output scale to 15 bits.
 - windows that do not tile the padded width grow taps of weight zero point rather than slicing the
-  input (`_widen_rather_than_trim`).
+  input (`widen_rather_than_trim`).
 """
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ CONVOLUTION_CHECKS = (convolution_quantized_both_ends, constant_quantized_weight
 
 
 # ------------------------------------------------------------------------------ operands
-def _weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
+def constant_weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
     w = constant_value(ctx, ctx.operands[k])
     wq = q_in(ctx, k)
     ctx.check(constant_quantized_weights, w, wq)
@@ -122,7 +122,7 @@ def _weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
     return w, wq
 
 
-def _out_channel_scales(wq: QInfo, channels: int, repeat: int = 1, tile: int = 1) -> np.ndarray:
+def out_channel_scales(wq: QInfo, channels: int, repeat: int = 1, tile: int = 1) -> np.ndarray:
     """Weight scale of every output channel (per-axis scales repeated/tiled for depthwise)."""
     scales = np.asarray(wq.scales, np.float64)
     if scales.size == 1:
@@ -133,7 +133,7 @@ def _out_channel_scales(wq: QInfo, channels: int, repeat: int = 1, tile: int = 1
     return scales
 
 
-def _bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.ndarray:
+def bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.ndarray:
     """The bias as integers of the accumulator (scale s_x * s_w[c]), int64; zeros without one."""
     channels = acc_scales.size
     if len(ctx.operands) < 3:
@@ -191,7 +191,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     attrs = dict(attrs)
     extra: list[int] = []
     if window is not None:
-        w, window = _widen_rather_than_trim(ctx, op, x, w, wq.zero_points[0], window, attrs)
+        w, window = widen_rather_than_trim(ctx, op, x, w, wq.zero_points[0], window, attrs)
         x, attrs["pad"], extra = fit_windows(ctx, x, window, attrs["stride"], attrs["pad"])
     acc_type = ACCUMULATOR[xq.dtype]
     attrs["acc_type"] = acc_type
@@ -234,7 +234,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
 _KERNEL_WIDTH_AXIS = {"tosa.conv2d": 2, "tosa.depthwise_conv2d": 1}
 
 
-def _widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarray, weight_zp: int,
+def widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarray, weight_zp: int,
                             window: Sequence[int], attrs: dict) -> tuple[np.ndarray, list[int]]:
     """TOSA needs the windows to tile the padded width exactly; the columns past the last window
     that the trailing padding cannot absorb (`fit_windows` would slice them off the input) become

@@ -13,11 +13,13 @@ nn.quantize with `Island.rule` and skips the island's interior ops, which the lo
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from nn2tosa.ir import Graph, TensorType, Value, op_def
+from nn2tosa.ir import Graph, TensorType, Type, Value, op_def
 
 from ..context import LoweringContext
 from ..quant import QInfo, qinfo
@@ -27,6 +29,9 @@ from .quantized import lookup
 # booleans of comparisons and selects
 _ISLAND_TYPES = ("f32", "i1")
 
+# one float op of an island: op, attrs, operands (island values or scalar constants), result, dtype
+Step = tuple[str, dict[str, Any], list[Value | np.ndarray], Value, str]
+
 
 @dataclass
 class Island:
@@ -35,11 +40,11 @@ class Island:
 
     root: int
     end: int
-    steps: list[tuple[str, dict, list[Value | np.ndarray], Value, str]]  # op, attrs, operands, result, dtype
+    steps: list[Step]
     result: Value  # the value nn.quantize encodes
+    xq: QInfo  # the root's operand
+    yq: QInfo  # the end's result
     interior: set[int] = field(default_factory=set)  # ops the lookup replaces (root included when unused)
-    xq: QInfo | None = None
-    yq: QInfo | None = None
     round_first: bool = False  # the end is nn.cast to an integer type: round half to even first
 
     def function(self, real: np.ndarray) -> np.ndarray:
@@ -48,13 +53,16 @@ class Island:
         values: dict[Value, np.ndarray] = {Value(self.root, 0): np.asarray(real, np.float32)}
         for op, attrs, operands, result, dtype in self.steps:
             args = [values[o] if isinstance(o, Value) else o for o in operands]
+            d = op_def(op)
+            assert d is not None and d.fold is not None, op  # (_elementwise_float admits ops with a folder)
             with np.errstate(all="ignore"):
-                out = op_def(op).fold(dict(attrs), args, [TensorType(np.shape(real), dtype)])
+                out = d.fold(dict(attrs), args, [TensorType(np.shape(real), dtype)])
+            assert out is not None, f"{op} did not fold"
             values[result] = np.asarray(out[0])
         y = values[self.result].astype(np.float32)
         return np.round(y) if self.round_first else y
 
-    def rule(self, graph: Graph):
+    def rule(self, graph: Graph) -> Callable[[LoweringContext], Value]:
         def lower(ctx: LoweringContext) -> Value:
             return lookup(ctx, graph.operand(self.root, 0), self.function, self.xq, self.yq)
 
@@ -64,7 +72,7 @@ class Island:
 def _scalar_constant(graph: Graph, v: Value) -> bool:
     if graph.op(v.node) != "nn.constant":
         return False
-    t = graph.type_of(v)
+    t = graph.tensor_type(v)
     return t.quant is None and t.num_elements == 1 and t.dtype in _ISLAND_TYPES
 
 
@@ -73,10 +81,10 @@ def _elementwise_float(graph: Graph, node: int, shape: tuple[int, ...]) -> bool:
     if d is None or d.fold is None or "elementwise" not in d.traits or len(graph.types(node)) != 1:
         return False
     t = graph.types(node)[0]
-    return t.quant is None and t.dtype in _ISLAND_TYPES and tuple(t.shape) == shape
+    return isinstance(t, TensorType) and t.quant is None and t.dtype in _ISLAND_TYPES and tuple(t.shape) == shape
 
 
-def _per_tensor_carrier(t) -> QInfo | None:
+def _per_tensor_carrier(t: Type) -> QInfo | None:
     if not isinstance(t, TensorType) or t.quant is None:
         return None
     try:
@@ -93,7 +101,7 @@ def _end_encoding(graph: Graph, node: int) -> tuple[QInfo, bool] | None:
     if graph.op(node) == "nn.quantize":
         q = _per_tensor_carrier(t)
         return None if q is None else (q, False)
-    if graph.op(node) == "nn.cast" and t.quant is None and t.dtype in ("i8", "i16", "i32"):
+    if graph.op(node) == "nn.cast" and isinstance(t, TensorType) and t.quant is None and t.dtype in ("i8", "i16", "i32"):
         return QInfo(t.dtype, (1.0,), (0,), None), True
     return None
 
@@ -106,13 +114,14 @@ def find_islands(graph: Graph) -> dict[int, Island]:
         if graph.op(root) != "nn.dequantize":
             continue
         xq = _per_tensor_carrier(graph.type_of(graph.operand(root, 0)))
-        shape = tuple(graph.types(root)[0].shape)
-        if xq is None or graph.types(root)[0].dtype != "f32":
+        root_type = graph.tensor_type(Value(root, 0))
+        shape = tuple(root_type.shape)
+        if xq is None or root_type.dtype != "f32":
             continue
         # grow the island: ops whose operands are all island values or scalar constants
         members: set[int] = set()
         frontier = [Value(root, 0)]
-        ends: list[int] = []
+        ends: dict[int, tuple[QInfo, bool]] = {}  # island ends and how they encode (_end_encoding)
         values = {Value(root, 0)}
         while frontier:
             v = frontier.pop()
@@ -123,8 +132,9 @@ def find_islands(graph: Graph) -> dict[int, Island]:
                 operands = graph.operands(node)
                 if not all(o in values or _scalar_constant(graph, o) for o in operands):
                     continue
-                if _end_encoding(graph, node) is not None:
-                    ends.append(node)
+                encoding = _end_encoding(graph, node)
+                if encoding is not None:
+                    ends[node] = encoding
                 elif _elementwise_float(graph, node, shape):
                     members.add(node)
                     values.add(Value(node, 0))
@@ -141,15 +151,15 @@ def find_islands(graph: Graph) -> dict[int, Island]:
         if not root_private:  # its other readers lower it on its own: the island reads a private copy
             root, root_private = _private_copy(graph, root, inside), True
             values = {Value(root, 0)} | {Value(m, 0) for m in members}
-        steps = []
+        steps: list[Step] = []
         for node in order:
-            operands = [o if o in values else np.asarray(graph.attrs(o.node)["value"]).reshape(())
-                        for o in graph.operands(node)]
-            steps.append((graph.op(node), dict(graph.attrs(node)), operands, Value(node, 0), graph.types(node)[0].dtype))
+            inputs: list[Value | np.ndarray] = [o if o in values else np.asarray(graph.attrs(o.node)["value"]).reshape(())
+                                                for o in graph.operands(node)]
+            steps.append((graph.op(node), dict(graph.attrs(node)), inputs, Value(node, 0),
+                          graph.tensor_type(Value(node, 0)).dtype))
         interior = set(members) | ({root} if root_private else set())
-        for end in ends:
-            yq, rounding = _end_encoding(graph, end)
-            islands[end] = Island(root, end, steps, graph.operand(end, 0), interior, xq, yq, rounding)
+        for end, (yq, rounding) in ends.items():
+            islands[end] = Island(root, end, steps, graph.operand(end, 0), xq, yq, interior, rounding)
     return islands
 
 

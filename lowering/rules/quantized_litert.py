@@ -20,6 +20,7 @@ as CpuRef computes.
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
 
@@ -94,10 +95,10 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
     # bytes are stored minus 128 and the 128s come back as one constant
     e = _mul(ctx, _pot(ctx, ctx.op("tosa.table", [k, ctx.const((exps >> 24).astype(np.int8), "i8")]), 0),
              _scalar(ctx, 1 << 24, d))
-    for shift in (16, 8, 0):
-        byte = ((exps >> shift) & 0xFF) - 128
+    for bits in (16, 8, 0):
+        byte = ((exps >> bits) & 0xFF) - 128
         part = ctx.op("tosa.table", [k, ctx.const(byte.astype(np.int8), "i8")])
-        e = ctx.binary("tosa.add", e, _pot(ctx, part, shift))
+        e = ctx.binary("tosa.add", e, _pot(ctx, part, bits))
     e = ctx.binary("tosa.add", e, _scalar(ctx, 128 * ((1 << 16) + (1 << 8) + 1), e))  # Q0.31
     total = ctx.op("tosa.reduce_sum", [_pot(ctx, e, -12)], {"axis": axis})  # Q12.19
     scale, headroom = _reciprocal(ctx, total)
@@ -173,8 +174,8 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
     # x = sum - 1 in Q0.15, recentred from [0, 65535] to int16 (saturating)
     fraction = ctx.binary("tosa.add", _pot(ctx, normalized, -14), _scalar(ctx, -(1 << 15) - (1 << 16), normalized))
     reciprocal = _lookup(ctx, _pot(ctx, fraction, 0, "i16"), _one_over_one_plus_x_table())
-    shift = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
-    y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), shift, {"round": True})
+    down = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
+    y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), down, {"round": True})
     return _pot(ctx, y, 0, "i16")  # saturates at 32767
 
 
@@ -214,29 +215,47 @@ def sigmoid_tanh_int16(ctx: LoweringContext, x: Value, fp: SigmoidFixedPoint) ->
 
 
 # ------------------------------------------------------------------------------ L2 normalization
+# The arithmetic below takes tensors or Python constants and folds constants: a tensor operand gives a
+# tensor, two constants a constant (the overloads say so, so a result known to be a tensor is one).
+@overload
+def _srdhm(ctx: LoweringContext, a: int, b: int) -> int: ...
+@overload
+def _srdhm(ctx: LoweringContext, a: Value, b: Value | int) -> Value: ...
+@overload
+def _srdhm(ctx: LoweringContext, a: Value | int, b: Value) -> Value: ...
 def _srdhm(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
     """SaturatingRoundingDoublingHighMul of tensors or Python constants (constants fold here)."""
     if isinstance(a, int) and isinstance(b, int):
         return int(srdhm(a, b))
-    like = a if isinstance(a, Value) else b
+    like = next(v for v in (a, b) if isinstance(v, Value))
     a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
     return _mul(ctx, a, b, 31)
 
 
+@overload
+def _sub(ctx: LoweringContext, a: int, b: int) -> int: ...
+@overload
+def _sub(ctx: LoweringContext, a: Value, b: Value | int) -> Value: ...
+@overload
+def _sub(ctx: LoweringContext, a: Value | int, b: Value) -> Value: ...
 def _sub(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
     if isinstance(a, int) and isinstance(b, int):
         return a - b
-    like = a if isinstance(a, Value) else b
+    like = next(v for v in (a, b) if isinstance(v, Value))
     a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
     return ctx.binary("tosa.sub", a, b)
 
 
+@overload
+def _shl(ctx: LoweringContext, a: int, bits: int) -> int: ...
+@overload
+def _shl(ctx: LoweringContext, a: Value, bits: int) -> Value: ...
 def _shl(ctx: LoweringContext, a: Value | int, bits: int) -> Value | int:
     """a * 2**bits for values that cannot overflow (checked for the inverse square root's range)."""
     return a << bits if isinstance(a, int) else _mul(ctx, a, _scalar(ctx, 1 << bits, a))
 
 
-def _inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
+def inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
     """TFLite's GetInvSqrtQuantizedMultiplierExp of a row's sum of squares: (Q0.31 multiplier, p) with
     the sum normalized by 4**p into [2**27, 2**29) (p = -1: the sum was divided by 4). The kernel's
     exponent is then 11 - p. Its Newton-Raphson steps on Q3.28 stay inside int32 for every normalized
@@ -253,14 +272,18 @@ def _inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
     half = ctx.binary("tosa.arithmetic_right_shift",
                       ctx.binary("tosa.arithmetic_right_shift", normalized, _scalar(ctx, 1, acc), {"round": False}),
                       _scalar(ctx, 1, acc), {"round": True})  # Q3.28 input / 2
-    x: Value | int = 1 << 28
-    for _ in range(5):
+
+    def step(x: Value | int) -> Value:
         cube = _shl(ctx, _srdhm(ctx, _srdhm(ctx, x, x), x), 6)
-        x = _shl(ctx, _sub(ctx, _srdhm(ctx, (1 << 28) + (1 << 27), x), _srdhm(ctx, half, cube)), 3)
+        return _shl(ctx, _sub(ctx, _srdhm(ctx, (1 << 28) + (1 << 27), x), _srdhm(ctx, half, cube)), 3)
+
+    x = step(1 << 28)  # five steps from 1 in Q3.28 (the first one's cube folds to a constant)
+    for _ in range(4):
+        x = step(x)
     return _srdhm(ctx, x, 1518500250), p  # times sqrt(2) / 2
 
 
-def _rounding_divide(ctx: LoweringContext, x: Value, shift: Value) -> Value:
+def rounding_divide(ctx: LoweringContext, x: Value, shift: Value) -> Value:
     """gemmlowp RoundingDivideByPOT by a per-row shift: halves away from zero, so the magnitude is
     shifted with TOSA's half-up rounding and the sign put back (a multiplication by +-1)."""
     magnitude = ctx.binary("tosa.arithmetic_right_shift", ctx.op("tosa.abs", [x]), shift, {"round": True})
@@ -288,7 +311,7 @@ def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: lis
         acc = ctx.op("tosa.reduce_sum", [acc], {"axis": axis})
     # a sum of 0 or 1 takes the kernel's special case, multiplier 2**31 - 1 and exponent 0 (0 only
     # comes with x - zp = 0 everywhere): as the sum 1 (p = 14) with the multiplier saturated below
-    inverse, p = _inverse_sqrt(ctx, ctx.binary("tosa.maximum", acc, _scalar(ctx, 1, acc)))
+    inverse, p = inverse_sqrt(ctx, ctx.binary("tosa.maximum", acc, _scalar(ctx, 1, acc)))
     # exponent 11 - p; a negative one moves into the multiplier, saturating (p = 14 only for the
     # special case: its multiplier becomes 2**31 - 8, which rounds |x - zp| <= 1 as 2**31 - 1 does)
     into_multiplier = ctx.binary("tosa.maximum", _sub(ctx, p, 11), _scalar(ctx, 0, p))
@@ -299,11 +322,11 @@ def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: lis
     if not exact:
         inverse = _srdhm(ctx, inverse, ratio_multiplier)
     if unsigned:  # RoundingDivideByPOT(SRDHM(128 * (x - zp), multiplier), right)
-        y = _rounding_divide(ctx, _srdhm(ctx, _shl(ctx, v, 7 + left_bits), inverse), right)
+        y = rounding_divide(ctx, _srdhm(ctx, _shl(ctx, v, 7 + left_bits), inverse), right)
     else:  # MultiplyByQuantizedMultiplier(x - zp, multiplier, 7 - right)
         exponent = _sub(ctx, 7 + left_bits, right)
         shifted = ctx.binary("tosa.logical_left_shift", v, ctx.binary("tosa.maximum", exponent, _scalar(ctx, 0, p)))
-        y = _rounding_divide(ctx, _srdhm(ctx, shifted, inverse),
+        y = rounding_divide(ctx, _srdhm(ctx, shifted, inverse),
                              ctx.binary("tosa.maximum", _sub(ctx, 0, exponent), _scalar(ctx, 0, p)))
     return _pot(ctx, y, 0, "i8")
 
@@ -341,7 +364,7 @@ def div(ctx: LoweringContext, a: Value, b: Value, aq: QInfo, bq: QInfo, yq: QInf
     headroom = _sub(ctx, ctx.op("tosa.clz", [ctx.binary("tosa.bitwise_xor", x, sign_bit(x))]), 1)
     quotient = _srdhm(ctx, _srdhm(ctx, ctx.binary("tosa.logical_left_shift", x, headroom), reciprocal), multiplier)
     e = ctx.binary("tosa.add", _sub(ctx, 31 - exponent, headroom_plus_one), headroom)
-    near = _rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
+    near = rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
     y = _past_31(ctx, quotient, e, near)
     y = clamp_int(ctx, y, -(1 << 20), 1 << 20)  # RESCALE by 1 takes |y| < 2**29 only; the output saturates anyway
     return _pot(ctx, y, 0, yq.dtype, out_zp=yq.zero_point if yq.dtype == "i8" else 0)

@@ -43,7 +43,7 @@ from ..tflite_fixed import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quan
 from . import gemmlowp16, rule
 from .conv import constant_value
 from .quantized import gather_lookup
-from .quantized_litert import _inverse_sqrt, _rounding_divide
+from .quantized_litert import inverse_sqrt, rounding_divide
 from .shape import pad_constant, tosa_slice
 
 GATE_BIAS = {"Input": "inputGateBias", "Forget": "forgetGateBias", "Cell": "cellBias", "Output": "outputGateBias"}
@@ -238,7 +238,7 @@ class _IntegerCell:
         multiplier, right = _inverse_sqrt_multiplier(ctx, variance)
         mean = mul_i32(ctx, total, _i32(ctx, 1 << (10 - k), total))  # sum * 1024 / n, exact for n = 2**k <= 1024
         shifted = ctx.binary("tosa.sub", mul_i32(ctx, x, _i32(ctx, 1024, x)), mean)
-        rescaled = _rounding_divide(ctx, mul_i32(ctx, shifted, multiplier, 31), right)
+        rescaled = rounding_divide(ctx, mul_i32(ctx, shifted, multiplier, 31), right)
         weighted = ctx.binary("tosa.add", mul_i32(ctx, rescaled, ctx.const(w.reshape(1, -1).astype(np.int32), "i32")),
                               ctx.const(bias.reshape(1, -1).astype(np.int32), "i32"))
         ln_multiplier, ln_exponent = quantize_multiplier(float(F32(wq.scale)))
@@ -250,17 +250,17 @@ class _IntegerCell:
         ctx = self.ctx
         x, h, c = ctx.operands[:3]
         peep = c if self.peephole else None
-        i = None if self.cifg else self.gate("Input", x, h, peep, "logistic")
+        input_gate = None if self.cifg else self.gate("Input", x, h, peep, "logistic")
         f = self.gate("Forget", x, h, peep, "logistic")
         g = self.gate("Cell", x, h, None, "tanh")
-        if self.cifg:  # Sub1Vector: 32767 - f
-            i = ctx.binary("tosa.sub", _i32(ctx, 32767, f), ctx.cast(f, "i32"))
+        # CIFG: Sub1Vector, 32767 - f
+        i = ctx.binary("tosa.sub", _i32(ctx, 32767, f), ctx.cast(f, "i32")) if input_gate is None else input_gate
         kept = rounding_divide_by_pot(ctx, mul_i32(ctx, f, c), 15)
         added = rounding_divide_by_pot(ctx, mul_i32(ctx, i, g), 30 + self.cell_exponent)
         cell = saturate_to(ctx, ctx.binary("tosa.add", kept, added), "i16")
         clip = float(ctx.attrs["cell_clip"])
         if clip > 0:  # Prepare: static_cast<int16>(clamp(clip / scale)), truncated
-            bound = int(min(max(F32(clip) / F32(self.cq.scale), -32768.0), 32767.0))
+            bound = int(min(max(float(F32(clip) / F32(self.cq.scale)), -32768.0), 32767.0))
             cell = clamp_int(ctx, cell, -bound, bound)
         o = self.gate("Output", x, h, cell if self.peephole else None, "logistic")
         squashed = activation(ctx, cell, "tanh", 15 + self.cell_exponent)
@@ -288,7 +288,7 @@ class _IntegerCell:
                                      "DOUBLE_ROUND")
         clip = float(ctx.attrs["proj_clip"])
         if clip > 0:
-            bound = int(min(max(F32(clip) / F32(self.hq.scale), -128.0), 127.0))
+            bound = int(min(max(float(F32(clip) / F32(self.hq.scale)), -128.0), 127.0))
             out = clamp_int(ctx, out, -bound, bound)
         return out
 
@@ -347,7 +347,7 @@ def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Val
     """GetInvSqrtQuantizedMultiplierExp(variance, reverse_shift -1) as MultiplyByQuantizedMultiplier
     takes it: (multiplier, right shift). The kernel's exponent 11 - p, when negative, moves into the
     multiplier by a plain left shift (wrapping, as in C); a variance of 1 is (2**31 - 1, 0)."""
-    inverse, p = _inverse_sqrt(ctx, ctx.binary("tosa.maximum", variance, _i32(ctx, 2, variance)))
+    inverse, p = inverse_sqrt(ctx, ctx.binary("tosa.maximum", variance, _i32(ctx, 2, variance)))
     eleven = _i32(ctx, 11, p)
     into = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", p, eleven), _i32(ctx, 0, p))
     right = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", eleven, p), _i32(ctx, 0, p))
@@ -391,11 +391,11 @@ def quantized_lstm(ctx: LoweringContext) -> list[Value]:
     ctx.check(states_uint8)
     gates = {}
     for name, function in (("Input", "logistic"), ("Cell", "tanh"), ("Forget", "logistic"), ("Output", "logistic")):
-        acc = None
+        parts = []
         for prefix, v in (("inputTo", x), ("recurrentTo", h)):
             w, wq = params[f"{prefix}{name}Weights"]  # carried int8 (stored - 128), zero point likewise
-            part = matmul_accumulate(ctx, v, w, wq.zero_point)
-            acc = part if acc is None else ctx.binary("tosa.add", acc, part)
+            parts.append(matmul_accumulate(ctx, v, w, wq.zero_point))
+        acc = ctx.binary("tosa.add", parts[0], parts[1])
         bias, bq = params[GATE_BIAS[name]]
         acc = add_constant(ctx, acc, bias)
         multiplier, exponent = quantize_multiplier(4096.0 * bq.scale)

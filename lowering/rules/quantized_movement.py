@@ -24,8 +24,8 @@ from .shape import concat, pad_constant
 def float_rule_on_carried(ctx: LoweringContext, out_types: Sequence[TensorType] | None = None) -> Value | list[Value]:
     """The op's float rule, seeing the carried types (signed, zero points moved) it really works on."""
     saved = ctx.nn_in_types, ctx.nn_out_types
-    ctx.nn_in_types = [carried_type(t) if isinstance(t, TensorType) else t for t in ctx.nn_in_types]
-    ctx.nn_out_types = [carried_type(t) if isinstance(t, TensorType) else t for t in (out_types or ctx.nn_out_types)]
+    ctx.nn_in_types = [carried_type(t) for t in ctx.nn_in_types]
+    ctx.nn_out_types = [carried_type(t) for t in (out_types or ctx.nn_out_types)]
     try:
         return ctx.apply(RULES[ctx.op_name])
     finally:
@@ -47,9 +47,9 @@ def movement(ctx: LoweringContext) -> Value | list[Value]:
     results = float_rule_on_carried(ctx, [TensorType(t.shape, x_type.dtype, x_type.quant) if t.quant is not None
                                           else t for t in ctx.nn_out_types])
     single = isinstance(results, Value)
-    results = [results] if single else list(results)
+    values = [results] if isinstance(results, Value) else list(results)
     out = []
-    for value, t in zip(results, ctx.nn_out_types):
+    for value, t in zip(values, ctx.nn_out_types):
         yq = qinfo(t) if t.quant is not None else None
         if xq is not None and yq is not None and not same_quantization(xq, yq):
             require_per_tensor(ctx, xq, yq)
@@ -59,18 +59,19 @@ def movement(ctx: LoweringContext) -> Value | list[Value]:
 
 
 @rule("nn.argmax", "nn.argmin", quantized=True)
-def arg_extremum(ctx: LoweringContext) -> Value:
+def arg_extremum(ctx: LoweringContext) -> Value | list[Value]:
     """Positions of the largest (smallest) stored integers: the encoding is monotonic."""
     return float_rule_on_carried(ctx)
 
 
 @rule("nn.pad", quantized=True)
-def pad(ctx: LoweringContext) -> Value:
+def pad(ctx: LoweringContext) -> Value | list[Value]:
     """A constant pad fills with the pad value encoded in the tensor's quantization (legalize-armnn
     gives Arm NN's raw quantized pad value as the real value it stands for)."""
     xq, yq = q_in(ctx), q_out(ctx)
     if ctx.attrs["mode"] != "constant":
         return movement(ctx)
+    assert xq is not None and yq is not None, "a constant pad between quantized and unquantized data"
     require_per_tensor(ctx, xq, yq)
     x = requantize_value(ctx, ctx.operands[0], xq, yq)
     fill = int(encode(np.array([ctx.attrs["value"]], np.float32), yq)[0])
@@ -87,6 +88,7 @@ def concat_operands_quantized(ctx: LoweringContext) -> str | None:
 @rule("nn.concat", quantized=True, constraints=(concat_operands_quantized,))
 def concat_rule(ctx: LoweringContext) -> Value:
     yq = q_out(ctx)
+    assert yq is not None, "a concatenation of quantized tensors into an unquantized one"
     parts = []
     for k, x in enumerate(ctx.operands):
         xq = q_in(ctx, k)

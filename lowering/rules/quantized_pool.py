@@ -27,7 +27,7 @@ from .shape import pad_constant
 
 
 @rule("nn.avg_pool2d", quantized=True, checks=(static_windows,))
-def avg_pool2d(ctx: LoweringContext) -> Value:
+def avg_pool2d(ctx: LoweringContext) -> Value | list[Value]:
     """One quantization in and out: AVG_POOL2D with the zero point (TOSA leaves padding out of the
     count; padding nn counts is padded with the zero point, i.e. real zeros, before)."""
     xq, yq = q_in(ctx), q_out(ctx)
@@ -118,7 +118,7 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
 
 
 @rule("nn.avg_pool3d", quantized=True, checks=CONVOLUTION_CORE)
-def avg_pool3d(ctx: LoweringContext) -> Value:
+def avg_pool3d(ctx: LoweringContext) -> Value | list[Value]:
     """TOSA has no 3-D average pool: window sums come exact from a CONV3D with weights 1 on the
     diagonal of [C, KD, KH, KW, C] (padding reads the zero point), divided by the window size in one
     rounding. A count that varies across windows (padding left out of it) computes in f32."""

@@ -20,14 +20,14 @@ from ..quant import narrow, rescale
 from . import rule
 from .quantized import float_fallback, q_in, q_out
 from .quantized_movement import movement
-from .quantized_conv_npu import _spread
+from .quantized_conv_npu import spread_by_stride
 from .quantized_convolution import ACCUMULATOR
 from .resize import (AxisMap, Sampling, exact_nearest_indices, gather_resize, sampling, separable,
                      tflite_bilinear_sampling, tflite_nearest_indices, weigh_integers)
 
 
 @rule("nn.resize", quantized=True)
-def resize(ctx: LoweringContext) -> Value:
+def resize(ctx: LoweringContext) -> Value | list[Value]:
     """nearest: the integers move. bilinear: TOSA RESIZE of the carried integers gives
     sum(w * x) with integer weights summing to n_y * n_x (exact); minus the zero point times that,
     one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32.
@@ -77,6 +77,8 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     the --target preset asks for it (`_upscale`; Vela maps no such RESIZE on Ethos-U55/U65) or
     RESIZE cannot take it. None: nothing can compute it exactly."""
     dtype = ctx.type_of(x).dtype
+    xq = q_in(ctx)
+    assert xq is not None  # (resize takes TFLite's form for quantized data only)
     bits = (sy.n * sx.n).bit_length() - 1
     resizes = sy.fits_resize() and sx.fits_resize()
     upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
@@ -86,7 +88,7 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)
         acc = _bilinear_sum(ctx, x, sy, sx, "i32")
-    elif q_in(ctx).span << bits < 1 << 31:
+    elif xq.span << bits < 1 << 31:
         def along(s: Sampling) -> AxisMap | None:  # an axis sampled in place has weights (1, 0): nothing to do
             return None if (s.n, s.d, s.offset, s.size) == (1, 1, 0, s.out) else lambda t: weigh_integers(ctx, t, s)
         acc = separable(ctx, ctx.cast(x, "i32"), (sy.out, sx.out), along(sy), along(sx))
@@ -112,7 +114,7 @@ def _upscale_factor(s: Sampling) -> int:
 def _upscale(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
     """The bilinear resize of an exact integer upscale (`_upscale_factor`) of int8 data: output o reads
     input o // k and the next with weights k - o % k and o % k, which is the input spread by k
-    (`_spread`, zeros between) under a stride-1 DEPTHWISE_CONV2D of the triangle k - |t|
+    (`spread_by_stride`, zeros between) under a stride-1 DEPTHWISE_CONV2D of the triangle k - |t|
     (t = -(k-1)..k-1) on each axis, padded by k - 1: the integer sum in units of k_y k_x that RESIZE
     gives (Vela maps no such RESIZE on Ethos-U55/U65), stored integers weighed, zero points 0. One
     RESCALE divides by k_y k_x rounding halves away from zero, TFLite's rounding (`_half_away_divide`),
@@ -121,8 +123,8 @@ def _upscale(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
     triangle = np.outer(*[np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)])
     weights = np.repeat(triangle[:, :, None, None], channels, axis=2).astype(np.int8)
     attrs = {"stride": [1, 1], "pad": [ky - 1, ky - 1, kx - 1, kx - 1], "dilation": [1, 1], "acc_type": "i32"}
-    operands = [_spread(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
-                ctx.zero_point("i8"), ctx.zero_point("i8")]
+    operands = [spread_by_stride(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"),
+                ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"), ctx.zero_point("i8")]
     acc = ctx.op("tosa.depthwise_conv2d", operands, attrs)
     return _half_away_divide(ctx, acc, ky * kx, 128 * ky * kx, "i8")
 

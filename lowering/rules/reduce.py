@@ -76,8 +76,8 @@ def reduce(ctx: LoweringContext) -> Value:
         y = reduce_axes(ctx, x, BOOLEAN_REDUCE[op], axes)
         y = convert(ctx, y, "i1", out_nn)
     elif dtype in FLOAT_TYPES:
-        wide = op in ("nn.reduce_sum", "nn.reduce_mean", "nn.reduce_prod")  # accumulate in f32
-        y = reduce_axes(ctx, ctx.cast(x, "f32") if wide else x, REDUCE[op], axes)
+        in_f32 = op in ("nn.reduce_sum", "nn.reduce_mean", "nn.reduce_prod")  # accumulate in f32
+        y = reduce_axes(ctx, ctx.cast(x, "f32") if in_f32 else x, REDUCE[op], axes)
         if op == "nn.reduce_mean":
             y = ctx.mul(y, ctx.scalar(1.0 / count, "f32", ctx.type_of(y).rank))
         y = ctx.cast(y, dtype)

@@ -36,7 +36,7 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext, tensor
+from ..context import LoweringContext
 from . import rule
 from .conv import FLOAT_TYPES
 
@@ -212,7 +212,7 @@ def nearest_rounding_known(ctx: LoweringContext) -> str | None:
 def float_resize_unquantized(ctx: LoweringContext) -> str | None:
     """The float rule resizes unquantized data, or nearest-neighbour data of one quantization (it only
     moves stored values); the quantized rules lower the rest."""
-    x, y = tensor(ctx.nn_in_types[0]), tensor(ctx.nn_out_types[0])
+    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
     mode = ctx.attrs["mode"]
     if (x.quant is not None or y.quant is not None) and not (mode == "nearest" and x.quant == y.quant):
         return f"quantized {mode} resize is lowered by the quantized rules, not by the float one"
@@ -222,7 +222,7 @@ def float_resize_unquantized(ctx: LoweringContext) -> str | None:
 def resize_element_type(ctx: LoweringContext) -> str | None:
     """Bilinear resize takes floating-point data, nearest resize also i8, i16 and i32 (integers are
     interpolated only as fixed-point quantized data)."""
-    dtype, mode = tensor(ctx.in_types[0]).dtype, ctx.attrs["mode"]
+    dtype, mode = ctx.in_types[0].dtype, ctx.attrs["mode"]
     if dtype not in GATHER_TYPES or (mode == "bilinear" and dtype not in FLOAT_TYPES):
         return f"{mode} resize of {dtype} tensors: TOSA interpolates floats (integers only as fixed-point quantized data)"
     return None
@@ -268,7 +268,7 @@ def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sam
 @rule("nn.resize", constraints=(resize_mode_known, nearest_rounding_known, float_resize_unquantized,
                                  resize_element_type))
 def resize(ctx: LoweringContext) -> Value:
-    dtype = tensor(ctx.in_types[0]).dtype
+    dtype = ctx.in_types[0].dtype
     x = ctx.operands[0]
     _, h, w, _ = ctx.type_of(x).shape
     oh, ow = ctx.attrs["size"]

@@ -13,6 +13,7 @@ CONCAT, RESHAPE, TRANSPOSE, GATHER/SCATTER on [N, K, C] tensors. Everything else
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -85,9 +86,9 @@ def tile_axis(ctx: LoweringContext, x: Value, axis: int, count: int) -> Value:
     return tile(ctx, x, multiples)
 
 
-def repeat_index(ctx: LoweringContext, x: Value, axis: int, index: int, count: int) -> Value | None:
-    """x[index] along `axis`, `count` times (None for no times)."""
-    return tile_axis(ctx, slice_axis(ctx, x, axis, index, 1), axis, count) if count else None
+def repeat_index(ctx: LoweringContext, x: Value, axis: int, index: int, count: int) -> Value:
+    """x[index] along `axis`, `count` (at least 1) times."""
+    return tile_axis(ctx, slice_axis(ctx, x, axis, index, 1), axis, count)
 
 
 def take_static(ctx: LoweringContext, x: Value, axis: int, indices: Sequence[int]) -> Value:
@@ -298,13 +299,15 @@ def pad(ctx: LoweringContext) -> Value:
     return x
 
 
-def _pad_axis(ctx: LoweringContext, x: Value, axis: int, d: int, before: int, after: int, mode: str) -> Value:
+def _pad_axis(ctx: LoweringContext, x: Value, axis: int, d: int, before: int, after: int,
+              mode: Literal["edge", "reflect", "symmetric"]) -> Value:
     """One axis of an edge / reflect / symmetric pad (numpy's modes, which are nn's), in a number of
     ops that does not grow with the pad: edge is two tiled slices around x; the reflecting modes
     repeat with period 2(d-1) or 2d, so one period is gathered from slices and then tiled."""
     if mode == "edge":
-        pieces = [repeat_index(ctx, x, axis, 0, before), x, repeat_index(ctx, x, axis, d - 1, after)]
-        return concat(ctx, [p for p in pieces if p is not None], axis)
+        head = [repeat_index(ctx, x, axis, 0, before)] if before else []
+        tail = [repeat_index(ctx, x, axis, d - 1, after)] if after else []
+        return concat(ctx, [*head, x, *tail], axis)
     total = before + d + after
     period = 2 * (d - 1) if mode == "reflect" else 2 * d
     if total <= 2 * period:  # at most a few slices: gather the whole index map directly
