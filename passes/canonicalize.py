@@ -47,8 +47,13 @@ from .rewrite import (PatternSet, RewriteStats, apply_patterns_greedily, constan
 CANONICAL = PatternSet("canonical")
 
 
+# The patterns match nn ops, whose operands and results are tensors (a `!tosa.shape` is TOSA's alone)
 def _operand_type(graph: Graph, node: int, k: int = 0) -> TensorType:
-    return graph.type_of(graph.operand(node, k))
+    return graph.tensor_type(graph.operand(node, k))
+
+
+def _result_type(graph: Graph, node: int, k: int = 0) -> TensorType:
+    return graph.tensor_type(Value(node, k))
 
 
 def _new_op(graph: Graph, like: int, operands: list[Value], attrs: dict | None = None, op: str | None = None,
@@ -60,14 +65,14 @@ def _new_op(graph: Graph, like: int, operands: list[Value], attrs: dict | None =
 
 
 def _transposed_constant(graph: Graph, data: np.ndarray, like: Value, perm: tuple[int, ...]) -> Value:
-    node = graph.add_op("nn.constant", (), [transposed_type(graph.type_of(like), perm)],
+    node = graph.add_op("nn.constant", (), [transposed_type(graph.tensor_type(like), perm)],
                         {"value": np.ascontiguousarray(data.transpose(perm))}, graph.loc(like.node))
     return Value(node, 0)
 
 
 def _new_constant(graph: Graph, array: np.ndarray, like: Value) -> Value:
     """A constant holding `array` in the type of `like` (its shape may differ)."""
-    t = graph.type_of(like)
+    t = graph.tensor_type(like)
     array = np.ascontiguousarray(array, dtype=t.numpy_dtype)
     node = graph.add_op("nn.constant", (), [t.with_shape(array.shape)], {"value": array}, graph.loc(like.node))
     return Value(node, 0)
@@ -138,9 +143,9 @@ def transpose_to_reshape(graph: Graph, node: int) -> bool:
     """A transpose that only moves unit dimensions keeps the element order: it is a reshape."""
     x = graph.operand(node, 0)
     perm = tuple(graph.attrs(node)["perm"])
-    if is_identity(perm) or not moves_only_unit_dims(graph.type_of(x).shape, perm):
+    if is_identity(perm) or not moves_only_unit_dims(_operand_type(graph, node).shape, perm):
         return False
-    out = graph.types(node)[0]
+    out = _result_type(graph, node)
     return replace(graph, node, _new_op(graph, node, [x], {"shape": list(out.shape)}, op="nn.reshape"))
 
 
@@ -161,6 +166,8 @@ def hoist_transpose_into_operands(graph: Graph, node: int) -> bool:
     for w in graph.operands(u):
         t = graph.type_of(w)
         inner = producer(graph, w, "nn.transpose")
+        if not isinstance(t, TensorType):  # u need not be an nn op: another dialect's may read a shape
+            return False
         if t.num_elements == 1 and t.rank <= len(perm):
             plan.append(w)
         elif t.rank != len(perm):
@@ -197,7 +204,7 @@ def concat_of_concat(graph: Graph, node: int) -> bool:
     for v in graph.operands(node):
         inner = producer(graph, v, "nn.concat")
         if (inner is not None and graph.attrs(inner)["axis"] == axis and single_use(graph, v)
-                and graph.type_of(v).quant == graph.types(node)[0].quant):
+                and graph.tensor_type(v).quant == _result_type(graph, node).quant):
             operands.extend(graph.operands(inner))
             flattened = True
         else:
@@ -238,13 +245,13 @@ _NEUTRAL = {
 @CANONICAL.pattern(*_NEUTRAL)
 def drop_neutral_operand(graph: Graph, node: int) -> bool:
     positions, value, negative_zero = _NEUTRAL[graph.op(node)]
-    out = graph.types(node)[0]
+    out = _result_type(graph, node)
     if out.quant is not None:
         return False
     for k in positions:
         x = graph.operand(node, 1 - k)
         c = graph.operand(node, k)
-        if graph.type_of(x) == out and graph.type_of(c).quant is None and \
+        if graph.type_of(x) == out and graph.tensor_type(c).quant is None and \
                 _is_neutral(constant(graph, c), value, negative_zero):
             return replace(graph, node, x)
     return False
@@ -259,7 +266,7 @@ _WINDOW_PAD_FILL: dict[str, Callable[[TensorType], tuple[float, int]]] = {
     # max pooling's padding never wins: -inf, or the integer minimum
     "nn.max_pool2d": lambda t: (-math.inf, _INT_MIN.get(t.dtype, 0)),
 }
-_INT_MIN = {"i8": -128, "ui8": 0, "i16": -32768, "ui16": 0, "i32": -(1 << 31)}
+_INT_MIN: dict[str, int] = {"i8": -128, "ui8": 0, "i16": -32768, "ui16": 0, "i32": -(1 << 31)}
 
 
 def _stored_fill(t: TensorType, value: float) -> float | int:
@@ -293,7 +300,7 @@ def fold_pad_into_window(graph: Graph, node: int) -> bool:
     if pad is None or not single_use(graph, graph.operand(node, 0)):
         return False
     attrs, x = graph.attrs(pad), graph.operand(pad, 0)
-    pads, x_type, padded = list(attrs["pads"]), graph.type_of(x), graph.types(pad)[0]
+    pads, x_type, padded = list(attrs["pads"]), graph.tensor_type(x), _result_type(graph, pad)
     if (attrs["mode"] != "constant" or len(pads) != 8 or any(pads[:2]) or any(pads[6:])
             or x_type.dtype != padded.dtype or x_type.quant != padded.quant
             or (x_type.quant is not None and x_type.quant.axis is not None)):
@@ -331,13 +338,13 @@ def relu_to_clamp(graph: Graph, node: int) -> bool:
 @CANONICAL.pattern("nn.maximum", "nn.minimum")
 def bound_to_clamp(graph: Graph, node: int) -> bool:
     """maximum(x, c) / minimum(x, c) with a constant c of one (real) value that does not widen x."""
-    out = graph.types(node)[0]
+    out = _result_type(graph, node)
     if out.dtype == "i1":
         return False
     for k in (0, 1):
         x, c = graph.operand(node, k), graph.operand(node, 1 - k)
         bound = uniform_scalar(real_constant(graph, c))
-        if bound is None or graph.type_of(x).shape != out.shape:
+        if bound is None or graph.tensor_type(x).shape != out.shape:
             continue
         if graph.op(node) == "nn.maximum":
             return replace(graph, node, _clamp(graph, node, x, bound, math.inf))
@@ -387,15 +394,15 @@ class _Affine:
 
 def _affine_producer(graph: Graph, value: Value) -> _Affine | None:
     node = producer(graph, value, WEIGHT_SCALE.keys())
-    if node is None or not single_use(graph, value) or not graph.type_of(value).is_float:
+    if node is None or not single_use(graph, value) or not graph.tensor_type(value).is_float:
         return None
     operands = graph.operands(node)
     weights = constant(graph, operands[1])
-    if weights is None or not graph.type_of(operands[1]).is_float:
+    if weights is None or not graph.tensor_type(operands[1]).is_float:
         return None
-    channels = graph.type_of(value).shape[-1]
+    channels = graph.tensor_type(value).shape[-1]
     bias = np.zeros(channels) if len(operands) < 3 else constant(graph, operands[2])
-    if bias is None or (len(operands) == 3 and not graph.type_of(operands[2]).is_float):
+    if bias is None or (len(operands) == 3 and not graph.tensor_type(operands[2]).is_float):
         return None
     return _Affine(node, weights, bias.astype(np.float64), channels)
 
@@ -403,7 +410,7 @@ def _affine_producer(graph: Graph, value: Value) -> _Affine | None:
 def _per_channel(graph: Graph, value: Value, out: TensorType) -> np.ndarray | None:
     """A float constant that varies only along the last dimension of `out`, as a float64 vector."""
     data = constant(graph, value)
-    t = graph.type_of(value)
+    t = graph.tensor_type(value)
     if data is None or not t.is_float or len(t.shape) > len(out.shape) or not out.shape:  # a scalar has no channels
         return None
     shape = (1,) * (len(out.shape) - len(t.shape)) + tuple(t.shape)
@@ -421,8 +428,8 @@ def _refold(graph: Graph, a: _Affine, scale: np.ndarray | None, shift: np.ndarra
     if scale is not None:  # one float64 temporary: the product of the exactly widened weights
         weights = np.multiply(a.weights, WEIGHT_SCALE[graph.op(a.node)](a.weights.shape, scale), dtype=np.float64)
     bias = bias + shift
-    w_dtype = graph.type_of(w_value).numpy_dtype
-    out = graph.types(a.node)[0]
+    w_dtype = graph.tensor_type(w_value).numpy_dtype
+    out = _result_type(graph, a.node)
     with np.errstate(over="ignore", invalid="ignore"):
         new_weights = weights.astype(w_dtype)
         new_bias = bias.astype(out.numpy_dtype)
@@ -435,12 +442,14 @@ def _refold(graph: Graph, a: _Affine, scale: np.ndarray | None, shift: np.ndarra
 
 def _batch_norm_constants(graph: Graph, node: int) -> tuple[np.ndarray, np.ndarray] | None:
     """(scale, shift) in float64 with batch_norm(x) == x * scale + shift along its axis."""
-    out = graph.types(node)[0]
+    out = _result_type(graph, node)
     if not out.is_float:
         return None
-    stats = [constant(graph, v) for v in graph.operands(node)[1:]]
+    operands = graph.operands(node)[1:]
+    stats = [s for s in (constant(graph, v) for v in operands) if s is not None]
     channels = out.shape[graph.attrs(node)["axis"]]
-    if any(s is None or s.size != channels for s in stats):  # (the verifier does not check their length)
+    # (the verifier does not check their length)
+    if len(stats) != len(operands) or any(s.size != channels for s in stats):
         return None
     mean, var, gamma, beta = (s.astype(np.float64).reshape(-1) for s in stats)
     scale = gamma / np.sqrt(var + graph.attrs(node)["epsilon"])
@@ -476,7 +485,7 @@ def batch_norm_to_mul_add(graph: Graph, node: int) -> bool:
 @CANONICAL.pattern("nn.mul", "nn.add", "nn.sub")
 def fold_affine_into_conv(graph: Graph, node: int) -> bool:
     """conv(x) * c, conv(x) + c, c + conv(x), conv(x) - c with c constant per output channel."""
-    op, out = graph.op(node), graph.types(node)[0]
+    op, out = graph.op(node), _result_type(graph, node)
     orders = ((0, 1),) if op == "nn.sub" else ((0, 1), (1, 0))
     for conv_at, const_at in orders:
         a = _affine_producer(graph, graph.operand(node, conv_at))
