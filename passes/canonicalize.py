@@ -14,18 +14,15 @@ The patterns, each a small function registered for the ops it matches:
   elementwise op when that removes it (its operands' transposes exist already or are free).
 - neutral operands: x*1, x/1, x-(+0.0), x+(-0.0) (and integer 0) are x; x+(+0.0) is not (it turns
   -0.0 into +0.0), so it stays.
-- batch_norm after conv2d / depthwise_conv2d / conv3d / transpose_conv2d / fully_connected (float,
-  constant weights and statistics, the conv read by nothing else) folds into weights and bias,
-  computed in float64 and rounded once to the weights' type; a bias is created if absent.
-  A batch norm that cannot fold (no such producer) but has constant statistics becomes
-  x * scale + shift with both precomputed the same way; otherwise it stays.
-- mul / add / sub of a per-output-channel constant after such a conv folds into its weights/bias.
 - pads into windows: a constant pad of H, W that writes what the following conv2d /
   depthwise_conv2d / max_pool2d's own padding reads (the zero point; a value that never wins a max)
   becomes that op's `pad` attribute (`fold_pad_into_window`).
 - activations as clamp: relu -> clamp(0, inf); maximum/minimum with a constant of one value ->
   clamp; clamp(clamp) -> one clamp when the ranges overlap (so min(max(x, 0), 6) becomes
   clamp(0, 6)). Bounds are real values, so quantized ops keep their real bounds.
+- affine folding (affine_folding.py, tried last): batch_norm, and mul / add / sub of a
+  per-output-channel constant, after a float conv or fully_connected with constant weights fold into
+  its weights and bias; a batch norm with constant statistics otherwise becomes x * scale + shift.
 """
 from __future__ import annotations
 
@@ -37,45 +34,26 @@ import numpy as np
 
 from nn2tosa.ir import Graph, TensorType, Value, op_def
 
+from .affine_folding import AFFINE_FOLDING
 from .cse import eliminate_common_subexpressions
 from .dce import dce
 from .layout import LayoutStats, compose, is_identity, moves_only_unit_dims, sink_transposes, transposed_type
 from .manager import Statistics, register_pass
-from .rewrite import (PatternSet, RewriteStats, apply_patterns_greedily, constant, producer, real_constant, replace,
-                      single_use, uniform_scalar)
+from .rewrite import (PatternSet, RewriteStats, apply_patterns_greedily, constant, new_op, operand_type, producer,
+                      real_constant, replace, result_type, single_use, uniform_scalar)
 
 CANONICAL = PatternSet("canonical")
 
 
-def _operand_type(graph: Graph, node: int, k: int = 0) -> TensorType:
-    return graph.type_of(graph.operand(node, k))
-
-
-def _new_op(graph: Graph, like: int, operands: list[Value], attrs: dict | None = None, op: str | None = None,
-            types: list | None = None) -> Value:
-    """An op like `like` (same name, result types, location) with other operands, attributes or types."""
-    node = graph.add_op(op or graph.op(like), operands, graph.types(like) if types is None else types,
-                        dict(graph.attrs(like) if attrs is None else attrs), graph.loc(like))
-    return Value(node, 0)
-
-
 def _transposed_constant(graph: Graph, data: np.ndarray, like: Value, perm: tuple[int, ...]) -> Value:
-    node = graph.add_op("nn.constant", (), [transposed_type(graph.type_of(like), perm)],
+    node = graph.add_op("nn.constant", (), [transposed_type(graph.tensor_type(like), perm)],
                         {"value": np.ascontiguousarray(data.transpose(perm))}, graph.loc(like.node))
-    return Value(node, 0)
-
-
-def _new_constant(graph: Graph, array: np.ndarray, like: Value) -> Value:
-    """A constant holding `array` in the type of `like` (its shape may differ)."""
-    t = graph.type_of(like)
-    array = np.ascontiguousarray(array, dtype=t.numpy_dtype)
-    node = graph.add_op("nn.constant", (), [t.with_shape(array.shape)], {"value": array}, graph.loc(like.node))
     return Value(node, 0)
 
 
 # ------------------------------------------------------------------------------ ops that change nothing
 def _unit_dims(graph: Graph, node: int, axes: list[int]) -> bool:
-    shape = _operand_type(graph, node).shape
+    shape = operand_type(graph, node).shape
     return all(shape[a] == 1 for a in axes)
 
 
@@ -118,7 +96,7 @@ def reshape_of_reshape(graph: Graph, node: int) -> bool:
     inner = producer(graph, graph.operand(node, 0), "nn.reshape")
     if inner is None:
         return False
-    return replace(graph, node, _new_op(graph, node, [graph.operand(inner, 0)]))
+    return replace(graph, node, new_op(graph, node, [graph.operand(inner, 0)]))
 
 
 @CANONICAL.pattern("nn.transpose")
@@ -130,7 +108,7 @@ def transpose_of_transpose(graph: Graph, node: int) -> bool:
     x = graph.operand(inner, 0)
     if is_identity(perm) and graph.type_of(x) == graph.types(node)[0]:
         return replace(graph, node, x)
-    return replace(graph, node, _new_op(graph, node, [x], {"perm": list(perm)}))
+    return replace(graph, node, new_op(graph, node, [x], {"perm": list(perm)}))
 
 
 @CANONICAL.pattern("nn.transpose")
@@ -138,10 +116,10 @@ def transpose_to_reshape(graph: Graph, node: int) -> bool:
     """A transpose that only moves unit dimensions keeps the element order: it is a reshape."""
     x = graph.operand(node, 0)
     perm = tuple(graph.attrs(node)["perm"])
-    if is_identity(perm) or not moves_only_unit_dims(graph.type_of(x).shape, perm):
+    if is_identity(perm) or not moves_only_unit_dims(operand_type(graph, node).shape, perm):
         return False
-    out = graph.types(node)[0]
-    return replace(graph, node, _new_op(graph, node, [x], {"shape": list(out.shape)}, op="nn.reshape"))
+    out = result_type(graph, node)
+    return replace(graph, node, new_op(graph, node, [x], {"shape": list(out.shape)}, op="nn.reshape"))
 
 
 @CANONICAL.pattern("nn.transpose")
@@ -161,6 +139,8 @@ def hoist_transpose_into_operands(graph: Graph, node: int) -> bool:
     for w in graph.operands(u):
         t = graph.type_of(w)
         inner = producer(graph, w, "nn.transpose")
+        if not isinstance(t, TensorType):  # u need not be an nn op: another dialect's may read a shape
+            return False
         if t.num_elements == 1 and t.rank <= len(perm):
             plan.append(w)
         elif t.rank != len(perm):
@@ -177,7 +157,7 @@ def hoist_transpose_into_operands(graph: Graph, node: int) -> bool:
             plan.append(Value(existing, 0))
     operands = [item if isinstance(item, Value) else _transposed_constant(graph, item, w, perm)
                 for item, w in zip(plan, graph.operands(u))]
-    return replace(graph, node, _new_op(graph, u, operands, types=graph.types(node)))
+    return replace(graph, node, new_op(graph, u, operands, types=graph.types(node)))
 
 
 @CANONICAL.pattern("nn.slice")
@@ -187,7 +167,7 @@ def slice_of_slice(graph: Graph, node: int) -> bool:
         return False
     begin = [a + b for a, b in zip(graph.attrs(inner)["begin"], graph.attrs(node)["begin"])]
     attrs = {"begin": begin, "size": list(graph.attrs(node)["size"])}
-    return replace(graph, node, _new_op(graph, node, [graph.operand(inner, 0)], attrs))
+    return replace(graph, node, new_op(graph, node, [graph.operand(inner, 0)], attrs))
 
 
 @CANONICAL.pattern("nn.concat")
@@ -197,12 +177,12 @@ def concat_of_concat(graph: Graph, node: int) -> bool:
     for v in graph.operands(node):
         inner = producer(graph, v, "nn.concat")
         if (inner is not None and graph.attrs(inner)["axis"] == axis and single_use(graph, v)
-                and graph.type_of(v).quant == graph.types(node)[0].quant):
+                and graph.tensor_type(v).quant == result_type(graph, node).quant):
             operands.extend(graph.operands(inner))
             flattened = True
         else:
             operands.append(v)
-    return flattened and replace(graph, node, _new_op(graph, node, operands))
+    return flattened and replace(graph, node, new_op(graph, node, operands))
 
 
 _INVOLUTIONS = ("nn.neg", "nn.logical_not", "nn.bitwise_not")
@@ -238,13 +218,13 @@ _NEUTRAL = {
 @CANONICAL.pattern(*_NEUTRAL)
 def drop_neutral_operand(graph: Graph, node: int) -> bool:
     positions, value, negative_zero = _NEUTRAL[graph.op(node)]
-    out = graph.types(node)[0]
+    out = result_type(graph, node)
     if out.quant is not None:
         return False
     for k in positions:
         x = graph.operand(node, 1 - k)
         c = graph.operand(node, k)
-        if graph.type_of(x) == out and graph.type_of(c).quant is None and \
+        if graph.type_of(x) == out and graph.tensor_type(c).quant is None and \
                 _is_neutral(constant(graph, c), value, negative_zero):
             return replace(graph, node, x)
     return False
@@ -259,7 +239,7 @@ _WINDOW_PAD_FILL: dict[str, Callable[[TensorType], tuple[float, int]]] = {
     # max pooling's padding never wins: -inf, or the integer minimum
     "nn.max_pool2d": lambda t: (-math.inf, _INT_MIN.get(t.dtype, 0)),
 }
-_INT_MIN = {"i8": -128, "ui8": 0, "i16": -32768, "ui16": 0, "i32": -(1 << 31)}
+_INT_MIN: dict[str, int] = {"i8": -128, "ui8": 0, "i16": -32768, "ui16": 0, "i32": -(1 << 31)}
 
 
 def _stored_fill(t: TensorType, value: float) -> float | int:
@@ -293,7 +273,7 @@ def fold_pad_into_window(graph: Graph, node: int) -> bool:
     if pad is None or not single_use(graph, graph.operand(node, 0)):
         return False
     attrs, x = graph.attrs(pad), graph.operand(pad, 0)
-    pads, x_type, padded = list(attrs["pads"]), graph.type_of(x), graph.types(pad)[0]
+    pads, x_type, padded = list(attrs["pads"]), graph.tensor_type(x), result_type(graph, pad)
     if (attrs["mode"] != "constant" or len(pads) != 8 or any(pads[:2]) or any(pads[6:])
             or x_type.dtype != padded.dtype or x_type.quant != padded.quant
             or (x_type.quant is not None and x_type.quant.axis is not None)):
@@ -315,12 +295,12 @@ def fold_pad_into_window(graph: Graph, node: int) -> bool:
         if list(window.get("dilation", [1, 1])) != [1, 1] or max(merged[:2]) >= kh or max(merged[2:]) >= kw:
             return False
     window["pad"] = merged
-    return replace(graph, node, _new_op(graph, node, [x, *graph.operands(node)[1:]], window))
+    return replace(graph, node, new_op(graph, node, [x, *graph.operands(node)[1:]], window))
 
 
 # ------------------------------------------------------------------------------ activations as clamp
 def _clamp(graph: Graph, like: int, x: Value, low: float, high: float) -> Value:
-    return _new_op(graph, like, [x], {"min": float(low), "max": float(high)}, op="nn.clamp")
+    return new_op(graph, like, [x], {"min": float(low), "max": float(high)}, op="nn.clamp")
 
 
 @CANONICAL.pattern("nn.relu")
@@ -331,13 +311,13 @@ def relu_to_clamp(graph: Graph, node: int) -> bool:
 @CANONICAL.pattern("nn.maximum", "nn.minimum")
 def bound_to_clamp(graph: Graph, node: int) -> bool:
     """maximum(x, c) / minimum(x, c) with a constant c of one (real) value that does not widen x."""
-    out = graph.types(node)[0]
+    out = result_type(graph, node)
     if out.dtype == "i1":
         return False
     for k in (0, 1):
         x, c = graph.operand(node, k), graph.operand(node, 1 - k)
         bound = uniform_scalar(real_constant(graph, c))
-        if bound is None or graph.type_of(x).shape != out.shape:
+        if bound is None or graph.tensor_type(x).shape != out.shape:
             continue
         if graph.op(node) == "nn.maximum":
             return replace(graph, node, _clamp(graph, node, x, bound, math.inf))
@@ -361,132 +341,9 @@ def clamp_of_clamp(graph: Graph, node: int) -> bool:
 
 
 # ------------------------------------------------------------------------------ affine folding into convolutions
-def _channel_last_scale(shape: tuple[int, ...], s: np.ndarray) -> np.ndarray:
-    return s.reshape((-1,) + (1,) * (len(shape) - 1))
-
-
-# op -> how a per-output-channel vector (length O) is shaped to scale the weights
-WEIGHT_SCALE: dict[str, Callable[[tuple[int, ...], np.ndarray], np.ndarray]] = {
-    "nn.conv2d": _channel_last_scale,  # [O, KH, KW, I]
-    "nn.conv3d": _channel_last_scale,  # [O, KD, KH, KW, I]
-    "nn.transpose_conv2d": _channel_last_scale,  # [O, KH, KW, I]
-    "nn.fully_connected": _channel_last_scale,  # [O, K]
-    "nn.depthwise_conv2d": lambda shape, s: s.reshape(1, 1, shape[2], shape[3]),  # [KH, KW, C, M]: c*M+m
-}
-
-
-@dataclass
-class _Affine:
-    """A float conv/fc whose weights and bias are constants and whose result only one op reads."""
-
-    node: int
-    weights: np.ndarray
-    bias: np.ndarray  # float64, zeros when absent
-    channels: int
-
-
-def _affine_producer(graph: Graph, value: Value) -> _Affine | None:
-    node = producer(graph, value, WEIGHT_SCALE.keys())
-    if node is None or not single_use(graph, value) or not graph.type_of(value).is_float:
-        return None
-    operands = graph.operands(node)
-    weights = constant(graph, operands[1])
-    if weights is None or not graph.type_of(operands[1]).is_float:
-        return None
-    channels = graph.type_of(value).shape[-1]
-    bias = np.zeros(channels) if len(operands) < 3 else constant(graph, operands[2])
-    if bias is None or (len(operands) == 3 and not graph.type_of(operands[2]).is_float):
-        return None
-    return _Affine(node, weights, bias.astype(np.float64), channels)
-
-
-def _per_channel(graph: Graph, value: Value, out: TensorType) -> np.ndarray | None:
-    """A float constant that varies only along the last dimension of `out`, as a float64 vector."""
-    data = constant(graph, value)
-    t = graph.type_of(value)
-    if data is None or not t.is_float or len(t.shape) > len(out.shape) or not out.shape:  # a scalar has no channels
-        return None
-    shape = (1,) * (len(out.shape) - len(t.shape)) + tuple(t.shape)
-    if any(d != 1 for d in shape[:-1]) or shape[-1] not in (1, out.shape[-1]):
-        return None
-    return np.broadcast_to(data.reshape(-1).astype(np.float64), (out.shape[-1],))
-
-
-def _refold(graph: Graph, a: _Affine, scale: np.ndarray | None, shift: np.ndarray, replaced: int) -> bool:
-    """Replace `replaced` by a's conv with weights * scale and bias * scale + shift (float64, rounded once)."""
-    operands = graph.operands(a.node)
-    w_value = operands[1]
-    weights = a.weights
-    bias = a.bias if scale is None else a.bias * scale
-    if scale is not None:  # one float64 temporary: the product of the exactly widened weights
-        weights = np.multiply(a.weights, WEIGHT_SCALE[graph.op(a.node)](a.weights.shape, scale), dtype=np.float64)
-    bias = bias + shift
-    w_dtype = graph.type_of(w_value).numpy_dtype
-    out = graph.types(a.node)[0]
-    with np.errstate(over="ignore", invalid="ignore"):
-        new_weights = weights.astype(w_dtype)
-        new_bias = bias.astype(out.numpy_dtype)
-    if not (np.all(np.isfinite(new_weights)) and np.all(np.isfinite(new_bias))):
-        return False  # overflow (fp16) or non-finite statistics: keep the ops as they are
-    w = w_value if scale is None else _new_constant(graph, new_weights, w_value)
-    b = _new_constant(graph, new_bias, Value(a.node, 0))
-    return replace(graph, replaced, _new_op(graph, a.node, [operands[0], w, b]))
-
-
-def _batch_norm_constants(graph: Graph, node: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(scale, shift) in float64 with batch_norm(x) == x * scale + shift along its axis."""
-    out = graph.types(node)[0]
-    if not out.is_float:
-        return None
-    stats = [constant(graph, v) for v in graph.operands(node)[1:]]
-    channels = out.shape[graph.attrs(node)["axis"]]
-    if any(s is None or s.size != channels for s in stats):  # (the verifier does not check their length)
-        return None
-    mean, var, gamma, beta = (s.astype(np.float64).reshape(-1) for s in stats)
-    scale = gamma / np.sqrt(var + graph.attrs(node)["epsilon"])
-    return scale, beta - mean * scale
-
-
-@CANONICAL.pattern("nn.batch_norm")
-def fold_batch_norm_into_conv(graph: Graph, node: int) -> bool:
-    x = graph.operand(node, 0)
-    if graph.attrs(node)["axis"] != graph.type_of(x).rank - 1:
-        return False
-    a = _affine_producer(graph, x)
-    affine = _batch_norm_constants(graph, node)
-    if a is None or affine is None:
-        return False
-    scale, shift = (np.broadcast_to(v, (a.channels,)) for v in affine)
-    return _refold(graph, a, scale, shift, node)
-
-
-@CANONICAL.pattern("nn.batch_norm")
-def batch_norm_to_mul_add(graph: Graph, node: int) -> bool:
-    affine = _batch_norm_constants(graph, node)
-    if affine is None:
-        return False
-    x = graph.operand(node, 0)
-    out = graph.types(node)[0]
-    trailing = (1,) * (out.rank - 1 - graph.attrs(node)["axis"])  # broadcast along `axis`
-    scale, shift = (_new_constant(graph, v.reshape(v.shape + trailing), x) for v in affine)
-    scaled = _new_op(graph, node, [x, scale], {}, op="nn.mul")
-    return replace(graph, node, _new_op(graph, node, [scaled, shift], {}, op="nn.add"))
-
-
-@CANONICAL.pattern("nn.mul", "nn.add", "nn.sub")
-def fold_affine_into_conv(graph: Graph, node: int) -> bool:
-    """conv(x) * c, conv(x) + c, c + conv(x), conv(x) - c with c constant per output channel."""
-    op, out = graph.op(node), graph.types(node)[0]
-    orders = ((0, 1),) if op == "nn.sub" else ((0, 1), (1, 0))
-    for conv_at, const_at in orders:
-        a = _affine_producer(graph, graph.operand(node, conv_at))
-        c = _per_channel(graph, graph.operand(node, const_at), out)
-        if a is None or c is None or graph.types(a.node)[0] != out:
-            continue
-        if op == "nn.mul":
-            return _refold(graph, a, c, np.zeros(a.channels), node)
-        return _refold(graph, a, None, -c if op == "nn.sub" else c, node)
-    return False
+# batch norms and per-channel mul / add / sub folded into weights (affine_folding.py), tried after the above
+for _pattern in AFFINE_FOLDING:
+    CANONICAL.add(_pattern)
 
 
 # ------------------------------------------------------------------------------ the pass

@@ -14,7 +14,7 @@ def constant_value(graph: Graph, value: Value) -> np.ndarray | None:
     """The numpy value of `value` if a constant op of its dialect produces it, else None."""
     op = graph.op(value.node)
     d = dialect(op.split(".", 1)[0])
-    if d is None or d.constant_op != op:
+    if d is None or d.constant_op != op or d.constant_attr is None:
         return None
     return graph.attrs(value.node)[d.constant_attr]
 
@@ -22,9 +22,11 @@ def constant_value(graph: Graph, value: Value) -> np.ndarray | None:
 def make_constant(graph: Graph, dialect_name: str, array: np.ndarray, like: Value) -> Value:
     """A constant op of `dialect_name` holding `array`, typed like `like` (same quantization)."""
     d = dialect(dialect_name)
-    if d is None or d.constant_op is None:
+    if d is None or d.constant_op is None or d.constant_attr is None:
         raise ValueError(f"dialect {dialect_name} has no constant op")
     t = graph.type_of(like)
+    if not isinstance(t, TensorType):  # a `!tosa.shape` needs tosa.const_shape, which no folder makes
+        raise ValueError(f"a {d.constant_op} cannot hold {like}, a {t}")
     array = np.asarray(array, dtype=t.numpy_dtype).reshape(t.shape)
     node = graph.add_op(d.constant_op, (), [t], {d.constant_attr: array}, graph.loc(like.node))
     return Value(node, 0)
@@ -36,8 +38,8 @@ def try_fold(graph: Graph, node: int) -> bool:
     if d is None or d.fold is None:
         return False
     operands = graph.operands(node)
-    values = [constant_value(graph, v) for v in operands]
-    if any(v is None for v in values):
+    values = [a for a in (constant_value(graph, v) for v in operands) if a is not None]
+    if len(values) != len(operands):
         return False
     tensors = [t for t in graph.types(node) if isinstance(t, TensorType)]
     if not all(affordable(t.shape, t.dtype) for t in tensors):

@@ -246,13 +246,14 @@ class _Walk:
             self.in_use.add(found)
             return found
         g = self.graph
-        t = transposed_type(g.type_of(phys), perm)
+        source = g.tensor_type(phys)  # what an nn.transpose reads or an nn op computes
+        t = transposed_type(source, perm)
         data = constant_value(g, phys)
         if data is not None:
             value = self._add("nn.constant", [], t, {"value": np.ascontiguousarray(data.transpose(perm))},
                               g.loc(phys.node))
             self.stats.constants += 1
-        elif moves_only_unit_dims(g.type_of(phys).shape, perm):
+        elif moves_only_unit_dims(source.shape, perm):
             value = self._add("nn.reshape", [phys], t, {"shape": list(t.shape)}, loc)
         else:
             value = self._add("nn.transpose", [phys], t, {"perm": list(perm)}, loc)
@@ -289,7 +290,7 @@ class _Walk:
         """v (of lower rank, broadcast against `rank`) reshaped to `rank` with leading unit dimensions."""
         g = self.graph
         value = self.logical(v)
-        t = g.type_of(value)
+        t = g.tensor_type(value)
         shape = (1,) * (rank - t.rank) + tuple(t.shape)
         data = constant_value(g, value)
         if data is not None:
@@ -316,9 +317,9 @@ class _Walk:
         return 1
 
     def in_frame(self, v: Value, P: Perm) -> Value:
-        """w with transpose(w, P) equal to v (broadcast to P's rank)."""
+        """w with transpose(w, P) equal to v (broadcast to P's rank; a tensor, as frame_cost found)."""
         g = self.graph
-        t = g.type_of(v)
+        t = g.tensor_type(v)
         placed = self.where(v) or (v, identity(t.rank))
         if t.num_elements == 1 and t.rank <= len(P):
             return placed[0]  # one element: every layout is the same data (shapes are all ones)
@@ -382,11 +383,11 @@ class _Walk:
             return None
         operands = g.operands(node)
         data = operands if transfer.all_operands else operands[:1]
-        out_types = g.types(node)
-        if operand >= len(data) or not all(isinstance(t, TensorType) for t in out_types) \
+        out_types = [t for t in g.types(node) if isinstance(t, TensorType)]
+        if operand >= len(data) or len(out_types) != len(g.types(node)) \
                 or max(g.type_of(w).rank for w in data) != len(P) or g.type_of(operands[operand]).rank != len(P):
             return None
-        return transfer.rule(g.attrs(node), P, [g.type_of(w) for w in operands], out_types)
+        return transfer.rule(g.attrs(node), P, [g.tensor_type(w) for w in operands], out_types)
 
     def materialized_anyway(self, v: Value) -> bool:
         """v's transpose will be in the rewritten graph whatever this op does."""
@@ -436,11 +437,11 @@ class _Walk:
     def _move(self, node: int, operands: list[Value], transfer: Transfer) -> bool:
         g = self.graph
         data = operands if transfer.all_operands else operands[:1]
-        out_types = g.types(node)
-        if not all(isinstance(t, TensorType) for t in out_types):
+        out_types = [t for t in g.types(node) if isinstance(t, TensorType)]
+        if len(out_types) != len(g.types(node)):
             return False
         rank = max(g.type_of(v).rank for v in data)
-        in_types = [g.type_of(v) for v in operands]
+        in_types = [g.tensor_type(v) for v in operands]  # (transfers are of nn ops)
         # materializing the pending operands here costs one transpose each, unless it happens anyway
         no_move = sum(0 if self.materialized_anyway(v) else 1 for v in data)
         best: tuple[int, Perm, Attrs, list[Perm]] | None = None
@@ -451,8 +452,8 @@ class _Walk:
                 continue
             P = placed[1]
             tried.add(P)
-            costs = [self.frame_cost(w, P) for w in data]
-            if any(c is None for c in costs):
+            costs = [c for c in (self.frame_cost(w, P) for w in data) if c is not None]
+            if len(costs) != len(data):
                 continue
             planned = transfer.rule(g.attrs(node), P, in_types, out_types)
             if planned is None:
@@ -478,38 +479,41 @@ class _Walk:
         """For a reshape [N, ...] -> [N, K] of a value pending with perm P (keeping N first) whose every
         user is a fully_connected reading it as input with constant weights: those weights, else None."""
         g = self.graph
-        s, t = g.type_of(g.operand(node, 0)).shape, tuple(g.attrs(node)["shape"])
+        s, t = g.tensor_type(g.operand(node, 0)).shape, tuple(g.attrs(node)["shape"])
         result = Value(node, 0)
         if is_identity(P) or P[0] != 0 or len(t) != 2 or t[0] != s[0] or g.is_output(result):
             return None
         users = g.users(result)
-        weights = [self.known_constant(g.operand(u.node, 1)) if g.op(u.node) == "nn.fully_connected" and u.operand == 0
-                   else None for u in users]
-        if not users or any(w is None for w in weights):
+        found = [self.known_constant(g.operand(u.node, 1)) if g.op(u.node) == "nn.fully_connected" and u.operand == 0
+                 else None for u in users]
+        weights = [w for w in found if w is not None]
+        if not users or len(weights) != len(users):
             return None
-        if any((q := g.type_of(g.operand(u.node, 1)).quant) is not None and q.axis not in (None, 0) for u in users):
+        if any((q := g.tensor_type(g.operand(u.node, 1)).quant) is not None and q.axis not in (None, 0) for u in users):
             return None
-        return weights  # type: ignore[return-value]
+        return weights
 
     def _flatten_into_fully_connected(self, node: int, x: Value) -> bool:
         """reshape(transpose(p, P)) -> [N, K] read only as the input of fully_connected ops with constant
         weights: reshape p instead and permute the weights' columns to match its element order."""
         g = self.graph
         placed = self.where(x)
-        weights = None if placed is None else self._fc_weights_absorb(node, placed[1])
-        if weights is None:
+        if placed is None:
             return False
         phys, P = placed
-        s, t = g.type_of(x).shape, tuple(g.attrs(node)["shape"])
+        weights = self._fc_weights_absorb(node, P)
+        if weights is None:
+            return False
+        s, t = g.tensor_type(x).shape, tuple(g.attrs(node)["shape"])
         users = g.users(Value(node, 0))
         trailing = tuple(p - 1 for p in P[1:])
         order = np.arange(t[1]).reshape(s[1:]).transpose(inverse(trailing)).reshape(-1)
-        reshaped = self._add("nn.reshape", [phys], g.types(node)[0], dict(g.attrs(node)), g.loc(node))
+        reshaped = self._add("nn.reshape", [phys], g.tensor_type(Value(node, 0)), dict(g.attrs(node)), g.loc(node))
         for u, w in zip(users, weights):
             fc_operands = g.operands(u.node)
             w_value = fc_operands[1]
-            permuted = self._add("nn.constant", [], g.type_of(w_value), {"value": np.ascontiguousarray(w[:, order])},
-                                 g.loc(w_value.node))
+            permuted = self._add("nn.constant", [], g.tensor_type(w_value),
+                                 {"value": np.ascontiguousarray(w[:, order])}, g.loc(w_value.node))
             new = g.add_op("nn.fully_connected", [reshaped, permuted, *fc_operands[2:]],
                            g.types(u.node), dict(g.attrs(u.node)), g.loc(u.node))
             g.replace_op(u.node, [Value(new, 0)])

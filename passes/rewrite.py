@@ -239,3 +239,28 @@ def uniform_scalar(array: np.ndarray | None) -> float | None:
     if not np.all(flat == first):  # also rejects NaN, which equals nothing
         return None
     return float(first)
+
+
+# For patterns on nn ops, whose operands and results are tensors (a `!tosa.shape` is TOSA's alone)
+def operand_type(graph: Graph, node: int, k: int = 0) -> TensorType:
+    return graph.tensor_type(graph.operand(node, k))
+
+
+def result_type(graph: Graph, node: int, k: int = 0) -> TensorType:
+    return graph.tensor_type(Value(node, k))
+
+
+def new_op(graph: Graph, like: int, operands: list[Value], attrs: dict | None = None, op: str | None = None,
+           types: list | None = None) -> Value:
+    """An op like `like` (same name, result types, location) with other operands, attributes or types."""
+    node = graph.add_op(op or graph.op(like), operands, graph.types(like) if types is None else types,
+                        dict(graph.attrs(like) if attrs is None else attrs), graph.loc(like))
+    return Value(node, 0)
+
+
+def new_constant(graph: Graph, array: np.ndarray, like: Value) -> Value:
+    """An nn.constant holding `array` in the type of `like` (its shape may differ)."""
+    t = graph.tensor_type(like)
+    array = np.ascontiguousarray(array, dtype=t.numpy_dtype)
+    node = graph.add_op("nn.constant", (), [t.with_shape(array.shape)], {"value": array}, graph.loc(like.node))
+    return Value(node, 0)

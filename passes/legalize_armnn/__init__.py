@@ -67,7 +67,7 @@ def legalize_armnn(graph: Graph) -> None:
         for i, (new, declared) in enumerate(zip(results, layer.result_types)):
             # an output slot whose shape contradicts what the layer computes (a damaged dimension): the
             # converted graph would not have the outputs the file declares
-            have = graph.type_of(new).shape
+            have = graph.tensor_type(new).shape
             if all(d >= 0 for d in declared.shape) and tuple(have) != tuple(declared.shape):
                 raise InvalidInputError(f"{layer.type_name} layer whose output slot {i} is declared "
                                         f"{'x'.join(map(str, declared.shape)) or 'scalar'} but computes "

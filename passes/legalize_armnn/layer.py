@@ -70,6 +70,13 @@ def _reshaped_axis(axis: int, old: Sequence[int], new: Sequence[int]) -> int | N
     return None
 
 
+def quantization(t: TensorType) -> Quant:
+    """t's quantization, where the rule's constraints have required one (ValueError should one be missing)."""
+    if t.quant is None:
+        raise ValueError(f"a {t.dtype} tensor where a quantized one is needed")
+    return t.quant
+
+
 def moves_keep_quantized_axis(layer: Layer, name: str, q: Quant | None, old: Sequence[int],
                               new: Sequence[int]) -> str | None:
     """Data movement the conversion adds (a reshape, a slice) keeps a per-axis quantized dimension whole,
@@ -96,7 +103,8 @@ class Layer(Checks):
         self.type_name = graph.op(node).split(".", 1)[1]  # the Arm NN LayerType, e.g. "Convolution2d"
         self.attrs: dict[str, Any] = graph.attrs(node)
         self.operands: list[Value] = graph.operands(node)
-        self.result_types: list[TensorType] = list(graph.types(node))
+        # armnn.* and nn ops have tensors only
+        self.result_types: list[TensorType] = [graph.tensor_type(v) for v in graph.results(node)]
         self.loc = graph.loc(node)
         self.builder = Builder(graph, loc=self.loc)
 
@@ -109,7 +117,7 @@ class Layer(Checks):
         return f"{self.loc.detail} '{self.loc.name}'" if self.loc.detail else f"'{self.loc.name}'"
 
     def type_of(self, v: Value) -> TensorType:
-        return self.graph.type_of(v)
+        return self.graph.tensor_type(v)
 
     @property
     def out_type(self) -> TensorType:
@@ -121,6 +129,16 @@ class Layer(Checks):
 
         return constant_value(self.graph, v)
 
+    def inferred(self, name: str, attrs: dict[str, Any], operands: Sequence[Value]) -> TensorType:
+        """The (first) result type nn op `name` infers from `operands`."""
+        d = op_def(name)
+        if d is None or d.infer is None:
+            raise ValueError(f"{name} cannot infer its result types")
+        (t, *_) = d.infer(attrs, [self.type_of(v) for v in operands])
+        if not isinstance(t, TensorType):  # (nn ops compute tensors: a `!tosa.shape` is TOSA's alone)
+            raise TypeError(f"{name} infers {t}, not a tensor")
+        return t
+
     # ---- building ---------------------------------------------------------------------------
     def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
            type: TensorType | None = None) -> Value:
@@ -128,7 +146,7 @@ class Layer(Checks):
         file whose shapes contradict its layers fails here, at the layer), else inferred."""
         d = op_def(name)
         if type is not None and d is not None and d.infer is not None:
-            (want, *_) = d.infer(dict(attrs or {}), [self.type_of(v) for v in operands])
+            want = self.inferred(name, dict(attrs or {}), operands)
             if tuple(want.shape) != tuple(type.shape) or want.dtype != type.dtype:
                 raise ValueError(f"{name} computes {want.dtype} of shape {list(want.shape)} where the layer's "
                                  f"output is {type.dtype} of shape {list(type.shape)}")
@@ -142,7 +160,7 @@ class Layer(Checks):
     def move(self, name: str, x: Value, attrs: dict[str, Any]) -> Value:
         """A data-movement op whose result keeps x's element type and quantization."""
         t = self.type_of(x)
-        (inferred,) = op_def(name).infer(attrs, [t])
+        inferred = self.inferred(name, attrs, [x])
         quant = t.quant
         self.check(moves_keep_quantized_axis, name, quant, t.shape, inferred.shape)
         if name == "nn.transpose":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from nn2tosa.ir import Quant, TensorType, Value
 
-from .layer import Layer
+from .layer import Layer, quantization
 from .registry import rule
 
 GATES = ("Input", "Forget", "Cell", "Output")
@@ -47,10 +47,10 @@ def check_shapes(layer: Layer, h: Value, c: Value, params: dict[str, Value], n_i
     """ValueError (the layer is inconsistent: exit 2) unless the state and every parameter present have
     the shapes the cell's sizes give them: [batch, n_out] output state, [batch, cells] cell state,
     [cells, n_in] / [cells, n_out] weights, [cells] vectors, [n_out, cells] projection."""
-    h, c = layer.type_of(h).shape, layer.type_of(c).shape
-    if len(h) != 2 or len(c) != 2 or h[0] != c[0] or h[1] != n_out:
-        raise ValueError(f"output state {list(h)} and cell state {list(c)} do not fit {n_out} outputs")
-    cells = c[1]
+    h_shape, c_shape = layer.type_of(h).shape, layer.type_of(c).shape
+    if len(h_shape) != 2 or len(c_shape) != 2 or h_shape[0] != c_shape[0] or h_shape[1] != n_out:
+        raise ValueError(f"output state {list(h_shape)} and cell state {list(c_shape)} do not fit {n_out} outputs")
+    cells = c_shape[1]
     for name, v in params.items():
         if name.startswith("inputTo"):
             want = [cells, n_in]
@@ -160,7 +160,7 @@ def quantized_lstm_parameters(layer: Layer, params: dict[str, Value]) -> str | N
 def quantized_lstm_fixed_formats(layer: Layer) -> str | None:
     """QuantizedLstm's uint8 data is at scale 1/128, zero point 128, and its int16 cell state Q4.11
     (scale 2^-11, zero point 0): the only formats Android NN's QUANTIZED_16BIT_LSTM computes."""
-    x, c, h = (layer.type_of(v).quant for v in layer.operands[:3])
+    x, c, h = (quantization(layer.type_of(v)) for v in layer.operands[:3])  # (quantized_lstm_types)
     if any(q.scale != 1 / 128 or q.zero_point != 128 for q in (x, h)) or c.scale != 2.0 ** -11 or c.zero_point != 0:
         return ("QuantizedLstm computes uint8 data at 1/128 (zero point 128) and a Q4.11 int16 cell state only "
                 f"(Android NN's QUANTIZED_16BIT_LSTM), not input {x.scale}/{x.zero_point}, output state "

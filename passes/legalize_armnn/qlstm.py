@@ -34,12 +34,13 @@ that lowering takes it (lstm_integer.integer_cell_refusal).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
 from nn2tosa.ir import Quant, TensorType, Value
 
-from .layer import Layer
+from .layer import Layer, quantization
 from .lstm_integer import integer_cell_refusal, integer_step
 from .registry import rule
 
@@ -144,9 +145,14 @@ class _QLstm:
     def column(self, x: Value, c: int) -> Value:
         return self.op("nn.slice", [x], {"begin": [0, c], "size": [self.batch, 1]})
 
-    def multiply_accumulate(self, acc: Value | None, weights: np.ndarray, x: Value, buf: _Buffer) -> Value:
+    @overload
+    def multiply_accumulate(self, acc: Value, weights: np.ndarray, x: Value, buf: _Buffer) -> Value: ...
+    @overload
+    def multiply_accumulate(self, acc: None, weights: np.ndarray, x: Value, buf: _Buffer) -> Value | None: ...
+
+    def multiply_accumulate(self, acc: Value | None, weights: np.ndarray, x: Value, buf: _Buffer) -> Value | None:
         """MatrixBatchVectorMultiplyAccumulate: acc[b, r] += w[r, c] * x[b, c], one column at a time,
-        each sum written to the buffer."""
+        each sum written to the buffer (None still when there is no acc and no column)."""
         for c in range(weights.shape[1]):
             product = self.op("nn.mul", [self.const(weights[:, c].reshape(1, -1)), self.column(x, c)])
             acc = self.write(product if acc is None else self.op("nn.add", [acc, product]), buf)
@@ -180,14 +186,16 @@ class _QLstm:
         """One gate: multiply-adds at its intermediate scale, peephole, layer norm, activation
         (written at the cell state's scale)."""
         buf = _Buffer("i16", intermediate)
-        acc = self.multiply_accumulate(None, self.decoded(f"inputTo{name}Weights"), x, buf)
-        acc = self.multiply_accumulate(acc, self.decoded(f"recurrentTo{name}Weights"), h, buf)
+        first = self.multiply_accumulate(None, self.decoded(f"inputTo{name}Weights"), x, buf)
+        acc = self.multiply_accumulate(first, self.decoded(f"recurrentTo{name}Weights"), h, buf)
+        if acc is None:
+            raise ValueError(f"a {name.lower()} gate of no input and no output columns")
         if cell is not None:
             acc = self.cwise_accumulate(acc, self.decoded(f"cellTo{name}Weights"), cell, buf)
         if self.layer_norm:
             ln_name = f"{name[0].lower()}{name[1:]}LayerNormWeights"
             ln_weights = self.decoded(ln_name)
-            ln_scale = self.layer.type_of(self.params[ln_name]).quant.scale
+            ln_scale = quantization(self.layer.type_of(self.params[ln_name])).scale
             ln_buf = _Buffer("i16", float(F32(input_scale) * F32(ln_scale) * F32(1024)))
             acc = self.normalized(acc, ln_buf)
             acc = self.write(self.op("nn.mul", [self.const(ln_weights.reshape(1, -1)), acc]), ln_buf)
@@ -198,36 +206,36 @@ class _QLstm:
     def step(self) -> list[Value]:
         layer = self.layer
         x, h, c = (layer.real(v) for v in layer.operands[:3])
-        input_scale = layer.type_of(layer.operands[0]).quant.scale
+        input_scale = quantization(layer.type_of(layer.operands[0])).scale  # (qlstm_per_tensor)
         state_t, cell_t, out_t = layer.result_types
+        cell_q, out_q = quantization(cell_t), quantization(out_t)
         a = layer.attrs
         # gate buffers take the cell state's scale for their activations (offset 0); c' its own type
-        gate_buf = _Buffer("i16", cell_t.quant.scale)
-        cell_buf = _Buffer("i16", cell_t.quant.scale, cell_t.quant.zero_point)
+        gate_buf = _Buffer("i16", cell_q.scale)
+        cell_buf = _Buffer("i16", cell_q.scale, cell_q.zero_point)
         peep = c if self.peephole else None
-        common = {"act_buf": gate_buf, "input_scale": input_scale}
         forget = self.gate("Forget", x, h, peep, a["forgetIntermediateScale"], function="nn.sigmoid",
-                           bias="forgetGateBias", **common)
+                           bias="forgetGateBias", act_buf=gate_buf, input_scale=input_scale)
         candidate = self.gate("Cell", x, h, None, a["cellIntermediateScale"], function="nn.tanh", bias="cellBias",
-                              **common)
+                              act_buf=gate_buf, input_scale=input_scale)
         new_cell = self.write(self.op("nn.mul", [forget, c]), cell_buf)
         if self.cifg:  # CpuRef overwrites the forget gate with 1 - f
             other = self.write(self.op("nn.sub", [self.scalar(1.0), forget]), gate_buf)
         else:
             other = self.gate("Input", x, h, peep, a["inputIntermediateScale"], function="nn.sigmoid",
-                              bias="inputGateBias", **common)
+                              bias="inputGateBias", act_buf=gate_buf, input_scale=input_scale)
         new_cell = self.write(self.op("nn.add", [new_cell, self.op("nn.mul", [candidate, other])]), cell_buf)
         if a["cellClip"] > 0:
             bound = float(a["cellClip"])
             new_cell = self.write(self.op("nn.clamp", [new_cell], {"min": -bound, "max": bound}), cell_buf)
         out_gate = self.gate("Output", x, h, new_cell if self.peephole else None, a["outputIntermediateScale"],
-                             function="nn.sigmoid", bias="outputGateBias", **common)
+                             function="nn.sigmoid", bias="outputGateBias", act_buf=gate_buf, input_scale=input_scale)
         squashed = self.write(self.op("nn.tanh", [new_cell]), gate_buf)
         hidden = self.write(self.op("nn.mul", [out_gate, squashed]),
                             _Buffer("i8", a["hiddenStateScale"], a["hiddenStateZeroPoint"]))
-        out_buf = _Buffer(out_t.dtype, out_t.quant.scale, out_t.quant.zero_point)
+        out_buf = _Buffer(out_t.dtype, out_q.scale, out_q.zero_point)
         if self.projection:
-            wide = _Buffer("i16", out_t.quant.scale, out_t.quant.zero_point)
+            wide = _Buffer("i16", out_q.scale, out_q.zero_point)
             shape = (self.batch, out_t.shape[1])
             if "projectionBias" in self.params:
                 bias = self.decoded("projectionBias").reshape(1, -1)
@@ -252,7 +260,7 @@ def _qlstm(layer: Layer) -> list[Value]:
     if integer_cell_refusal(layer, a["cifgEnabled"], a["peepholeEnabled"], a["projectionEnabled"],
                             a["layerNormEnabled"], knows_intermediates=True) is None:  # LiteRT's kernel
         x, h, c = layer.operands[:3]
-        scales = [a[f"{g}IntermediateScale"] for g in ("input", "forget", "cell", "output")]
+        scales = tuple(a[f"{g}IntermediateScale"] for g in ("input", "forget", "cell", "output"))
         h_new, c_new = integer_step(layer, x, h, c, hidden=(a["hiddenStateScale"], a["hiddenStateZeroPoint"]),
                                     cell_clip=a["cellClip"], projection_clip=a["projectionClip"],
                                     gate_scales=scales if a["layerNormEnabled"] else (2.0 ** -12,) * 4)

@@ -56,8 +56,9 @@ class _Cell:
     def op(self, name: str, operands: list[Value], attrs: dict | None = None) -> Value:
         return self.layer.op(name, operands, attrs)
 
-    def act_of(self, v: Value) -> Value:
-        function, a, b = self.act
+    def act_of(self, v: Value, act: tuple[str, float, float]) -> Value:
+        """`act` (the cell's activation, which the caller found it has) applied to v."""
+        function, a, b = act
         return activation(self.layer, v, function, a, b, self.layer.type_of(v))
 
     def gate(self, x: Value, h: Value, c: Value | None, gate: str, bias: str) -> Value:
@@ -82,7 +83,7 @@ class _Cell:
         forget = self.op("nn.sigmoid", [self.gate(x, h, peep, "Forget", "forgetGateBias")])
         candidate = self.gate(x, h, None, "Cell", "cellBias")
         if self.act is not None:
-            candidate = self.act_of(candidate)
+            candidate = self.act_of(candidate, self.act)
         if self.cifg:
             one = self.layer.scalar(1.0, forget)
             input_gate = self.op("nn.sub", [one, forget])
@@ -91,7 +92,7 @@ class _Cell:
         c_new = self.op("nn.add", [self.op("nn.mul", [forget, c]), self.op("nn.mul", [input_gate, candidate])])
         c_new = self.clip(c_new, self.clip_cell)
         out_gate = self.op("nn.sigmoid", [self.gate(x, h, c_new if self.peephole else None, "Output", "outputGateBias")])
-        cell_scratch = self.act_of(c_new) if self.act is not None else candidate
+        cell_scratch = self.act_of(c_new, self.act) if self.act is not None else candidate
         hidden = self.op("nn.mul", [out_gate, cell_scratch])
         out = hidden
         if self.projection:
@@ -170,8 +171,11 @@ def _sequence_lstm(layer: Layer) -> list[Value]:
                                    knows_intermediates=False) is None
     if integer:  # TFLite's integer kernel (lstm_integer.py): the hidden state is quantized as the output
         out_quant = layer.result_types[-1].quant
+        if out_quant is None:
+            raise ValueError(f"an int8 LSTM whose output is {layer.result_types[-1].dtype}, not quantized")
+        hidden = (out_quant.scale, out_quant.zero_point)
         seq, h, c = layer.operands[:3]
-        step = lambda x, h, c: integer_step(layer, x, h, c, hidden=(out_quant.scale, out_quant.zero_point),  # noqa: E731
+        step = lambda x, h, c: integer_step(layer, x, h, c, hidden=hidden,  # noqa: E731
                                             cell_clip=a["clippingThresCell"])
     else:
         seq, h, c = (layer.real(v) for v in layer.operands[:3])

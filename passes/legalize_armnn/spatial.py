@@ -173,7 +173,7 @@ def _zero_where_padding_only(layer: Layer, y: Value, padding_only: list[list[boo
     t = layer.type_of(y)
     mask = np.zeros([1] + [len(p) for p in padding_only] + [1], dtype=bool)
     for i, p in enumerate(padding_only):
-        index = [slice(None)] * mask.ndim
+        index: list[slice | np.ndarray] = [slice(None)] * mask.ndim
         index[1 + i] = np.asarray(p)
         mask[tuple(index)] = True
     zero = 0 if t.quant is None else t.quant.zero_point  # the stored value of a real 0

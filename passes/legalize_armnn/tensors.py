@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from nn2tosa.ir import TensorType, Value, op_def
+from nn2tosa.ir import TensorType, Value
 
 from .layer import Layer, permuted
 from .registry import rule
@@ -301,8 +301,7 @@ def _reduce(layer: Layer, name: str, axes: list[int], keep_dims: bool) -> list[V
     axes = sorted({_axis(a, rank) for a in axes}) if axes else list(range(rank))
     out = layer.out_type
     attrs = {"axes": axes, "keep_dims": bool(keep_dims)}
-    (inferred,) = op_def(name).infer(attrs, [layer.type_of(x)])
-    y = layer.op(name, [x], attrs, type=out.with_shape(inferred.shape))
+    y = layer.op(name, [x], attrs, type=out.with_shape(layer.inferred(name, attrs, [x]).shape))
     return [layer.reshape(y, out.shape)]
 
 
@@ -422,7 +421,12 @@ def _batch_matmul(layer: Layer) -> list[Value]:
     rows, cols = _matrix_axes(a["dataLayoutX"], out.rank)
     order = [d for d in range(out.rank) if d not in (rows, cols)] + [rows, cols]
     product_shape = permuted(out.shape, order)
-    product_type = TensorType(product_shape, out.quant.expressed) if in_float else out.with_shape(product_shape)
+    if not in_float:
+        product_type = out.with_shape(product_shape)
+    elif out.quant is not None:
+        product_type = TensorType(product_shape, out.quant.expressed)
+    else:
+        raise ValueError(f"quantized operands but a {out.dtype} output")
     product = layer.op("nn.matmul", operands, type=product_type)
     back = [order.index(d) for d in range(out.rank)]
     return [layer.finish(layer.transpose(product, back))]
@@ -446,10 +450,12 @@ def _adjugate(layer: Layer, m: Value) -> Value:
     def det(rows: list[int], cols: list[int]) -> Value:
         if len(rows) == 1:
             return element[rows[0], cols[0]]
-        total = None
-        for k, c in enumerate(cols):  # Laplace expansion along the first row
-            term = layer.op("nn.mul", [element[rows[0], c], det(rows[1:], cols[:k] + cols[k + 1:])])
-            total = term if total is None else layer.op("nn.add" if k % 2 == 0 else "nn.sub", [total, term])
+        # Laplace expansion along the first row (terms made one at a time, each added as it comes)
+        terms = (layer.op("nn.mul", [element[rows[0], c], det(rows[1:], cols[:k] + cols[k + 1:])])
+                 for k, c in enumerate(cols))
+        total = next(terms)
+        for k, term in enumerate(terms, 1):
+            total = layer.op("nn.add" if k % 2 == 0 else "nn.sub", [total, term])
         return total
 
     rows_out = []

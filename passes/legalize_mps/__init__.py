@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, report_unsupported
-from nn2tosa.ir import Builder, Graph, Value
+from nn2tosa.ir import Builder, Graph, TensorType, Value
 
 from ..manager import register_pass
 from . import elementwise, indexing, layers, shape  # noqa: F401  (rule registration)
@@ -40,7 +40,7 @@ __all__ = ["legalize_mps", "RULES"]
 @register_pass("legalize-mps")
 def legalize_mps(graph: Graph) -> None:
     """Rewrite mps.* nodes into nn ops with the file's semantics (all unsupported nodes reported at once)."""
-    declared_outputs = [graph.type_of(o.value) for o in graph.outputs]
+    declared_outputs = [graph.tensor_type(o.value) for o in graph.outputs]  # (mps and nn: tensors only)
     unsupported: list[Unsupported] = []
     constants: list[Value] = []
     for node in graph.topological():
@@ -91,7 +91,7 @@ def _checked(n: Node, results: Results) -> list[tuple[Value, Value]]:
     for i, (new, old) in enumerate(zip(results, n.result_values)):
         if old is None:  # -1 in the file
             continue
-        declared = n.graph.type_of(old)
+        declared = n.type_of(old)
         if new is None:
             if not n.graph.has_uses(old):
                 continue
@@ -112,11 +112,11 @@ def _replace(graph: Graph, node: int, pairs: list[tuple[Value, Value]]) -> None:
     graph.erase(node)
 
 
-def _keep_output_types(graph: Graph, declared: list) -> None:
+def _keep_output_types(graph: Graph, declared: list[TensorType]) -> None:
     """Graph outputs keep their declared element type (an fp16 graph's outputs are already cast back by
     the backend's in-place casts; this covers graphs without them)."""
     for out, t in zip(graph.outputs, declared):
-        have = graph.type_of(out.value)
+        have = graph.tensor_type(out.value)
         if have.dtype != t.dtype:
             b = Builder(graph, loc=graph.loc(out.value.node))
             out.value = b.op("nn.cast", [out.value], types=[have.with_dtype(t.dtype)])

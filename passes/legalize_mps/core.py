@@ -187,7 +187,10 @@ class Node(Checks):
 
     def inputs(self, field: str) -> list[Value | None]:
         """A list field (Cat's input_ids, IndexTensor's indices_id), None where the file had -1."""
-        return list(self.fields.get(field) or [])
+        v = self.fields.get(field)
+        if isinstance(v, Value):  # (a rule's mistake)
+            raise TypeError(f"{field} is one value id, not a list of them")
+        return list(v or [])
 
     def require(self, names: Sequence[str], low: int) -> list[int]:
         """Integer attributes that must be at least `low` (strides, kernels: 1; paddings: 0)."""
@@ -198,14 +201,14 @@ class Node(Checks):
         return values
 
     def type_of(self, v: Value) -> TensorType:
-        return self.graph.type_of(v)
+        return self.graph.tensor_type(v)  # (mps and nn ops: tensors only)
 
     def declared(self, index: int = 0) -> TensorType:
         """The declared type of logical result `index`."""
         v = self.result_values[index]
         if v is None:
             raise ValueError(f"result #{index} is absent (-1)")
-        return self.graph.type_of(v)
+        return self.type_of(v)
 
     @property
     def out(self) -> TensorType:
@@ -289,8 +292,8 @@ class Node(Checks):
         """Refuse to compute a constant of more than MAX_COMPUTED_ELEMENTS elements."""
         self.check(computed_constant_small, shape, what)
 
-    def scalar(self, value: float, dtype: str) -> Value:
-        """A rank-0 constant (nn broadcasts it against anything)."""
+    def scalar(self, value: float | np.ndarray, dtype: str) -> Value:
+        """A rank-0 constant (nn broadcasts it against anything) of a number or rank-0 array."""
         return self.constant(np.asarray(value), dtype)
 
     def reshape(self, x: Value, shape: Sequence[int]) -> Value:

@@ -160,7 +160,8 @@ def atan2(n: Node) -> Value:
 # true / trunc / floor division; Fmod with trunc and Remainder with floor keep the remainder
 # x - q * y instead of the quotient q.
 _DEFAULT_ROUNDING = {"MPSDiv": None, "MPSFmod": "trunc", "MPSRemainder": "floor"}
-_REMAINDER_OF = {("MPSFmod", "trunc"): "nn.fmod", ("MPSRemainder", "floor"): "nn.mod"}
+_REMAINDER_OF: dict[tuple[str, str | None], str] = {("MPSFmod", "trunc"): "nn.fmod",
+                                                    ("MPSRemainder", "floor"): "nn.mod"}
 
 
 @rule(*_DEFAULT_ROUNDING)

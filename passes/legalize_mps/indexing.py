@@ -86,7 +86,7 @@ def advanced_index(n: Node, x: Value, indices: list[Value | None]) -> AdvancedIn
     positions = [i for i, v in enumerate(indices) if v is not None]
     if not positions:
         raise ValueError("no index tensor")
-    present = [_wrapped(n, indices[p], shape[p]) for p in positions]
+    present = [_wrapped(n, v, shape[p]) for p, v in enumerate(indices) if v is not None]
     batch = tuple(np.broadcast_shapes(*[n.type_of(v).shape for v in present]))
     dtype = promote([n.type_of(v).dtype for v in present])
     columns = []
@@ -106,10 +106,10 @@ def advanced_index(n: Node, x: Value, indices: list[Value | None]) -> AdvancedIn
 def index_tensor(n: Node) -> Value:
     x = n.input("input1_id")
     indices = n.inputs("indices_id")
-    present = [i for i, v in enumerate(indices) if v is not None]
+    present = [(i, v) for i, v in enumerate(indices) if v is not None]
     if len(present) == 1:  # x[:, idx]: a gather along that dimension (the runtime's own case)
-        p = present[0]
-        idx = _wrapped(n, indices[p], n.type_of(x).shape[p])
+        p, index = present[0]
+        idx = _wrapped(n, index, n.type_of(x).shape[p])
         return n.op("nn.gather", [x, idx], {"axis": p})
     ai = advanced_index(n, x, indices)
     gathered = n.op("nn.gather_nd", [ai.data, ai.coords])

@@ -52,8 +52,9 @@ def convolution(n: Node) -> Value:
     if len(xs) != 4 or len(ws) != 4:
         raise ValueError(f"convolution of {list(xs)} by weights {list(ws)}: expected NCHW and OIHW")
     (groups,) = n.require(["groups"], 1)
-    attrs = {"stride": n.require(["stride_y", "stride_x"], 1), "dilation": n.require(["dilation_y", "dilation_x"], 1),
-             "pad": n.require([f"padding_{s}" for s in ("top", "bottom", "left", "right")], 0)}
+    attrs: dict[str, list[int] | int] = {
+        "stride": n.require(["stride_y", "stride_x"], 1), "dilation": n.require(["dilation_y", "dilation_x"], 1),
+        "pad": n.require([f"padding_{s}" for s in ("top", "bottom", "left", "right")], 0)}
     if not _is_forward(n, xs, ws, groups, attrs, conv1d):
         y = _transposed_convolution(n, x, w, bias, groups, conv1d)
     else:
@@ -246,7 +247,7 @@ def batch_norm(n: Node) -> list[Value | None]:
     are empty tensors in inference; they are not computed."""
     x = n.input("input_id")
     channels = n.type_of(x).shape[1]
-    mean, var = n.optional("mean_id"), n.optional("var_id")
+    mean, var = n.input("mean_id"), n.input("var_id")  # (batch_norm_has_running_statistics)
     weight, bias = n.optional("weight_id"), n.optional("bias_id")
     stats = [mean, var] + [v for v in (weight, bias) if v is not None]
     dtype = n.compute_dtype([x] + stats)
@@ -355,13 +356,14 @@ def dequantize_group(n: Node) -> Value:
     grouped = list(shape[:-1]) + [shape[-1] // group, group]
     dtype = n.out.dtype
     present = [v for v in (w, scales, zero_points) if v is not None]
-    values = [n.constant_value(v) for v in present]
-    if all(v is not None for v in values):
-        values = [_numbers(v, n.type_of(p).dtype) for v, p in zip(values, present)]
-        q = values[0].reshape(grouped)
+    found = [n.constant_value(v) for v in present]
+    arrays = [a for a in found if a is not None]
+    if len(arrays) == len(present):
+        values = [_numbers(a, n.type_of(p).dtype) for a, p in zip(arrays, present)]
+        data = values[0].reshape(grouped)
         if zero_points is not None:
-            q = q - values[2][..., None]
-        return n.constant((q * values[1][..., None]).reshape(shape), dtype)
+            data = data - values[2][..., None]
+        return n.constant((data * values[1][..., None]).reshape(shape), dtype)
     q = n.reshape(n.cast(w, dtype), grouped)
     per_group = list(shape[:-1]) + [shape[-1] // group, 1]
     if zero_points is not None:
