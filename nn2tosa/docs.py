@@ -16,10 +16,11 @@ What each section reads:
 - the tosa op table (nn2tosa/dialects/tosa_ops): every TOSA op's operands, attributes, type
   combinations by profile and extension, and 0.100-draft form;
 - the frontends' data type tables.
-"Can create" is a reading of the code (nn2tosa/rule_reading.py), not a run: a rule's string literals naming ops, the tables
-it indexes and the helpers it calls (followed through its package and the builder classes), so an
-op listed may be used only for some attribute values or types. A layer is listed as quantized when
-every nn op it can create has a quantized lowering or only carries stored values.
+"Can create" is a reading of the code (nn2tosa/rule_reading.py), not a run: a rule's string literals
+naming ops, the tables it indexes and the helpers it calls (followed through its package and the
+builder classes), so an op listed may be used only for some attribute values or types. A layer is
+listed as quantized when every nn op it can create has a quantized lowering or only carries stored
+values.
 """
 from __future__ import annotations
 
