@@ -189,12 +189,16 @@ def _build(graph: Graph, defer_data: bool) -> FlatBuilder:
     return builder
 
 
-def _field_value(builder: FlatBuilder, kind: Any, value: Any) -> Any:
+def _field_value(builder: FlatBuilder, field: Any, value: Any) -> Any:
     """A Python field value -> what the generated Add<Field> takes, by the schema's field type."""
+    kind = field.type
     if kind.kind == "vector":
         element = kind.element.scalar
         if element == "ubyte":
-            return builder.data_vector(np.frombuffer(bytes(value), dtype=np.uint8))
+            raw = np.frombuffer(bytes(value), dtype=np.uint8)
+            # data (force_align: 8) is padded to the alignment; a text field such as CUSTOM's
+            # implementation_attrs keeps its length, or a reader gets trailing zero bytes
+            return builder.data_vector(raw) if "force_align" in field.attributes else builder.byte_vector(raw)
         dtype = {"int": "<i4", "short": "<i2"}[element]
         values = tuple(int(v) for v in value)
         return builder.once((dtype, values), lambda: builder.CreateNumpyVector(np.asarray(values, dtype=dtype)))
@@ -216,7 +220,7 @@ def _attribute(builder: FlatBuilder, o: _Operator) -> tuple[int, int] | None:
     key = (table, tuple(sorted((k, hashable(v)) for k, v in values.items())))
 
     def make() -> int:
-        fields = [(f.name, _field_value(builder, f.type, values[f.name]))
+        fields = [(f.name, _field_value(builder, f, values[f.name]))
                   for f in SCHEMA.tables[table].fields if f.name in values]  # vectors before the table starts
         getattr(fb0, f"{table}Start")(builder)
         for name, value in fields:

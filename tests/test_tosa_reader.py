@@ -28,7 +28,8 @@ from test_emit import CASES, TOSA_OPT, built, ml_dtypes, our_outputs, run_refere
 from nn2tosa.diagnostics import UnsupportedError
 from nn2tosa.dialects.tosa import with_distinct_outputs
 from nn2tosa.frontend import load
-from nn2tosa.ir import INPUT_OP, Graph, Value, verify
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, verify
+from nn2tosa.lowering.flatbuffer_0100 import build_flatbuffer_0100
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 from nn2tosa.lowering.mlir_emitter import to_mlir, write_mlir
 from nn2tosa.dialects.tosa_target import required_target
@@ -508,3 +509,18 @@ def test_writer_refuses_values_beyond_narrow_types(element_type, values):
         storage_bytes(values, element_type)
     edge = np.array([-(1 << 47), (1 << 47) - 1], np.int64) if element_type == "i48" else np.array([-8, 7], np.int8)
     assert storage_bytes(edge, element_type).size == (12 if element_type == "i48" else 1)
+
+
+@pytest.mark.parametrize("write", [build_flatbuffer, build_flatbuffer_0100], ids=["1.0", "0.100"])
+def test_custom_implementation_attrs_round_trip_to_the_byte(write):
+    """CUSTOM's implementation_attrs is text, not tensor data: written with its own length (data vectors
+    are padded to 8 bytes), it reads back without trailing zero bytes, non-ASCII included."""
+    text = "héllo ✓"  # 10 UTF-8 bytes: a padded vector would read back with six zeros
+    g = Graph()
+    x = g.add_input(TensorType((2,), "f32"), "x")
+    c = g.add_op("tosa.custom", [x], [TensorType((2,), "f32")],
+                 {"operator_name": "f", "domain_name": "d", "implementation_attrs": text})
+    g.add_output(Value(c), "y")
+    (read,) = load(bytes(write(g)))
+    (custom,) = [n for n in read.nodes() if read.op(n) == "tosa.custom"]
+    assert read.attrs(custom)["implementation_attrs"] == text

@@ -115,6 +115,11 @@ class FlatBuilder(flatbuffers.Builder):
         self.Bytes[start + n:start + padded] = bytes(padded - n)
         return self.EndVector()
 
+    def byte_vector(self, raw: np.ndarray) -> int:
+        """A [ubyte] vector of `raw` (1-D uint8) of exactly its length: a field that is not tensor data
+        (CUSTOM's implementation_attrs), whose reader takes every byte as content."""
+        return self.CreateNumpyVector(raw)
+
     def finished_view(self) -> memoryview:
         assert not self.deferred, "data was deferred: use write_to"
         return memoryview(self.Bytes)[self.Head():]

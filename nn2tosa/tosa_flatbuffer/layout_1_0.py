@@ -62,7 +62,7 @@ CONVERTERS: dict[str, Converter] = {
     "enum:tosa.nan_mode": _enum(fb.NanPropagationMode),
     "enum:tosa.rounding_mode": _enum(fb.RoundingMode),
     "enum:tosa.resize_mode": _enum(fb.ResizeMode, {"NEAREST_NEIGHBOR": "NEAREST"}),
-    "utf8": lambda builder, value, input_type: builder.data_vector(utf8_vector(value)),
+    "utf8": lambda builder, value, input_type: builder.byte_vector(utf8_vector(value)),
 }
 # What the flatbuffer must say when the IR leaves an optional attribute out (the schema's own
 # default, UNKNOWN, is not what MLIR's default means).
