@@ -41,6 +41,7 @@ PATTERNS: dict[str, dict[str, str]] = {
                                 "a stride-1 CONV2D of the flipped kernel (Vela fuses no requantizing RESCALE into a "
                                 "TRANSPOSE_CONV2D, it fuses it into a CONV2D: q8_transpose_conv 67,712 -> 2,689 "
                                 "cycles on Ethos-U55, 18,216 -> 5,300 on U85)",
+        "phase_conv2d": "PHASE",
     },
     "int16_spatial_sum": {
         "reduce_sum": "a widening RESCALE and a REDUCE_SUM per axis (Vela on Ethos-U55 and U65: q16_mean_hw 526 "
@@ -88,7 +89,7 @@ class NpuTarget:
 
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
-_EVERY_NPU = {"strided_pointwise_conv_untiled": "subsample_first", "transpose_conv": "upsample_then_conv2d",
+_EVERY_NPU = {"strided_pointwise_conv_untiled": "subsample_first", "transpose_conv": "phase_conv2d",
               "strided_slice_spatial": "depthwise_conv2d"}
 _SMALL_NPU = {**_EVERY_NPU, "resize_bilinear_integer_upscale": "depthwise_conv2d", "prelu_branch": "sign_arithmetic",
               "lstm_activation": "fixed_point", "lstm_layer_norm": "arithmetic"}

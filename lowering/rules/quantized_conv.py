@@ -24,6 +24,7 @@ from ..quant import QInfo, narrow, rescale
 from . import rule
 from .quantized import float_fallback, q_in, q_out, require_per_tensor
 from .quantized_conv_npu import _subsample_first, _upsample_then_convolve
+from .quantized_transpose_conv_npu import phase_convolutions, phases_fit
 from .quantized_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, _bias_in_accumulator, _out_channel_scales,
                                     _weights, convolution_quantized_both_ends, matmul_operand_types,
                                     quantized_convolution)
@@ -119,7 +120,10 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
     tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
     attrs = {"stride": list(ctx.attrs["stride"]), "out_pad": tosa_pad}
-    if xq.dtype == "i8" and choose(ctx, "transpose_conv") == "upsample_then_conv2d":
+    form = choose(ctx, "transpose_conv") if xq.dtype == "i8" else "transpose_conv2d"
+    if form == "phase_conv2d" and phases_fit(ctx.type_of(ctx.operands[0]).shape, (kh, kw), attrs["stride"], tosa_pad):
+        y = phase_convolutions(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
+    elif form != "transpose_conv2d":
         y = _upsample_then_convolve(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
     else:
         y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias,
