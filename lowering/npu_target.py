@@ -44,8 +44,8 @@ PATTERNS: dict[str, dict[str, str]] = {
         "phase_conv2d": "one stride-1 CONV2D of the input itself per row phase, the column phases as its output "
                         "channels, side by side in a CONCAT along the width (no spread input: Vela writes each "
                         "CONV2D into the CONCAT and fuses its RESCALE: q8_transpose_conv 2,689 -> 1,280 cycles on "
-                        "Ethos-U55, 5,300 -> 3,303 on U85; the spread form where a phase would need negative "
-                        "padding)",
+                        "Ethos-U55, 5,300 -> 3,303 on U85; the spread form where the phases do not tile the output "
+                        "exactly)",
     },
     "int16_spatial_sum": {
         "reduce_sum": "a widening RESCALE and a REDUCE_SUM per axis (Vela on Ethos-U55 and U65: q16_mean_hw 526 "
