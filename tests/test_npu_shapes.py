@@ -231,7 +231,7 @@ def test_transpose_conv_npu_forms_are_the_same(case, form, monkeypatch):
 
 
 # ------------------------------------------------------------------------------ strided slice
-@pytest.mark.parametrize("target", [None, "ethos-u85"])
+@pytest.mark.parametrize("target", [None, "ethos-u55", "ethos-u85"])
 @pytest.mark.parametrize("begin, end, strides", [
     ([0, 1, 0, 0], [1, 6, 8, 4], [1, 2, 2, 1]),  # q8_strided_slice_pad's: rows 1, 3, 5, every other column
     ([0, 0, 1, 1], [2, 9, 7, 5], [1, 3, 1, 2]),  # rows by 3, channels by 2 (the reshape form for those)
@@ -239,9 +239,9 @@ def test_transpose_conv_npu_forms_are_the_same(case, form, monkeypatch):
     ([0, 2, 0, 0], [2, 3, 8, 5], [1, 4, 5, 1]),  # one row, columns 0 and 5
 ])
 def test_strided_slice_of_int8_rows_and_columns(begin, end, strides, target):
-    """Strides of int8 rows and columns: under an Ethos-U preset one DEPTHWISE_CONV2D of weight 1
-    with those strides (and a RESCALE by 1) after one SLICE, otherwise reshapes and slices; numpy's
-    slicing either way."""
+    """Strides of int8 rows and columns: under the Ethos-U55 preset one DEPTHWISE_CONV2D of weight 1
+    with those strides (and a RESCALE by 1) after one SLICE, under the Ethos-U85 preset one MAX_POOL2D
+    of 1x1 windows with those strides, otherwise reshapes and slices; numpy's slicing every way."""
     x = np.random.default_rng(5).integers(-128, 128, (2, 9, 8, 5)).astype(np.int8)
     want = x[tuple(slice(b, None if e < -len_ else e, s) for b, e, s, len_ in zip(begin, end, strides, x.shape))]
     g = Graph()
@@ -252,4 +252,5 @@ def test_strided_slice_of_int8_rows_and_columns(begin, end, strides, target):
     (got,), low = run(g, [x], semantics="litert")
     np.testing.assert_array_equal(got, want)
     strided = any(abs(s) > 1 and n > 1 for s, n in zip(strides[1:3], want.shape[1:3]))
-    assert ops_of(low).count("tosa.depthwise_conv2d") == (target is not None and strided)
+    assert ops_of(low).count("tosa.depthwise_conv2d") == (target == "ethos-u55" and strided)
+    assert ops_of(low).count("tosa.max_pool2d") == (target == "ethos-u85" and strided)
