@@ -44,8 +44,8 @@ PATTERNS: dict[str, dict[str, str]] = {
         "phase_conv2d": "one stride-1 CONV2D of the input itself per row phase, the column phases as its output "
                         "channels, side by side in a CONCAT along the width (no spread input: Vela writes each "
                         "CONV2D into the CONCAT and fuses its RESCALE: q8_transpose_conv 2,689 -> 1,280 cycles on "
-                        "Ethos-U55, 5,300 -> 3,303 on U85; the spread form where the phases do not tile the output "
-                        "exactly)",
+                        "Ethos-U55, 5,300 -> 3,303 on U85), or the spread form where the phases do not tile the "
+                        "output exactly",
     },
     "int16_spatial_sum": {
         "reduce_sum": "a widening RESCALE and a REDUCE_SUM per axis (Vela on Ethos-U55 and U65: q16_mean_hw 526 "
@@ -60,7 +60,7 @@ PATTERNS: dict[str, dict[str, str]] = {
                             "rows and columns strided in one op where the RESHAPE + SLICE form copies per axis)",
         "max_pool2d": "one MAX_POOL2D of 1x1 windows with the strides: the stored integers, no RESCALE (Vela on "
                       "Ethos-U85 runs it faster than the DEPTHWISE_CONV2D: q8_strided_slice_pad 3,886 -> 3,867 "
-                      "cycles; slower on U55, 2,340 -> 2,377)",
+                      "cycles, slower on U55: 2,340 -> 2,377)",
     },
     "strided_pointwise_conv_untiled": {
         "widened_kernel": "one CONV2D whose kernel gains taps of weight zero point where the stride does not tile "
