@@ -4,7 +4,8 @@ Each rule reads its quantizations and constant operands and hands them to `quant
 (quantized_convolution.py: the integer convolution, its accumulator and RESCALE):
 - conv2d (grouped: depthwise or one convolution per group), depthwise_conv2d, conv3d,
   transpose_conv2d (TOSA needs out_pad > -kernel: a slice of the result crops deeper);
-  under a `--target` preset some become the forms of quantized_conv_npu.py.
+  under a `--target` preset some become the forms of quantized_conv_npu.py and
+  quantized_transpose_conv_npu.py.
 - fully_connected is a 1x1 conv2d ([rows, 1, 1, K] x [O, 1, 1, K]); under LiteRT semantics it
   rounds once. matmul of two tensors is TOSA MATMUL with both zero points (i16 x i16 -> i48 with
   the int16 extension).
@@ -24,10 +25,10 @@ from ..quant import QInfo, narrow, rescale
 from . import rule
 from .quantized import float_fallback, q_in, q_out, require_per_tensor
 from .quantized_conv_npu import _subsample_first, _upsample_then_convolve
-from .quantized_transpose_conv_npu import phase_convolutions, phases_fit
 from .quantized_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, _bias_in_accumulator, _out_channel_scales,
                                     _weights, convolution_quantized_both_ends, matmul_operand_types,
                                     quantized_convolution)
+from .quantized_transpose_conv_npu import phase_convolutions, phases_fit
 from .shape import tosa_slice
 
 
