@@ -34,6 +34,10 @@ PATTERNS: dict[str, dict[str, str]] = {
                             "rounding RESCALE (Vela maps no RESIZE of this kind on Ethos-U55 and U65: "
                             "q8_resize_bilinear_align 6,871 -> 2,427 cycles on U55 against the TRANSPOSE_CONV2D of "
                             "triangle weights)",
+        "double_round_resize": "one RESIZE of every scale term doubled and one RESCALE by a power of two with "
+                               "DOUBLE_ROUND, whose sign-dependent rounding term is TFLite's half away from zero "
+                               "(Vela fuses the RESCALE into the RESIZE on Ethos-U85: q8_resize_bilinear_align "
+                               "3,169 -> 770 cycles, where the shifts and add of half-up rounding ran alone)",
     },
     "transpose_conv": {
         "transpose_conv2d": "one TRANSPOSE_CONV2D and its RESCALE",
@@ -41,6 +45,11 @@ PATTERNS: dict[str, dict[str, str]] = {
                                 "a stride-1 CONV2D of the flipped kernel (Vela fuses no requantizing RESCALE into a "
                                 "TRANSPOSE_CONV2D, it fuses it into a CONV2D: q8_transpose_conv 67,712 -> 2,689 "
                                 "cycles on Ethos-U55, 18,216 -> 5,300 on U85)",
+        "phase_conv2d": "one stride-1 CONV2D of the input itself per row phase, the column phases as its output "
+                        "channels, side by side in a CONCAT along the width (no spread input: Vela writes each "
+                        "CONV2D into the CONCAT and fuses its RESCALE: q8_transpose_conv 2,689 -> 1,280 cycles on "
+                        "Ethos-U55, 5,300 -> 3,303 on U85), or the spread form where the phases do not tile the "
+                        "output exactly",
     },
     "int16_spatial_sum": {
         "reduce_sum": "a widening RESCALE and a REDUCE_SUM per axis (Vela on Ethos-U55 and U65: q16_mean_hw 526 "
@@ -53,6 +62,9 @@ PATTERNS: dict[str, dict[str, str]] = {
         "reshape_slice": "a RESHAPE splitting each strided axis into (count, stride) and a SLICE keeping index 0",
         "depthwise_conv2d": "one DEPTHWISE_CONV2D of weight 1 with the strides, and a RESCALE by 1 (Vela reads the "
                             "rows and columns strided in one op where the RESHAPE + SLICE form copies per axis)",
+        "max_pool2d": "one MAX_POOL2D of 1x1 windows with the strides: the stored integers, no RESCALE (Vela on "
+                      "Ethos-U85 runs it faster than the DEPTHWISE_CONV2D: q8_strided_slice_pad 3,886 -> 3,867 "
+                      "cycles, slower on U55: 2,340 -> 2,377)",
     },
     "strided_pointwise_conv_untiled": {
         "widened_kernel": "one CONV2D whose kernel gains taps of weight zero point where the stride does not tile "
@@ -88,14 +100,16 @@ class NpuTarget:
 
 
 _VELA_PROFILE = "pro_int+int16+int4+doubleround"
-_EVERY_NPU = {"strided_pointwise_conv_untiled": "subsample_first", "transpose_conv": "upsample_then_conv2d",
+_EVERY_NPU = {"strided_pointwise_conv_untiled": "subsample_first", "transpose_conv": "phase_conv2d",
               "strided_slice_spatial": "depthwise_conv2d"}
 _SMALL_NPU = {**_EVERY_NPU, "resize_bilinear_integer_upscale": "depthwise_conv2d", "prelu_branch": "sign_arithmetic",
               "lstm_activation": "fixed_point", "lstm_layer_norm": "arithmetic"}
 NPU_TARGETS: dict[str, NpuTarget] = {
     "ethos-u55": NpuTarget("ethos-u55", _VELA_PROFILE, _SMALL_NPU),
     "ethos-u65": NpuTarget("ethos-u65", _VELA_PROFILE, _SMALL_NPU),
-    "ethos-u85": NpuTarget("ethos-u85", _VELA_PROFILE, {**_EVERY_NPU, "int16_spatial_sum": "depthwise_conv2d"}),
+    "ethos-u85": NpuTarget("ethos-u85", _VELA_PROFILE, {**_EVERY_NPU, "int16_spatial_sum": "depthwise_conv2d",
+                                                          "resize_bilinear_integer_upscale": "double_round_resize",
+                                                          "strided_slice_spatial": "max_pool2d"}),
 }
 
 

@@ -231,16 +231,25 @@ def test_litert_bilinear_rounds_halves_away_from_zero(dtype):
     ((1, 3, 2, 2), (17, 9)),  # 8x rows and columns (the largest centre weight, 64)
     ((1, 5, 4, 5), (17, 7)),  # 4x rows, 2x columns
 ])
-def test_litert_aligned_upscale_for_small_npus_is_tflites_kernel(shape, size):
+@pytest.mark.parametrize("target", ["ethos-u55", "ethos-u85"])
+def test_litert_aligned_upscale_for_npus_is_tflites_kernel(shape, size, target):
     """Under the Ethos-U55 preset an aligned integer upscale of int8 data is the input spread by the
     factor, a DEPTHWISE_CONV2D of triangle weights and one RESCALE whose multiplier, just above
-    1 / (k_y k_x), rounds halves away from zero: TFLite's integers, negative halves included. (TFLite's
-    10-bit coordinates make only power-of-two factors exact upscales.)"""
-    x, got, low = _litert_resize(shape, size, "bilinear", True, False, "i8", seed=sum(size), target="ethos-u55")
+    1 / (k_y k_x), rounds halves away from zero; under the Ethos-U85 preset one RESIZE of doubled scale
+    terms and one DOUBLE_ROUND RESCALE by a power of two, whose sign-dependent rounding term rounds
+    halves away from zero. Both are TFLite's integers, negative halves included. (TFLite's 10-bit
+    coordinates make only power-of-two factors exact upscales.)"""
+    x, got, low = _litert_resize(shape, size, "bilinear", True, False, "i8", seed=sum(size), target=target)
     assert np.array_equal(got, tflite_resize_bilinear(x, size, True, False))
     ops = [low.op(n) for n in low.nodes()]
-    assert "tosa.resize" not in ops and ops.count("tosa.depthwise_conv2d") == 1
-    assert ops.count("tosa.rescale") == 1 + ("tosa.transpose_conv2d" in ops)
+    if target == "ethos-u85":
+        assert ops.count("tosa.resize") == 1 and ops.count("tosa.rescale") == 1
+        assert "tosa.arithmetic_right_shift" not in ops
+        rescale = next(n for n in low.nodes() if low.op(n) == "tosa.rescale")
+        assert low.attrs(rescale)["rounding_mode"] == "DOUBLE_ROUND"
+    else:
+        assert "tosa.resize" not in ops and ops.count("tosa.depthwise_conv2d") == 1
+        assert ops.count("tosa.rescale") == 1 + ("tosa.transpose_conv2d" in ops)
     acc = tflite_bilinear_sum(x, size, True, False)
     assert ((acc < 0) & (acc % (1 << 20) == 1 << 19)).any()  # the data has negative halves
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from nn2tosa.ir import Builder, Graph, Loc, Quant, TensorType
-from nn2tosa.lowering.npu_target import set_npu_target
+from nn2tosa.lowering.npu_target import NPU_TARGETS, set_npu_target
+from nn2tosa.lowering.rules.quantized_transpose_conv_npu import phases_fit
 from test_litert_arith import _all_pairs, f32, tfl_add, tfl_mean_or_sum
 from test_quant import armnn_decode, armnn_encode, one_op, qtype, run
 from tflite_kernels import mbqm, quantize_multiplier
@@ -185,11 +186,17 @@ TRANSPOSE_CASES = [  # (input [n, h, w, c], kernel [o, kh, kw], stride, out_pad)
 ]
 
 
+@pytest.mark.parametrize("form", ["upsample_then_conv2d", "phase_conv2d"])
 @pytest.mark.parametrize("case", TRANSPOSE_CASES)
-def test_transpose_conv_as_spread_then_conv2d_is_the_same(case):
-    """Under an Ethos-U preset a transposed convolution of int8 data is the input spread by the stride
-    and a stride-1 CONV2D (Vela fuses its requantization there): the same integers as the
-    TRANSPOSE_CONV2D form on random data, per-channel weight scales, non-zero zero points."""
+def test_transpose_conv_npu_forms_are_the_same(case, form, monkeypatch):
+    """Under an Ethos-U preset a transposed convolution of int8 data is stride-1 CONV2Ds (Vela fuses
+    its requantization there): of the input spread by the stride, or of the input itself once per row
+    phase (where every phase's padding is 0 or more: else the spread form). Both give the same
+    integers as the TRANSPOSE_CONV2D form on random data, per-channel weight scales, non-zero zero
+    points."""
+    preset = NPU_TARGETS["ethos-u55"]
+    monkeypatch.setitem(NPU_TARGETS, "ethos-u55", dataclasses.replace(
+        preset, forms={**preset.forms, "transpose_conv": form}))
     (n, h, w, c), (o, kh, kw), stride, out_pad = case
     rng = np.random.default_rng(11)
     oh = (h - 1) * stride[0] + kh + out_pad[0] + out_pad[1]
@@ -214,13 +221,17 @@ def test_transpose_conv_as_spread_then_conv2d_is_the_same(case):
         forms.append(ops_of(low))
     assert "tosa.conv2d" not in forms[0]
     assert "tosa.conv2d" in forms[1]
-    assert forms[1].count("tosa.transpose_conv2d") == (stride != [1, 1])
+    tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
+    phases = form == "phase_conv2d" and phases_fit((n, h, w, c), (kh, kw), stride, tosa_pad)
+    assert phases or not (form == "phase_conv2d" and case == TRANSPOSE_CASES[0])  # the corpus file's: 8 -> 16
+    assert forms[1].count("tosa.transpose_conv2d") == (stride != [1, 1] and not phases)
+    assert forms[1].count("tosa.conv2d") == (stride[0] if phases else 1)
     np.testing.assert_array_equal(outputs[1], outputs[0])
     assert len(np.unique(outputs[0])) > 20  # not saturated: the data exercise the sums
 
 
 # ------------------------------------------------------------------------------ strided slice
-@pytest.mark.parametrize("target", [None, "ethos-u85"])
+@pytest.mark.parametrize("target", [None, "ethos-u55", "ethos-u85"])
 @pytest.mark.parametrize("begin, end, strides", [
     ([0, 1, 0, 0], [1, 6, 8, 4], [1, 2, 2, 1]),  # q8_strided_slice_pad's: rows 1, 3, 5, every other column
     ([0, 0, 1, 1], [2, 9, 7, 5], [1, 3, 1, 2]),  # rows by 3, channels by 2 (the reshape form for those)
@@ -228,9 +239,9 @@ def test_transpose_conv_as_spread_then_conv2d_is_the_same(case):
     ([0, 2, 0, 0], [2, 3, 8, 5], [1, 4, 5, 1]),  # one row, columns 0 and 5
 ])
 def test_strided_slice_of_int8_rows_and_columns(begin, end, strides, target):
-    """Strides of int8 rows and columns: under an Ethos-U preset one DEPTHWISE_CONV2D of weight 1
-    with those strides (and a RESCALE by 1) after one SLICE, otherwise reshapes and slices; numpy's
-    slicing either way."""
+    """Strides of int8 rows and columns: under the Ethos-U55 preset one DEPTHWISE_CONV2D of weight 1
+    with those strides (and a RESCALE by 1) after one SLICE, under the Ethos-U85 preset one MAX_POOL2D
+    of 1x1 windows with those strides, otherwise reshapes and slices; numpy's slicing every way."""
     x = np.random.default_rng(5).integers(-128, 128, (2, 9, 8, 5)).astype(np.int8)
     want = x[tuple(slice(b, None if e < -len_ else e, s) for b, e, s, len_ in zip(begin, end, strides, x.shape))]
     g = Graph()
@@ -241,4 +252,5 @@ def test_strided_slice_of_int8_rows_and_columns(begin, end, strides, target):
     (got,), low = run(g, [x], semantics="litert")
     np.testing.assert_array_equal(got, want)
     strided = any(abs(s) > 1 and n > 1 for s, n in zip(strides[1:3], want.shape[1:3]))
-    assert ops_of(low).count("tosa.depthwise_conv2d") == (target is not None and strided)
+    assert ops_of(low).count("tosa.depthwise_conv2d") == (target == "ethos-u55" and strided)
+    assert ops_of(low).count("tosa.max_pool2d") == (target == "ethos-u85" and strided)

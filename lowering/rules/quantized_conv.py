@@ -4,7 +4,8 @@ Each rule reads its quantizations and constant operands and hands them to `quant
 (quantized_convolution.py: the integer convolution, its accumulator and RESCALE):
 - conv2d (grouped: depthwise or one convolution per group), depthwise_conv2d, conv3d,
   transpose_conv2d (TOSA needs out_pad > -kernel: a slice of the result crops deeper);
-  under a `--target` preset some become the forms of quantized_conv_npu.py.
+  under a `--target` preset some become the forms of quantized_conv_npu.py and
+  quantized_transpose_conv_npu.py.
 - fully_connected is a 1x1 conv2d ([rows, 1, 1, K] x [O, 1, 1, K]); under LiteRT semantics it
   rounds once. matmul of two tensors is TOSA MATMUL with both zero points (i16 x i16 -> i48 with
   the int16 extension).
@@ -27,6 +28,7 @@ from .quantized_conv_npu import subsample_first, upsample_then_convolve
 from .quantized_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
                                     convolution_quantized_both_ends, matmul_operand_types, out_channel_scales,
                                     quantized_convolution)
+from .quantized_transpose_conv_npu import phase_convolutions, phases_fit
 from .shape import tosa_slice
 
 
@@ -119,7 +121,10 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
     tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
     attrs = {"stride": list(ctx.attrs["stride"]), "out_pad": tosa_pad}
-    if xq.dtype == "i8" and choose(ctx, "transpose_conv") == "upsample_then_conv2d":
+    form = choose(ctx, "transpose_conv") if xq.dtype == "i8" else "transpose_conv2d"
+    if form == "phase_conv2d" and phases_fit(ctx.type_of(ctx.operands[0]).shape, (kh, kw), attrs["stride"], tosa_pad):
+        y = phase_convolutions(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
+    elif form != "transpose_conv2d":
         y = upsample_then_convolve(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
     else:
         y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias,

@@ -8,6 +8,7 @@ Samplings RESIZE cannot take compute in f32 as CpuRef does (quantized.float_fall
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -82,8 +83,13 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     bits = (sy.n * sx.n).bit_length() - 1
     resizes = sy.fits_resize() and sx.fits_resize()
     upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
-    if upscale and (not resizes or choose(ctx, "resize_bilinear_integer_upscale") == "depthwise_conv2d"):
+    form = choose(ctx, "resize_bilinear_integer_upscale") if upscale and resizes else None
+    if upscale and (not resizes or form == "depthwise_conv2d"):
         return _upscale(ctx, x, sy.n, sx.n)
+    if form == "double_round_resize" and bits:
+        y = _double_round_resize(ctx, x, sy, sx, bits)
+        if y is not None:
+            return y
     if resizes:
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)
@@ -99,6 +105,23 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
                                                      {"round": False}))
         acc = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
     return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
+
+
+def _double_round_resize(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, bits: int) -> Value | None:
+    """int8 RESIZE's sum over 2**bits rounded half away from zero by one RESCALE, which Vela fuses into a
+    RESIZE on Ethos-U85 (a scale that is a power of two): RESIZE with every scale term doubled on both
+    axes (the same samples, weights 4 times as large: acc' = 4 acc) and RESCALE by 2**29 / 2**(31 + bits)
+    = 2**-(bits + 2) with DOUBLE_ROUND, whose shift past 31 rounds (acc' 2**29 + 2**(30 + bits) +- 2**30)
+    >> (31 + bits), + for acc' >= 0: the value v = acc / 2**bits, plus a half, plus or minus
+    2**-(bits + 1), floored. v lies on the 2**-bits grid, so only an exact half moves, up above zero and
+    down below it: TFLite's rounding. (Without the doubling the multiplier 2**(31 + bits - bits) would
+    not fit; a smaller shift makes the +-2**30 a whole grid step.) None where the doubled scales leave
+    RESIZE's limits."""
+    ty, tx = (dataclasses.replace(s, n=2 * s.n, d=2 * s.d, offset=2 * s.offset) for s in (sy, sx))
+    if not (ty.fits_resize() and tx.fits_resize()):
+        return None
+    acc = _bilinear_sum(ctx, x, ty, tx, "i32")
+    return rescale(ctx, acc, 2.0 ** -(bits + 2), "i8", fixed=(1 << 29, 31 + bits), rounding="DOUBLE_ROUND")
 
 
 _MAX_UPSCALE_WEIGHT = 64  # the centre weight k_y * k_x of `_upscale` in int8 (two 8x axes)

@@ -225,7 +225,10 @@ def strided_slice(ctx: LoweringContext) -> Value:
             x = _stride_axis(ctx, x, axis, count, step)
     if spatial != [1, 1]:
         x = tosa_slice(ctx, x, window[0], [d if e is None else e for d, e in zip(ctx.type_of(x).shape, window[1])])
-        if choose(ctx, "strided_slice_spatial") == "depthwise_conv2d":
+        form = choose(ctx, "strided_slice_spatial")
+        if form == "max_pool2d":  # the maximum of one: the stored integers, no RESCALE (lowering/npu_target.py)
+            return ctx.op("tosa.max_pool2d", [x], {"kernel": [1, 1], "stride": spatial, "pad": [0, 0, 0, 0]})
+        if form == "depthwise_conv2d":
             return _subsample_spatial(ctx, x, spatial)
         for axis, step in ((1, spatial[0]), (2, spatial[1])):
             if step > 1:
