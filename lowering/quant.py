@@ -31,7 +31,6 @@ CpuRef rounds them. Elsewhere a half cannot be hit exactly.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -379,8 +378,8 @@ def saturate_to(ctx: LoweringContext, x: Value, out_dtype: str) -> Value:
 
 
 # ------------------------------------------------------------------------------ the source's encoding
-def round_half_away(x: np.ndarray) -> np.ndarray:
-    """Round to nearest, halves away from zero (C's round)."""
+def round_half_away(x: np.ndarray | float | np.floating) -> np.ndarray:
+    """Round to nearest, halves away from zero (C's round, std::round, TfLiteRound; float64 result)."""
     x = np.asarray(x, dtype=np.float64)
     return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
 

@@ -20,19 +20,13 @@ from typing import TypeAlias
 
 import numpy as np
 
-from .quant import RescaleRangeError
+from .quant import RescaleRangeError, round_half_away
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 # What the helpers below take: numbers, Python's or numpy's, or arrays of them (they compute on arrays).
 Integers: TypeAlias = "np.ndarray | int | np.integer"
 Reals: TypeAlias = "np.ndarray | float | np.floating"
-
-
-def round_half_away(x: Reals) -> np.ndarray:
-    """std::round / TfLiteRound: to nearest, halves away from zero (float64 result)."""
-    x = np.asarray(x, np.float64)
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
 def div_toward_zero(n: np.ndarray, d: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nn2tosa.ir import Dialect, Graph, TensorType, attr, define, register_dialect
+from nn2tosa.ir import Dialect, Graph, attr, define, register_dialect
 from nn2tosa.ir.effects import UNKNOWN_EFFECTS
 from nn2tosa.ir.registry import Trait
 from nn2tosa.ir.verify import constant_verifier

@@ -1,8 +1,6 @@
 """Constants, elementwise ops that map one to one, and the simplest data movement."""
 from __future__ import annotations
 
-import numpy as np
-
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext

@@ -34,7 +34,7 @@ from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, constant_value
 from ..litert_kernels import kernel_for
-from ..quant import (QInfo, carried_values, encode, narrow, qinfo, rescale, saturate_to, source_results, table_i16,
+from ..quant import (QInfo, carried_values, narrow, qinfo, rescale, saturate_to, source_results, table_i16,
                      ties_possible, widen)
 from . import RULES, rule
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nn2tosa.ir import TensorType, Value
+from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from . import rule
