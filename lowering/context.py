@@ -16,7 +16,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Type, Value
+from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Type, Value, as_tensor
 from nn2tosa.ir.constraints import Checks
 from nn2tosa.ir.types import bf16_bits
 
@@ -35,13 +35,6 @@ def tosa_type(t: Type) -> Type:
     if not isinstance(t, TensorType):
         return t
     return TensorType(t.shape, TOSA_ELEMENT_OF.get(t.dtype, t.dtype))
-
-
-def tensor(t: Type) -> TensorType:
-    """`t`, an nn op's operand or result type, as the tensor type it is: nn ops take and produce tensors
-    (shape values appear only among TOSA ops)."""
-    assert isinstance(t, TensorType), t
-    return t
 
 
 def constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
@@ -74,9 +67,9 @@ class LoweringContext(Checks):
         self.attrs: dict[str, Any] = graph.attrs(node)
         self.loc = graph.loc(node)
         self.operands: list[Value] = graph.operands(node)
-        # the op's operand and result types, all tensors (`tensor`), typed so at this one place
-        self.nn_in_types: list[TensorType] = [tensor(t) for t in nn_in_types]
-        self.nn_out_types: list[TensorType] = [tensor(t) for t in graph.types(node)]
+        # the op's operand and result types, all tensors (nn ops take no shapes), typed so at this one place
+        self.nn_in_types: list[TensorType] = [as_tensor(t, "an nn operand") for t in nn_in_types]
+        self.nn_out_types: list[TensorType] = [as_tensor(t, "an nn result") for t in graph.types(node)]
         self.out_types: list[TensorType] = [tosa_type(t) for t in self.nn_out_types]
         self.b = Builder(graph, self.loc, constant_dialect="tosa")
         self.semantics_consulted = False  # the op's integers depend on --semantics (the report lists it)

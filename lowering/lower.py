@@ -5,10 +5,10 @@ graph.meta[KEEP_UNSUPPORTED] and they stay in place instead (diagnostics.report_
 from __future__ import annotations
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError, report_unsupported
-from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, as_tensor
 from nn2tosa.passes.manager import register_pass
 
-from .context import LoweringContext, LoweringUnsupported, tensor, tosa_type
+from .context import LoweringContext, LoweringUnsupported, tosa_type
 from .quant import unsigned_input_to_signed, unsigned_output_from_signed
 from .npu_target import CHOICES_KEY
 from .semantics import SEMANTICS_DEPENDENT_KEY
@@ -78,7 +78,7 @@ def lower_to_tosa(graph: Graph) -> None:
             unsupported.append(Unsupported(op, _where(graph, node), "not legalized to the nn dialect"))
             continue
         nn_in_types = [nn_types[v] if v in nn_types else graph.tensor_type(v) for v in graph.operands(node)]
-        quants = {t.quant for t in [*nn_in_types, *map(tensor, graph.types(node))] if t.quant is not None}
+        quants = {t.quant for t in [*nn_in_types, *map(as_tensor, graph.types(node))] if t.quant is not None}
         fn = islands[node].rule(graph) if node in islands else rule_for(op, bool(quants))
         if fn is not None and len(quants) > 1 and op in CARRY_QUANTIZATION and rule_for(op, False) is fn:
             fn = None  # carrying integers between different quantizations would change their values
@@ -103,7 +103,7 @@ def lower_to_tosa(graph: Graph) -> None:
         choices.extend(f"{_where(graph, node)}: {choice}" for choice in ctx.npu_choices)
         results = [results] if isinstance(results, Value) else list(results)
         for value, result_type in zip(results, graph.types(node)):
-            nn_types.setdefault(value, tensor(result_type))  # a value a rule passes through keeps its own type
+            nn_types.setdefault(value, as_tensor(result_type, value))  # a value a rule passes through keeps its own type
         graph.replace_op(node, results)
         if node in islands:
             erase_dead(graph, islands[node])

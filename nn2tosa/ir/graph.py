@@ -21,7 +21,7 @@ from nn2tosa import limits
 
 from .effects import op_has_effects
 from .multidigraph import MultiDiGraph
-from .types import TensorType, Type
+from .types import TensorType, Type, as_tensor
 
 INPUT_OP = "graph.input"
 
@@ -179,9 +179,7 @@ class Graph:
     def tensor_type(self, value: Value) -> TensorType:
         """`type_of(value)` where only a tensor can flow: every operand and result of an nn op, and
         every TOSA operand that is not a shape (`!tosa.shape` values are the only other kind)."""
-        t = self.nx._node[value.node]["types"][value.index]
-        assert isinstance(t, TensorType), f"{value} is a {t}, not a tensor"
-        return t
+        return as_tensor(self.nx._node[value.node]["types"][value.index], value)
 
     def results(self, node: int) -> list[Value]:
         return [Value(node, i) for i in range(len(self.types(node)))]

@@ -189,6 +189,15 @@ class ShapeType:
 Type = TensorType | ShapeType
 
 
+def as_tensor(t: Type, what: object = "value") -> TensorType:
+    """`t` where only a tensor can be (an nn op's operands and results, a TOSA operand that is not a
+    shape): the one narrowing of Type the graph, the nn dialect and the lowering share. TypeError,
+    naming `what`, for a shape."""
+    if not isinstance(t, TensorType):
+        raise TypeError(f"{what} is a {t}, not a tensor")
+    return t
+
+
 def _element_str(t: TensorType) -> str:
     q = t.quant
     if q is None:

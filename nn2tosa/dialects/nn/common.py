@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from nn2tosa.ir import AttrSpec, Graph, OpDef, TensorType, Type, define
+from nn2tosa.ir import AttrSpec, Graph, OpDef, TensorType, Type, as_tensor, define
 from nn2tosa.ir.registry import Arity, Folder, Inferrer, Trait, Verifier
 
 Attrs = dict[str, Any]
@@ -20,10 +20,7 @@ TensorFolder = Callable[[Attrs, list[np.ndarray], list[TensorType]], list[np.nda
 
 def tensors(types: list[Type]) -> list[TensorType]:
     """An nn op's operand or result types, as the tensors they are."""
-    found = [t for t in types if isinstance(t, TensorType)]
-    if len(found) != len(types):
-        raise TypeError(f"nn ops take and produce tensors only, not {[str(t) for t in types]}")
-    return found
+    return [as_tensor(t, "an nn op's operand or result") for t in types]
 
 
 def define_nn(

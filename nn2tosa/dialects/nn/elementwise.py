@@ -14,13 +14,13 @@ from .common import Attrs, define_nn, broadcast_shape, same, broadcast, same_dty
 
 # ------------------------------------------------------------------------------ constants
 define_nn(
-       "nn.constant",
-       operands=0,
-       attrs={"value": attr("tensor", "the tensor, in the storage type of the result")},
-       doc="A constant tensor. Quantized constants hold their stored integers; the result type carries the scale.",
-       verify=constant_verifier("value"),
-       traits={"constant"},
-   )
+    "nn.constant",
+    operands=0,
+    attrs={"value": attr("tensor", "the tensor, in the storage type of the result")},
+    doc="A constant tensor. Quantized constants hold their stored integers; the result type carries the scale.",
+    verify=constant_verifier("value"),
+    traits={"constant"},
+)
 
 # ------------------------------------------------------------------------------ elementwise
 # name -> (numpy function, doc); operands share a dtype, numpy broadcasting.
