@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from nn2tosa.ir import TensorType, attr
+from nn2tosa.ir import Graph, TensorType, attr
 
 from .common import Attrs, define_nn, same, axes_ok
 
@@ -58,9 +58,30 @@ define_nn("nn.layer_norm", operands=(1, 3),
           attrs={"axes": attr("ints", "normalized trailing dimensions"), "epsilon": attr("float", "added to the variance")},
           doc="(x - mean) / sqrt(var + epsilon) * gamma + beta over `axes` (biased variance); gamma and beta "
               "(operands 1 and 2, optional) broadcast against x.", infer=same)
+_BATCH_NORM_STATISTICS = ("mean", "variance", "gamma", "beta")
+
+
+def _statistics_per_channel(graph: Graph, node: int) -> list[str]:
+    """The four statistics are 1-D with one value per channel: the lowering reshapes them along `axis`
+    (an input that is not, e.g. a fuzzed MPS file naming the wrong tensor, is refused here, by name)."""
+    x = graph.tensor_type(graph.operand(node, 0))
+    axis = int(graph.attrs(node)["axis"])
+    if not -x.rank <= axis < x.rank:
+        return [f"axis {axis} is outside the input's rank {x.rank}"]
+    channels = x.shape[axis]
+    problems = []
+    for slot, what in enumerate(_BATCH_NORM_STATISTICS, start=1):
+        shape = graph.tensor_type(graph.operand(node, slot)).shape
+        if tuple(shape) != (channels,):
+            problems.append(f"the {what} (operand {slot}) must have shape [{channels}] (the input's channels along "
+                            f"axis {axis}), not {list(shape)}")
+    return problems
+
+
 define_nn("nn.batch_norm", operands=5, attrs={"epsilon": attr("float", "added to the variance"), "axis": attr("int", "the channel dimension")},
           doc="Inference batch normalization: (x - mean) / sqrt(var + epsilon) * gamma + beta with operands "
-              "(x, mean, var, gamma, beta), the four statistics 1-D over `axis`.", infer=same)
+              "(x, mean, var, gamma, beta), the four statistics 1-D over `axis`.", infer=same,
+          verify=_statistics_per_channel)
 define_nn("nn.instance_norm", operands=3, attrs={"epsilon": attr("float", "added to the variance")},
           doc="Per sample and channel of an NHWC tensor: (x - mean_hw) / sqrt(var_hw + epsilon) * gamma + beta "
               "(gamma, beta of shape [C]).", infer=same)
