@@ -55,15 +55,21 @@ sys.path.insert(0, str(REPO / "bench"))
 import fuzz_mutate as mutation  # noqa: E402  (the sites and mutations; this module runs and judges them)
 from fuzz_mutate import Mutant, Site, file_sites, mutate  # noqa: E402
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
-FORMATS = ("armnn", "mps", "tosa")
-EXTENSIONS = {"armnn": ".armnn", "mps": ".mpsgraph", "pte": ".pte", "tosa": ".tosa"}
+# The kinds of input a campaign fuzzes: the three formats, and whole ExecuTorch programs (the corpus's
+# mps/programs .pte, whose execution plan, operator arguments, EValues and buffers are mutated; their
+# MPS payloads are the "mps" kind's business).
+FORMATS = ("armnn", "mps", "tosa", "program")
+EXTENSIONS = {"armnn": ".armnn", "mps": ".mpsgraph", "pte": ".pte", "tosa": ".tosa", "program": ".pte"}
 # The limits children run with: low enough that a guard failing shows up as a memory blowup.
 CHILD_LIMITS = ("--max-tensor-bytes", "64M", "--max-total-bytes", "256M")
 
 
 # ====================================================================================== seeds
 def corpus_seeds(corpus: Path, fmt: str) -> list[Path]:
-    """The corpus files of format `fmt` ("armnn" or "mps", the latter with the .pte), sorted."""
+    """The corpus files of format `fmt` ("armnn", "mps" with the .pte, or "program": the whole
+    programs of mps/programs), sorted."""
+    if fmt == "program":
+        return sorted((corpus / "mps" / "programs").glob("*.pte"))
     manifest = json.loads((corpus / "manifest.json").read_text())["entries"]
     files = [corpus / e["file"] for e in manifest if e["format"] == fmt]
     if fmt == "mps":
@@ -252,18 +258,27 @@ def judge(run: Run, memory_mb: float) -> str | None:
     return None
 
 
-COMMANDS = ("inspect", "convert", "check")  # the runs of one mutant, in this order
+COMMANDS = ("inspect", "convert", "check")  # the runs every mutant gets, in this order
+# further runs a kind's mutants get after those: (name, the arguments after the input path)
+EXTRA_COMMANDS: dict[str, list[tuple[str, list[str]]]] = {}
 
 
-def commands(path: Path, outdir: Path) -> list[tuple[str, list[str], Path]]:
+def commands(path: Path, outdir: Path, fmt: str = "") -> list[tuple[str, list[str], Path]]:
     """The runs each mutant gets: inspect, convert to both output kinds, and check (convert, then run
-    on the TOSA reference model with random inputs: the reference model must not crash nn2tosa)."""
-    return [
+    on the TOSA reference model with random inputs: the reference model must not crash nn2tosa), then
+    the kind's own (EXTRA_COMMANDS)."""
+    runs = [
         ("inspect", ["inspect", str(path), *CHILD_LIMITS], outdir),
         ("convert", ["convert", str(path), "-o", str(outdir / "x.tosa"), "-o", str(outdir / "x.mlir"), *CHILD_LIMITS],
          outdir),
         ("check", ["check", str(path), *CHILD_LIMITS], outdir),
     ]
+    return runs + [(name, [args[0], str(path), *args[1:], *CHILD_LIMITS], outdir)
+                   for name, args in EXTRA_COMMANDS.get(fmt, [])]
+
+
+def runs_per_case(fmt: str) -> int:
+    return len(COMMANDS) + len(EXTRA_COMMANDS.get(fmt, []))
 
 
 # ====================================================================================== a campaign
@@ -288,7 +303,7 @@ class Report:
                 f"slowest {self.slowest[0]:.2f} s; max RSS growth {self.max_rss_growth_mb:.0f} MB")
 
 
-def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path) -> tuple[list[Path], list[str]]:
+def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path, fmt: str = "") -> tuple[list[Path], list[str]]:
     """The seeds that behave unmutated (a seed nn2tosa already fails on is the corpus tests'
     business: every mutant of it would fail the same way), and one line per seed left out."""
     jobs, dirs = [], []
@@ -297,11 +312,12 @@ def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path) -> tuple[list[
         shutil.rmtree(outdir, ignore_errors=True)
         outdir.mkdir(parents=True)
         dirs.append(outdir)
-        jobs += commands(path, outdir)
+        jobs += commands(path, outdir, fmt)
     runs = runner.run_all(jobs)
     good, left_out = [], []
     for k, path in enumerate(seeds):
-        verdicts = [(run, judge(run, runner.memory_mb)) for run in runs[len(COMMANDS) * k: len(COMMANDS) * (k + 1)]]
+        per = runs_per_case(fmt)
+        verdicts = [(run, judge(run, runner.memory_mb)) for run in runs[per * k: per * (k + 1)]]
         bad = [(run, v) for run, v in verdicts if v]
         if bad:
             run, verdict = bad[0]
@@ -350,11 +366,12 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
             input_path = casedir / f"input{ext}"
             input_path.write_bytes(mutant.data)
             mutants.append((path, mutant, input_path, casedir))
-        jobs = [job for _, _, input_path, casedir in mutants for job in commands(input_path, casedir / "out")]
+        jobs = [job for _, _, input_path, casedir in mutants for job in commands(input_path, casedir / "out", fmt)]
+        per = runs_per_case(fmt)
         runs = runner.run_all(jobs)
         for k, (path, mutant, input_path, casedir) in enumerate(mutants):
             report.cases += 1
-            for run in runs[len(COMMANDS) * k: len(COMMANDS) * (k + 1)]:
+            for run in runs[per * k: per * (k + 1)]:
                 report.runs += 1
                 report.exit_codes[run.exit_code if run.signal is None else f"signal {run.signal}"] += 1
                 report.max_rss_growth_mb = max(report.max_rss_growth_mb, run.rss_growth_mb)
@@ -394,7 +411,7 @@ def save_reproducer(failures_dir: Path, fmt: str, run: Run, mutant: Mutant, seed
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=3000, help="mutants per format (default 3000)")
-    parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated: armnn,mps,tosa")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated: " + ",".join(FORMATS))
     parser.add_argument("--seed", type=int, default=1, help="random seed (a run is reproducible)")
     parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
     parser.add_argument("--timeout", type=int, default=30, help="seconds before a run counts as a hang")
@@ -417,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="nn2tosa-fuzz-") as tmp:
         for fmt in formats:
             start = time.perf_counter()
-            seeds, left_out = healthy(seeds_for(fmt, args.corpus, Path(tmp), args.tosa_seeds), runner, Path(tmp))
+            seeds, left_out = healthy(seeds_for(fmt, args.corpus, Path(tmp), args.tosa_seeds), runner, Path(tmp), fmt)
             if left_out:
                 print(f"{fmt}: {len(left_out)} seed(s) fail unmutated, left out (for the corpus tests' owners):")
                 for line in left_out:

@@ -110,7 +110,8 @@ def _table_sites(t, fr, sites: list[Site], stack: list) -> None:
 
 
 def file_sites(data: bytes, fmt: str) -> list[Site]:
-    """The sites of a seed file of format `fmt` (a .pte: its program and every MPS payload in it)."""
+    """The sites of a seed file of format `fmt` (a .pte: its program and every MPS payload in it; the
+    "program" kind: the program's own flatbuffer, not its payloads)."""
     from nn2tosa.diagnostics import InvalidInputError
 
     try:
@@ -123,6 +124,8 @@ def file_sites(data: bytes, fmt: str) -> list[Site]:
             return flatbuffer_sites(data, layout, strict=False)
         from nn2tosa.frontend.mps import pte
 
+        if fmt == "program":  # a whole program: its plan, operator arguments, EValues and buffers only
+            return flatbuffer_sites(data, pte.program_schema())
         if pte.sniff(memoryview(data)):
             sites = flatbuffer_sites(data, pte.program_schema())
             for d in pte.find_delegates(memoryview(data)):

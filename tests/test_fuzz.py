@@ -19,8 +19,8 @@ from conftest import CORPUS, fuzz_engine, requires_corpus
 REGRESSIONS = Path(__file__).resolve().parent / "fuzz_regressions"
 
 SEED = 20240607
-CASES = {"armnn": 100, "mps": 100, "tosa": 60}  # mutants per format in the short run
-SEEDS = {"armnn": 30, "mps": 24, "tosa": 8}  # seed files per format, spread over sizes
+CASES = {"armnn": 100, "mps": 100, "tosa": 60, "program": 40}  # mutants per kind in the short run
+SEEDS = {"armnn": 30, "mps": 24, "tosa": 8, "program": 6}  # seed files per kind, spread over sizes
 
 
 engine = fuzz_engine()
@@ -44,10 +44,10 @@ def test_short_fuzz_run(fmt, runner, tmp_path):
         candidates = engine.make_tosa_seeds(CORPUS, tmp_path / "tosa-seeds", SEEDS[fmt])
     else:
         candidates = engine.pick(engine.corpus_seeds(CORPUS, fmt), SEEDS[fmt])
-    seeds, left_out = engine.healthy(candidates, runner, tmp_path)
+    seeds, left_out = engine.healthy(candidates, runner, tmp_path, fmt)
     assert len(seeds) >= len(candidates) // 2, "most seeds fail unmutated:\n" + "\n".join(left_out)
     report = engine.campaign(fmt, seeds, CASES[fmt], SEED, runner, tmp_path, tmp_path / "failures")
-    assert report.cases == CASES[fmt] and report.runs == len(engine.COMMANDS) * CASES[fmt]
+    assert report.cases == CASES[fmt] and report.runs == engine.runs_per_case(fmt) * CASES[fmt]
     assert not report.failures, _failure_report(report, tmp_path)
     # the mutants reached both the error paths and full conversions
     assert report.exit_codes[2] > 0 and report.exit_codes[0] > 0, report.line()
