@@ -21,6 +21,7 @@ a float island (which need PRO-FP) go to the host with the island.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,14 +87,18 @@ class NpuCheck:
         from nn2tosa.api import beyond_profile, parse_profile
 
         profiles, extensions = parse_profile(self.profile)
-        found: dict[Loc | None, Unsupported] = {}
+        needs: dict[Loc | None, dict[str, set[str]]] = {}  # loc -> what it needs -> the TOSA ops needing it
+        first: dict[Loc | None, int] = {}
         for node, item in beyond_profile(graph, set(profiles) | set(extensions)):
             loc = graph.loc(node)
-            if loc not in found:
-                found[loc] = Unsupported(graph.op(node), _where(loc, node),
-                                         f"needs {item} ({graph.op(node)}), which {self.target} lacks: "
-                                         f"its NPU runs {self.profile}")
-        return list(found.items())
+            first.setdefault(loc, node)
+            needs.setdefault(loc, {}).setdefault(item, set()).add(graph.op(node).removeprefix("tosa.").upper())
+        found = []
+        for loc, items in needs.items():
+            what = "; ".join(f"{item} ({', '.join(sorted(ops))})" for item, ops in sorted(items.items()))
+            found.append((loc, Unsupported(graph.op(first[loc]), _where(loc, first[loc]),
+                                           f"needs {what}, which {self.target} lacks: its NPU runs {self.profile}")))
+        return found
 
     def vela_refusals(self, graph: Graph) -> list[tuple[Loc | None, Unsupported]]:
         outcome = self._compile(graph)
@@ -182,7 +187,7 @@ def vela_report(result: Any) -> dict[str, Any]:
     functions, _ = result._program()
     regions = []
     for g, data in zip(functions, result.tosa_flatbuffers() if functions else []):
-        outcome = compile_tosa(data, accelerator, g.name)
+        outcome = compile_tosa(data, accelerator, g.name, placed=True)
         regions.append({"function": g.name, "compiled": outcome.compiled, "cycles": outcome.cycles,
                         "sram_kib": outcome.sram_kib, "dram_kib": outcome.dram_kib, "npu_ops": outcome.npu_ops,
                         "cpu_ops": outcome.cpu_ops, "placed": outcome.placed, "message": outcome.message})
@@ -202,7 +207,9 @@ def format_vela_report(report: dict[str, Any]) -> str:
             continue
         lines.append(f"  {r['function']}: {r['cycles']:,} cycles, SRAM {r['sram_kib']:.2f} KiB, "
                      f"DRAM {r['dram_kib']:.2f} KiB, {r['npu_ops']} NPU / {r['cpu_ops']} CPU operators")
-        lines += [f"    {p}" for p in r["placed"]]
+        kinds = Counter(p.split(" = ", 1)[0] for p in r["placed"])  # "NPU: Conv2D = layer_17 (...)"
+        if kinds:
+            lines.append("    placed: " + ", ".join(f"{k} x{n}" for k, n in kinds.items()))
     for h in report["host"]:
         lines.append(f"  host: {h['op']} '{h['name']}' ({h['where']}): {'; '.join(h['why'])}")
     return "\n".join(lines) + "\n"

@@ -103,18 +103,23 @@ def read_outcome(code: int, output: str, out_dir: Path) -> VelaOutcome:
     return outcome
 
 
-_CACHE: dict[tuple[str, str], VelaOutcome] = {}
+_CACHE: dict[tuple[str, str, bool], VelaOutcome] = {}
 
 
-def compile_tosa(data: bytes, accelerator: str, name: str = "region") -> VelaOutcome:
-    """Vela's outcome for the `.tosa` bytes on `accelerator` (e.g. "ethos-u55-256"), once per distinct input."""
-    key = (hashlib.sha256(data).hexdigest(), accelerator)
+def compile_tosa(data: bytes, accelerator: str, name: str = "region", placed: bool = False) -> VelaOutcome:
+    """Vela's outcome for the `.tosa` bytes on `accelerator` (e.g. "ethos-u55-256"), once per distinct input.
+    `placed`: also list the operators Vela placed (its --show-cpu-operations, whose database reader in 5.2.0
+    raises KeyError on some graphs Vela compiles, e.g. an ARGMAX's: then the list is left empty)."""
+    key = (hashlib.sha256(data).hexdigest(), accelerator, placed)
     if key not in _CACHE:
         with tempfile.TemporaryDirectory(prefix="nn2tosa-vela-") as work:
             model = Path(work) / f"{name}.tosa"
             model.write_bytes(data)
             out = Path(work) / "out"
-            code, output = run_in_process(["--accelerator-config", accelerator, "--output-dir", str(out),
-                                           "--show-cpu-operations", str(model)])
-            _CACHE[key] = read_outcome(code, output, out)
+            arguments = ["--accelerator-config", accelerator, "--output-dir", str(out), str(model)]
+            code, output = run_in_process(arguments + (["--show-cpu-operations"] if placed else []))
+            outcome = read_outcome(code, output, out)
+            if placed and not outcome.compiled and outcome.message.startswith("KeyError"):
+                outcome = compile_tosa(data, accelerator, name)
+            _CACHE[key] = outcome
     return _CACHE[key]
