@@ -72,7 +72,7 @@ def failure_message(output: str) -> str:
 
 def run_in_process(arguments: list[str]) -> tuple[int, str]:
     """Vela's command line run in this process: (exit code, everything it printed)."""
-    from ethosu.vela import vela  # type: ignore[import-not-found]  # (an optional extra without type information)
+    from ethosu.vela import vela  # (an optional extra: nn2tosa[vela])
 
     output = io.StringIO()
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
