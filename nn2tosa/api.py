@@ -318,9 +318,11 @@ def convert(
                                             "flow (it converts whole: leave out --partial)")])
     if host and not partial:
         raise UsageError("host= names ops to leave to the host, which only a partial conversion does (partial=True)")
-    from nn2tosa.npu_regions import NpuCheck
+    from nn2tosa.npu_regions import NpuCheck, with_partial_hint
 
     npu = NpuCheck.for_target(preset.name) if preset is not None else None
+    if npu is not None:
+        report.npu_rule = npu.decided_by()["rule"]
     if partial:
         from nn2tosa.partial import convert_partial
 
@@ -335,8 +337,13 @@ def convert(
             run_pipeline(branch, pipeline, report)
         for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
             limits.check_results(g)
-    result = finish([graph, *branches], source_ops, stages, report, profile)
-    if npu is not None and not branches:  # no .tosa Vela refuses for that NPU (Vela's control flow is experimental)
+    if npu is None:
+        return finish([graph, *branches], source_ops, stages, report, profile)
+    try:
+        result = finish([graph, *branches], source_ops, stages, report, profile)
+    except UnsupportedError as e:  # beyond the NPU's profile
+        raise with_partial_hint(e) from None
+    if not branches:  # no .tosa Vela refuses for that NPU (Vela's control flow is experimental: not checked)
         npu.refuse_whole(graph)
     return result
 

@@ -137,8 +137,13 @@ class NpuCheck:
             return
         refused = self.vela_refusals(graph)
         if refused:
-            raise UnsupportedError([Unsupported(u.what, u.where, u.why + "; convert with --partial (partial=True) "
-                                                "to leave it to the host") for _, u in refused])
+            raise with_partial_hint(UnsupportedError([u for _, u in refused]))
+
+
+def with_partial_hint(error: UnsupportedError) -> UnsupportedError:
+    """The error of a conversion for an NPU, each item suggesting the partial conversion that leaves it to the host."""
+    return UnsupportedError([Unsupported(u.what, u.where, f"{u.why}; convert with --partial (partial=True) to leave "
+                                         "it to the host") for u in error.items], file=error.file)
 
 
 # ------------------------------------------------------------------------------ prefixes of a graph

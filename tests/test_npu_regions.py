@@ -139,6 +139,9 @@ def test_target_alone_refuses_what_vela_refuses(tmp_path):
     assert b"'division'" in proc.stderr and b"Xor" in proc.stderr and b"--partial" in proc.stderr
     side = nn2tosa.convert(DIVISION, target="ethos-u55", partial=True).partition
     assert [h["name"] for h in side["host"]] == ["division"] and "Xor" in side["host"][0]["why"][0]
+    proc = run_cli("convert", str(REPO / "examples" / "cnn_f32.armnn"), "--target", "ethos-u55", "-o",
+                   str(tmp_path / "f.tosa"))  # beyond the profile: the same hint
+    assert proc.returncode == 3 and b"needs pro_fp" in proc.stderr and b"--partial" in proc.stderr
     u85 = nn2tosa.convert(DIVISION, target="ethos-u85", partial=True)
     assert [g.name for g in u85.functions] == ["main"] and u85.partition["host"] == []
     assert u85.tosa_flatbuffer() == nn2tosa.convert(DIVISION, target="ethos-u85").tosa_flatbuffer()
@@ -185,6 +188,8 @@ def test_without_vela_the_profile_rule_decides(ssd, monkeypatch):
     monkeypatch.setattr(vela_support, "vela_version", lambda: None)
     side = nn2tosa.convert(ssd, target="ethos-u55", partial=True).partition
     assert side["npu"]["rule"] == "profile" and "not installed" in side["npu"]["note"]
+    report = nn2tosa.convert(ssd, target="ethos-u55", partial=True).report
+    assert report.npu_rule == "profile" and "Vela is not installed" in report.format_text()
     assert [h["op"] for h in side["host"]] == ["armnn.DetectionPostProcess"]
 
 
