@@ -332,7 +332,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
         for i, result in enumerate(results):
             head = f"partition {i}: " if len(results) > 1 else ""
             sys.stderr.write(head + result.report.format_text())
-    if vela:
+    if vela and getattr(args, "vela_text", True):
         from nn2tosa.npu_regions import format_vela_report
 
         for i, account in enumerate(vela):

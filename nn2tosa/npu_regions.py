@@ -11,7 +11,7 @@ Two rules, applied to each TOSA-level region a partial conversion makes (nn2tosa
    the op it refuses is found by compiling prefixes of the region, cut at source-op boundaries (every
    TOSA op of one source layer/node together, the source ops in topological order), and bisecting for
    the shortest prefix Vela refuses: its last source op is the one. That is at most
-   ceil(log2 L) + 1 compiles per refused op (L: the source ops of the region), plus one compile per
+   ceil(log2 L) compiles per refused op (L: the source ops of the region), plus one compile per
    region converted; `MAX_COMPILES` bounds a whole conversion (past it: UnsupportedError, not a guess).
 
 A refused op goes to the host with why (the profile, or Vela's message, with the values it gives); the
@@ -22,7 +22,7 @@ a float island (which need PRO-FP) go to the host with the island.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nn2tosa.diagnostics import Unsupported, UnsupportedError
@@ -44,7 +44,6 @@ class NpuCheck:
     target: str  # the --target preset, e.g. "ethos-u55"
     use_vela: bool
     compiles: int = 0
-    refused: list[str] = field(default_factory=list)  # "where: why", in the order found
 
     @classmethod
     def for_target(cls, target: str) -> NpuCheck:
@@ -96,7 +95,7 @@ class NpuCheck:
         found = []
         for loc, items in needs.items():
             what = "; ".join(f"{item} ({', '.join(sorted(ops))})" for item, ops in sorted(items.items()))
-            found.append((loc, Unsupported(graph.op(first[loc]), _where(loc, first[loc]),
+            found.append((loc, Unsupported(self.target, _where(loc, first[loc]),
                                            f"needs {what}, which {self.target} lacks: its NPU runs {self.profile}")))
         return found
 
@@ -118,7 +117,7 @@ class NpuCheck:
         loc, nodes = groups[hi - 1]
         ops = sorted({graph.op(n).removeprefix("tosa.").upper() for n in nodes})
         why = (f"Vela refuses it for {self.accelerator}: {message} (its TOSA operators: {', '.join(ops)})")
-        return [(loc, Unsupported(ops[0] if len(ops) == 1 else "layer", _where(loc, nodes[0]), why))]
+        return [(loc, Unsupported(self.target, _where(loc, nodes[0]), why))]
 
     def _compile(self, graph: Graph) -> Any:
         from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer

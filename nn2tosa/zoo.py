@@ -214,6 +214,7 @@ class _Job:
         args.output = [str(self.out_dir / f"{name}{EMIT_SUFFIXES[k]}") for k in kinds]
         args.report_json = str(self.out_dir / f"{name}{EMIT_SUFFIXES['report']}") if "report" in self.emit else None
         args.report, args.partition, args.progress = False, None, False
+        args.vela_text = False  # --vela-report goes into each model's sidecar, not interleaved on stderr
         sidecar = str(self.out_dir / f"{name}.partition.json") if args.partial else None
         wall, cpu = time.perf_counter(), time.process_time()
         try:
