@@ -177,9 +177,49 @@ def test_the_op_vela_refuses_is_found_between_ops_it_runs():
     for data in result.tosa_flatbuffers():
         assert compile_tosa(data, "ethos-u55-256").all_on_npu
     inputs = _inputs(None, side)
-    stitched = stitch(graph, result, inputs)
-    np.testing.assert_array_equal(stitched["output0"] if "output0" in stitched else next(iter(stitched.values())),
-                                  whole(graph, [inputs[n] for n in side["inputs"]])[0])
+    [stitched] = stitch(graph, result, inputs).values()
+    np.testing.assert_array_equal(stitched, whole(graph, [inputs[n] for n in side["inputs"]])[0])
+
+
+Q8 = "tensor<1x2x3x8x!quant.uniform<i8:f32, 0.05:-3>>"
+F32 = "tensor<1x2x3x8xf32>"
+FLOAT_ISLAND = f"""
+func.func @main(%x: {Q8}) -> ({Q8}) {{
+  %a = "armnn.Activation"(%x) {{a = 0.0 : f32, activationFunction = "ReLu", b = 0.0 : f32}} : ({Q8}) -> {Q8} loc(#before)
+  %d = "armnn.Dequantize"(%a) : ({Q8}) -> {F32} loc(#dequantize)
+  %s = "armnn.Softmax"(%d) {{axis = -1 : i64, beta = 1.0 : f32}} : ({F32}) -> {F32} loc(#softmax)
+  %q = "armnn.Quantize"(%s) : ({F32}) -> {Q8} loc(#quantize)
+  %r = "armnn.Activation"(%q) {{a = 0.0 : f32, activationFunction = "ReLu", b = 0.0 : f32}} : ({Q8}) -> {Q8} loc(#after)
+  return %r : {Q8}
+}}
+#before = loc("before"("layer 1"))
+#dequantize = loc("dequantize"("layer 2"))
+#softmax = loc("softmax"("layer 3"))
+#quantize = loc("quantize"("layer 4"))
+#after = loc("after"("layer 5"))
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_float_island_keeps_its_casts_on_the_host(target):
+    """Between two quantized regions, the float island goes to the host with its Dequantize and Quantize: the
+    NPU regions read and write int8."""
+    from nn2tosa.ir.text import parse_graph
+
+    graph = parse_graph(FLOAT_ISLAND)
+    graph.meta["format"] = "armnn"
+    result = nn2tosa.convert(graph, target=target, partial=True)
+    side = result.partition
+    assert [s.get("function") or s["host"] for s in side["steps"]] == ["region0", "dequantize", "softmax",
+                                                                       "quantize", "region1"]
+    assert all("needs pro_fp" in h["why"][0] for h in side["host"])
+    crossing = [t for f in side["functions"] for t in f["inputs"] + f["outputs"]]
+    assert {t["tosa_dtype"] for t in crossing} == {"i8"}
+    for data in result.tosa_flatbuffers():
+        assert compile_tosa(data, side["npu"]["accelerator"]).all_on_npu
+    inputs = _inputs(None, side)
+    [stitched] = stitch(graph, result, inputs).values()
+    np.testing.assert_array_equal(stitched, whole(graph, [inputs[n] for n in side["inputs"]])[0])
 
 
 def test_without_vela_the_profile_rule_decides(ssd, monkeypatch):
