@@ -24,6 +24,9 @@ operands. A region is a connected set of supported ops of one stage. No path lea
 comes back (it would cross a host op, which raises the stage), so each region is one function,
 and running regions and host ops in `partition["steps"]` order respects every dependency.
 Constants are not regions of their own: each region that reads one gets a copy.
+For an NPU target (`npu=`, nn2tosa/npu_regions.py), a region that converts is also checked against what that
+NPU runs (its profile, and Vela when installed); the source ops it refuses go to the host like a root failure
+(`npu_refusals`), and everything may end on the host (then there is no function).
 """
 from __future__ import annotations
 
