@@ -116,8 +116,9 @@ class NpuCheck:
                 lo = mid + 1
         loc, nodes = groups[hi - 1]
         ops = sorted({graph.op(n).removeprefix("tosa.").upper() for n in nodes})
-        why = (f"Vela refuses it for {self.accelerator}: {message} (its TOSA operators: {', '.join(ops)})")
-        return [(loc, Unsupported(self.target, _where(loc, nodes[0]), why))]
+        why = f"Vela refuses it for {self.accelerator}: {message} (its TOSA operators: {', '.join(ops)}"
+        named = [_describe(graph, n) for n in nodes if _vela_name_matches(graph.op(n), message)]
+        return [(loc, Unsupported(self.target, _where(loc, nodes[0]), why + "".join(f"; {d}" for d in named[:3]) + ")"))]
 
     def _compile(self, graph: Graph) -> Any:
         from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
@@ -143,6 +144,27 @@ def with_partial_hint(error: UnsupportedError) -> UnsupportedError:
     """The error of a conversion for an NPU, each item suggesting the partial conversion that leaves it to the host."""
     return UnsupportedError([Unsupported(u.what, u.where, f"{u.why}; convert with --partial (partial=True) to leave "
                                          "it to the host") for u in error.items], file=error.file)
+
+
+def _vela_name_matches(op: str, message: str) -> bool:
+    """Whether the TOSA `op` is what Vela's message names in its own terms ("operation (Xor)" for
+    BITWISE_XOR, "(ReduceMax)" for REDUCE_MAX, "(Not)" for LOGICAL_NOT)."""
+    named = message.partition("operation (")[2].partition(")")[0].lower()
+    return bool(named) and op.removeprefix("tosa.").replace("_", "").lower().endswith(named)
+
+
+def _describe(graph: Graph, node: int) -> str:
+    """One TOSA op with the values Vela judges: its operands (shape operands by value), results and
+    scalar attributes, e.g. `RESIZE(tensor<1x3x4x2xi8>, [2, 1, 2, 1], [-1, -1], [0, 0]) -> tensor<1x6x8x2xi8>
+    {mode=NEAREST_NEIGHBOR}`."""
+    operands = []
+    for v in graph.operands(node):
+        values = graph.attrs(v.node).get("values") if graph.op(v.node) == "tosa.const_shape" else None
+        operands.append(str([int(x) for x in values]) if values is not None else str(graph.type_of(v)))
+    attrs = {k: a for k, a in graph.attrs(node).items() if isinstance(a, (str, int, float, bool))}
+    text = f"{graph.op(node).removeprefix('tosa.').upper()}({', '.join(operands)}) -> " \
+           f"{', '.join(str(t) for t in graph.types(node))}"
+    return text + (" {" + ", ".join(f"{k}={a}" for k, a in sorted(attrs.items())) + "}" if attrs else "")
 
 
 # ------------------------------------------------------------------------------ prefixes of a graph

@@ -109,7 +109,7 @@ def check_detector(model: Path, target: str) -> dict:
     return side
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", (*TARGETS, "ethos-u65"))
 def test_the_ssd_backbone_and_heads_run_on_the_npu(ssd, target):
     side = check_detector(ssd, target)
     assert [h["op"] for h in side["host"]] == ["armnn.DetectionPostProcess"]
@@ -137,6 +137,7 @@ def test_target_alone_refuses_what_vela_refuses(tmp_path):
     proc = run_cli("convert", str(DIVISION), "--target", "ethos-u55", "-o", str(tmp_path / "d.tosa"))
     assert proc.returncode == 3 and not (tmp_path / "d.tosa").exists()
     assert b"'division'" in proc.stderr and b"Xor" in proc.stderr and b"--partial" in proc.stderr
+    assert b"BITWISE_XOR(tensor<1x2x3x4xi32>, tensor<1x2x3x4xi32>)" in proc.stderr  # the values Vela judged
     side = nn2tosa.convert(DIVISION, target="ethos-u55", partial=True).partition
     assert [h["name"] for h in side["host"]] == ["division"] and "Xor" in side["host"][0]["why"][0]
     proc = run_cli("convert", str(REPO / "examples" / "cnn_f32.armnn"), "--target", "ethos-u55", "-o",
