@@ -12,6 +12,11 @@ compiles both the `.tosa` and the `.tflite` for each accelerator. The table give
 it (`yes`; for a `.tflite`, `cpu N` when N operators were left to the CPU, which TOSA input cannot do),
 the `cycles_total` of Vela's summary, the TOSA / TFLite cycle ratio and Vela's message when it failed.
 A model counts as compiled from TFLite only with every operator on the NPU.
+
+`--partial` compares the routes where one of them leaves operators off the NPU: each model converted with
+`--target PRESET --partial` (regions Vela runs whole, the rest to the host: nn2tosa/npu_regions.py), every
+region compiled, against the `.tflite` with Vela's CPU fallback: the ops left to the host / CPU and the NPU
+cycles of each route (`--markdown` then gets that table).
 """
 from __future__ import annotations
 
@@ -66,6 +71,42 @@ def convert_to_tosa(job: tuple[Path, Path, dict]) -> str | None:
 def compile_job(job: tuple[Path, str, bool]) -> VelaOutcome:
     model, accelerator, isolate = job
     return compile_with_vela(model, accelerator, in_process=not isolate)
+
+
+def partial_job(job: tuple[Path, str]) -> dict:
+    """`--target --partial` of one model for one accelerator: the host ops, and Vela on every region."""
+    armnn, accelerator = job
+    import nn2tosa
+    from nn2tosa.vela_support import compile_tosa
+
+    try:
+        result = nn2tosa.convert(armnn, target=preset(accelerator), partial=True)
+    except Exception as err:  # recorded in the table
+        return {"error": f"nn2tosa: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"}
+    outcomes = [compile_tosa(data, accelerator) for data in result.tosa_flatbuffers()] if result.functions else []
+    return {"error": "", "regions": len(outcomes), "all_on_npu": all(o.all_on_npu for o in outcomes),
+            "cycles": sum(o.cycles or 0 for o in outcomes),
+            "host": [f"{h['op'].split('.', 1)[-1]} '{h['name']}'" for h in result.partition["host"]],
+            "vela_compiles": result.partition["npu"].get("vela_compiles", 0)}
+
+
+def partial_markdown(rows: list[dict], accelerators: list[str]) -> str:
+    lines = ["Vela 5.2.0: nn2tosa `--target PRESET --partial` (regions Vela runs whole, the rest to the host) against "
+             "the `.tflite` with Vela's CPU fallback, for every model where either route leaves operators off the NPU.",
+             "", "| model | NPU | host ops, TOSA route | CPU ops, TFLite route | NPU regions | NPU cycles, TOSA | "
+             "NPU cycles, TFLite | left to the host (TOSA route) |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        for accel in accelerators:
+            part, tflite = r[accel]["partial"], VelaOutcome(**r[accel]["tflite"])
+            if part.get("error"):
+                lines.append(f"| {r['model']} | {accel} | error | {tflite.cpu_ops} | | | | {part['error']} |")
+                continue
+            if not part["host"] and tflite.all_on_npu:
+                continue
+            cycles = f"{tflite.cycles:,}" if tflite.cycles is not None else ""
+            lines.append(f"| {r['model']} | {accel} | {len(part['host'])} | {tflite.cpu_ops} | {part['regions']} | "
+                         f"{part['cycles']:,} | {cycles} | {', '.join(part['host'])} |")
+    return "\n".join(lines) + "\n"
 
 
 def _cell(outcome: VelaOutcome | None) -> tuple[str, str]:
@@ -127,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--convert-option", action="append", default=[], metavar="KEY=VALUE",
                     help="an option of nn2tosa.convert, e.g. target=ethos-u55 (repeatable)")
     ap.add_argument("--no-target", action="store_true", help="convert without the accelerator's --target preset")
+    ap.add_argument("--partial", action="store_true",
+                    help="compare --target --partial (regions and host ops) with the .tflite's CPU fallback")
     ap.add_argument("--isolate", action="store_true",
                     help="run the `vela` command for each compilation instead of Vela in the worker processes")
     ap.add_argument("--markdown", default=str(REPO / "bench" / "results" / "vela.md"))
@@ -135,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     accelerators = args.accelerator or list(ACCELERATORS)
     options = dict(item.split("=", 1) for item in args.convert_option)
     chosen = models(args.filter)
+    if args.partial:
+        return main_partial(chosen, accelerators, args)
     with tempfile.TemporaryDirectory(prefix="nn2tosa-vela-") as work, multiprocessing.Pool(args.jobs) as pool:
         conversions = [(armnn, Path(work) / f"{name.replace('/', '__')}.{accel}.tosa",
                         options if args.no_target else {"target": preset(accel), **options})
@@ -157,12 +202,33 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
     described = options if args.no_target else {"target": "the accelerator's preset", **options}
     text = markdown(rows, accelerators, described)
+    return publish(text, rows, args)
+
+
+def publish(text: str, rows: list[dict], args: argparse.Namespace) -> int:
+    """Print the table and write it (--markdown) and the rows (--json)."""
     print(text)
     for path, content in ((args.markdown, text), (args.json, json.dumps(rows, indent=1) + "\n")):
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(content)
     return 0
+
+
+def main_partial(chosen: list[tuple[str, Path, Path]], accelerators: list[str], args: argparse.Namespace) -> int:
+    with multiprocessing.Pool(args.jobs) as pool:
+        parts = pool.map(partial_job, [(armnn, accel) for _, armnn, _ in chosen for accel in accelerators], chunksize=1)
+        tflites = pool.map(compile_job, [(tflite, accel, args.isolate) for _, _, tflite in chosen
+                                         for accel in accelerators], chunksize=1)
+    rows, k = [], 0
+    for name, _, _ in chosen:
+        row: dict = {"model": name}
+        for accel in accelerators:
+            row[accel] = {"partial": parts[k], "tflite": tflites[k].as_dict()}
+            k += 1
+        rows.append(row)
+    text = partial_markdown(rows, accelerators)
+    return publish(text, rows, args)
 
 
 if __name__ == "__main__":

@@ -57,13 +57,14 @@ class Result:
     regions): those are written inside the function that runs them, never as functions of their own."""
 
     def __init__(self, graph: Graph | Sequence[Graph], report: ConversionReport | None = None, *,
-                 target: Target | None = None):
+                 target: Target | None = None, empty_ok: bool = False):
         from nn2tosa.ir import Graph
 
         self.functions: list[Graph] = [graph] if isinstance(graph, Graph) else list(graph)
-        if not self.functions:
+        if not self.functions and not empty_ok:
             raise ValueError("a Result needs at least one graph")
-        self.graph: Graph = self.functions[0]
+        # (a partial conversion that left everything to the host has no function: an empty graph stands in)
+        self.graph: Graph = self.functions[0] if self.functions else Graph("empty")
         self.report: ConversionReport = report if report is not None else ConversionReport(model=self.graph.name)
         self._target = target
         self._modules: list[tuple[Any, Any]] = []  # (context or None, module) built so far
@@ -127,6 +128,13 @@ class Result:
         from nn2tosa.lowering.program import split_program
 
         return split_program(self.functions)
+
+    def vela_report(self) -> dict[str, Any]:
+        """Vela's account of every function compiled for the --target NPU (cycles, SRAM and DRAM used,
+        operators placed) beside the ops left to the host; needs Vela (nn2tosa/npu_regions.py)."""
+        from nn2tosa.npu_regions import vela_report
+
+        return vela_report(self)
 
     def validate(self) -> list[str]:
         """MLIR's tosa-validate (strict) for the reported target; empty when the module is valid."""
@@ -262,7 +270,10 @@ def convert(
       default) or "cpuref" (Arm NN CpuRef's float32 emulation of them); lowering/semantics.py.
     target: an NPU preset, "ethos-u55", "ethos-u65" or "ethos-u85": the forms Arm's Vela maps on that
       NPU where they differ, and its profile (PRO-INT with EXT-INT16, EXT-INT4, EXT-DOUBLEROUND) unless
-      `profile` is given; lowering/npu_target.py. The report lists each form chosen and why.
+      `profile` is given; lowering/npu_target.py. The report lists each form chosen and why. With Vela
+      installed (nn2tosa[vela]) the output is compiled for that NPU: an op it refuses is UnsupportedError
+      naming it. With partial, what the NPU does not run (the profile, and Vela when installed:
+      nn2tosa/npu_regions.py) goes to the host instead, each op with why.
     """
     from nn2tosa.ir import Graph
 
@@ -307,10 +318,15 @@ def convert(
                                             "flow (it converts whole: leave out --partial)")])
     if host and not partial:
         raise UsageError("host= names ops to leave to the host, which only a partial conversion does (partial=True)")
+    from nn2tosa.npu_regions import NpuCheck, with_partial_hint
+
+    npu = NpuCheck.for_target(preset.name) if preset is not None else None
+    if npu is not None:
+        report.npu_rule = npu.decided_by()["rule"]
     if partial:
         from nn2tosa.partial import convert_partial
 
-        return convert_partial(graph, report, profile=profile, passes=passes, progress=progress, host=host)
+        return convert_partial(graph, report, profile=profile, passes=passes, progress=progress, host=host, npu=npu)
     pipeline = pass_pipeline(graph, passes, name)
     source_ops = [op for g in [graph, *branches] for op in source_op_list(g)]
     from nn2tosa import limits
@@ -321,7 +337,15 @@ def convert(
             run_pipeline(branch, pipeline, report)
         for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
             limits.check_results(g)
-    return finish([graph, *branches], source_ops, stages, report, profile)
+    if npu is None:
+        return finish([graph, *branches], source_ops, stages, report, profile)
+    try:
+        result = finish([graph, *branches], source_ops, stages, report, profile)
+    except UnsupportedError as e:  # beyond the NPU's profile
+        raise with_partial_hint(e) from None
+    if not branches:  # no .tosa Vela refuses for that NPU (Vela's control flow is experimental: not checked)
+        npu.refuse_whole(graph)
+    return result
 
 
 def pass_pipeline(graph: Graph, passes: Sequence[str] | None, name: str) -> list:
@@ -381,8 +405,10 @@ class _ReportInstrumentation:
 
 
 def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, dict], report: ConversionReport,
-           profile: str | Sequence[str] | None, host: set | frozenset = frozenset()) -> Result:
-    """The Result of converted function(s): target (checked against `profile`), report filled in."""
+           profile: str | Sequence[str] | None, host: set | frozenset = frozenset(),
+           empty_ok: bool = False) -> Result:
+    """The Result of converted function(s): target (checked against `profile`), report filled in;
+    `empty_ok`: there may be none (a partial conversion that left everything to the host)."""
     from nn2tosa.ir import Graph
 
     from nn2tosa.lowering.npu_target import CHOICES_KEY, TARGET_KEY
@@ -391,7 +417,7 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
     functions = [graph] if isinstance(graph, Graph) else list(graph)
     start = time.perf_counter()
     target = fit_target(functions, profile) if profile is not None else None
-    result = Result(functions, report, target=target)
+    result = Result(functions, report, target=target, empty_ok=empty_ok)
     report.target = result.target.report()
     report.functions = [g.name for g in result._program()[0]]  # branch graphs are not functions
     report.boundary_changes = []
@@ -403,8 +429,9 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
         report.semantics_dependent.extend(dependent.split("; ") if dependent else [])
         choices = g.meta.get(CHOICES_KEY, "")
         report.npu_choices.extend(choices.split("; ") if choices else [])
-    report.semantics = semantics_of(functions[0])
-    report.npu_target = str(functions[0].meta.get(TARGET_KEY, ""))
+    if functions:
+        report.semantics = semantics_of(functions[0])
+        report.npu_target = str(functions[0].meta.get(TARGET_KEY, ""))
     report.attribute(source_ops, stages, functions, set(host))
     report.time("report", time.perf_counter() - start)
     return result
@@ -428,29 +455,35 @@ def parse_profile(profile: str | Sequence[str]) -> tuple[tuple[str, ...], tuple[
 def fit_target(graphs: Sequence[Graph], profile: str | Sequence[str]) -> Target:
     """The requested target, after checking that every op of `graphs` runs on it; UnsupportedError
     lists each missing profile or extension with the first op that needs it and how many do."""
-    from nn2tosa.ir import INPUT_OP
-    from nn2tosa.dialects.tosa_target import (EXTENSION_PROFILE, Target, attribute_extensions, op_requirement,
-                                              require_tosa_1_0)
+    from nn2tosa.dialects.tosa_target import Target, require_tosa_1_0
 
     profiles, extensions = parse_profile(profile)
     needed = require_tosa_1_0(graphs)
-    offered = set(profiles) | set(extensions)
     missing: dict[str, list[str]] = {}
     for g in graphs:
-        for node in g.nodes():
-            op = g.op(node)
-            if op == INPUT_OP:
-                continue
-            parts = (op_requirement(g, node) or "any").split("+") + attribute_extensions(g, node)
-            for part in parts:
-                item = {"int": "pro_int", "fp": "pro_fp"}.get(part, part)
-                if part == "any" or item in offered and EXTENSION_PROFILE.get(item, item) in offered:
-                    continue
-                loc = g.loc(node)
-                missing.setdefault(item, []).append(f"{op} '{loc.name}'" if loc else f"{op} %{node}")
+        for node, item in beyond_profile(g, set(profiles) | set(extensions)):
+            loc = g.loc(node)
+            missing.setdefault(item, []).append(f"{g.op(node)} '{loc.name}'" if loc else f"{g.op(node)} %{node}")
     if missing:
         raise UnsupportedError([
             Unsupported(item, ops[0], f"needs {item}, which the requested target {'+'.join(profiles + extensions)} "
                                       f"lacks ({len(ops)} op{'s' if len(ops) != 1 else ''} need it)")
             for item, ops in sorted(missing.items())])
     return Target(profiles, extensions, needed.level, reasons=dict(needed.reasons))
+
+
+def beyond_profile(graph: Graph, offered: set[str]) -> list[tuple[int, str]]:
+    """(op, the profile or extension it needs) for every op of the TOSA-level `graph` that needs one
+    outside `offered` (profile and extension names, as parse_profile gives them)."""
+    from nn2tosa.ir import INPUT_OP
+    from nn2tosa.dialects.tosa_target import EXTENSION_PROFILE, attribute_extensions, op_requirement
+
+    found = []
+    for node in graph.nodes():
+        if graph.op(node) == INPUT_OP:
+            continue
+        for part in (op_requirement(graph, node) or "any").split("+") + attribute_extensions(graph, node):
+            item = {"int": "pro_int", "fp": "pro_fp"}.get(part, part)
+            if part != "any" and not (item in offered and EXTENSION_PROFILE.get(item, item) in offered):
+                found.append((node, item))
+    return found

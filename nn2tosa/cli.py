@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", metavar="OP", action="append", default=[],
                    help="with --partial: leave this op to the host even though it converts (an op type such as "
                         "DetectionPostProcess, or a layer/node name; repeatable)")
+    p.add_argument("--vela-report", action="store_true",
+                   help="with --target (Vela installed: pip install nn2tosa[vela]): compile every NPU region with Vela "
+                        "and print its cycles, SRAM and DRAM use and the operators placed, beside the ops left to the "
+                        "host (stderr; with --partial also in the sidecar)")
     p.add_argument("--sidecar", metavar="FILE",
                    help="with --partial: where the JSON sidecar goes (default: the first output's name with "
                         "the extension .partition.json)")
@@ -232,6 +236,13 @@ def output_kinds(args: argparse.Namespace) -> tuple[list[str], str | None]:
     if args.host and not args.partial:
         raise UsageError("--host leaves ops to the host, which only a partial conversion does: add --partial")
     sidecar = _sidecar_path(args) if args.partial else None
+    if args.vela_report:
+        from nn2tosa.vela_support import vela_version
+
+        if args.target is None:
+            raise UsageError("--vela-report compiles for the NPU of --target: add --target")
+        if vela_version() is None:
+            raise UsageError("--vela-report needs Vela: pip install nn2tosa[vela]")
     for extra in (sidecar, args.report_json):
         if extra is not None:
             check_output_path(extra)
@@ -291,6 +302,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                 if bar is not None:
                     bar("mlir-pipeline", 0, 1)
                 run_pipeline(result.mlir_module(), args.mlir_pipeline)
+        vela = [result.vela_report() for result in results] if args.vela_report else []
         written: list[dict[str, list[str]]] = [{} for _ in results]
         extras: list[str] = []  # sidecars and reports
         with all_or_nothing():  # every output is written, or none is
@@ -305,7 +317,8 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
             for i, result in enumerate(results):
                 if sidecar is not None and isinstance(result, PartialResult):  # (--partial made them all)
                     path = sidecar if len(results) == 1 else _partition_path(sidecar, i)
-                    write_atomic(path, (json.dumps(result.sidecar(written[i]), indent=1) + "\n").encode())
+                    side = {**result.sidecar(written[i]), **({"vela_report": vela[i]} if vela else {})}
+                    write_atomic(path, (json.dumps(side, indent=1) + "\n").encode())
                     extras.append(path)
                 if args.report_json:
                     path = args.report_json if len(results) == 1 else _partition_path(args.report_json, i)
@@ -319,6 +332,11 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
         for i, result in enumerate(results):
             head = f"partition {i}: " if len(results) > 1 else ""
             sys.stderr.write(head + result.report.format_text())
+    if vela and getattr(args, "vela_text", True):
+        from nn2tosa.npu_regions import format_vela_report
+
+        for i, account in enumerate(vela):
+            sys.stderr.write((f"partition {i}: " if len(results) > 1 else "") + format_vela_report(account))
     return results, [p for paths in written for kind in kinds for p in paths.get(kind, [])] + extras
 
 

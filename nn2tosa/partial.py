@@ -24,6 +24,9 @@ operands. A region is a connected set of supported ops of one stage. No path lea
 comes back (it would cross a host op, which raises the stage), so each region is one function,
 and running regions and host ops in `partition["steps"]` order respects every dependency.
 Constants are not regions of their own: each region that reads one gets a copy.
+For an NPU target (`npu=`, nn2tosa/npu_regions.py), a region that converts is also checked against what that
+NPU runs (its profile, and Vela when installed); the source ops it refuses go to the host like a root failure
+(`npu_refusals`), and everything may end on the host (then there is no function).
 """
 from __future__ import annotations
 
@@ -42,7 +45,8 @@ SIDECAR_VERSION = 1
 
 class PartialResult(Result):
     """A partial conversion: `functions` (one per region, in execution order) and `partition`, the
-    JSON-able description of how they and the host ops make up the source model."""
+    JSON-able description of how they and the host ops make up the source model. Under an NPU target
+    `functions` may be empty: every op left to the host, each with why (`partition["host"]`)."""
 
     def __init__(self, functions: Sequence[Graph], report: ConversionReport, partition: dict[str, Any], **kw: Any):
         super().__init__(functions, report, **kw)
@@ -232,9 +236,10 @@ def asked_for_host(graph: Graph, names: Sequence[str]) -> tuple[set[int], list[U
 
 def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Sequence[str] | None = None,
                     passes: Sequence[str] | None = None, progress: ProgressFn | None = None,
-                    host: Sequence[str] = ()) -> PartialResult:
+                    host: Sequence[str] = (), npu: Any = None) -> PartialResult:
     """Convert the supported regions of `graph` (a source-level graph, consumed); see the module docstring.
-    `host` names ops to leave to the host even when they convert (asked_for_host)."""
+    `host` names ops to leave to the host even when they convert (asked_for_host). `npu` (an
+    nn2tosa.npu_regions.NpuCheck) also sends to the host what that NPU does not run (npu_refusals)."""
     pipeline = pass_pipeline(graph, passes, report.model)
     source_ops = source_op_list(graph)
     constants = constant_ops()
@@ -246,11 +251,11 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
         whole = graph.copy()
         whole.meta[KEEP_UNSUPPORTED] = True
         censuses = run_pipeline(whole, pipeline, report, progress)
-        roots = _root_failures(whole)
+        roots = _root_failures(whole) or npu_refusals(npu, whole, reasons)
         if not roots:
             ops = [n for n in graph.topological() if graph.op(n) != INPUT_OP and graph.op(n) not in constants]
             return _result(graph, [_Region(0, ops)], [(whole, censuses)], set(), {n: 0 for n in ops}, tensors, [],
-                           report, source_ops, profile)
+                           report, source_ops, profile, npu)
         reasons.extend(whole.meta.get(UNSUPPORTED, []))
         asked = _located(graph, [n for n in graph.nodes() if graph.op(n) not in constants], roots, whole, report)
     hosted = set(asked)  # the ops left to the host, growing each round
@@ -268,7 +273,7 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
             g = region_graph(graph, region, f"region{k}", tensors, free, crossing)
             g.meta[KEEP_UNSUPPORTED] = True
             censuses = run_pipeline(g, pipeline, report, progress)
-            roots = _root_failures(g)
+            roots = _root_failures(g) or npu_refusals(npu, g, reasons)
             if not roots:
                 done[key] = (g, censuses)
                 continue
@@ -281,10 +286,10 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
         raise AssertionError("partial conversion did not converge")
     # a region nothing outside reads (dead source ops) converts to nothing: no function for it
     regions = [r for r in regions if done[frozenset(r.nodes)][0].outputs]
-    if not regions:
+    if not regions and npu is None:  # (for an NPU, all on the host is an answer: the sidecar says why)
         raise UnsupportedError(_unique(reasons) or [Unsupported("partial", report.model, "no op converts")])
     converted = [done[frozenset(r.nodes)] for r in regions]
-    return _result(graph, regions, converted, hosted, stage, tensors, reasons, report, source_ops, profile)
+    return _result(graph, regions, converted, hosted, stage, tensors, reasons, report, source_ops, profile, npu)
 
 
 def _located(graph: Graph, nodes: Any, roots: set[Loc | None], converted: Graph, report: ConversionReport) -> set[int]:
@@ -299,7 +304,7 @@ def _located(graph: Graph, nodes: Any, roots: set[Loc | None], converted: Graph,
 
 def _result(graph: Graph, regions: list[_Region], converted: list[tuple[Graph, dict]], host: set[int],
             stage: dict[int, int], tensors: _Tensors, reasons: list[Unsupported], report: ConversionReport,
-            source_ops: list, profile: str | Sequence[str] | None) -> PartialResult:
+            source_ops: list, profile: str | Sequence[str] | None, npu: Any = None) -> PartialResult:
     start = time.perf_counter()
     functions = []
     merged: dict[str, dict] = {}
@@ -313,9 +318,26 @@ def _result(graph: Graph, regions: list[_Region], converted: list[tuple[Graph, d
     report.unsupported = [str(u) for u in _unique(reasons)]
     partition = _describe(graph, regions, functions, host, stage, tensors, reasons)
     partition["model"] = report.model
+    if npu is not None:
+        partition["npu"] = {"target": npu.target, **npu.decided_by()}
     report.time("partition", time.perf_counter() - start)
-    result = finish(functions, source_ops, merged, report, profile, {graph.loc(n) for n in host})
-    return PartialResult(result.functions, report, partition, target=result.target)
+    result = finish(functions, source_ops, merged, report, profile, {graph.loc(n) for n in host}, empty_ok=True)
+    if not functions:  # (finish reads these from the functions)
+        from nn2tosa.lowering.npu_target import TARGET_KEY
+        from nn2tosa.lowering.semantics import semantics_of
+
+        report.semantics, report.npu_target = semantics_of(graph), str(graph.meta.get(TARGET_KEY, ""))
+    return PartialResult(result.functions, report, partition, target=result.target, empty_ok=True)
+
+
+def npu_refusals(npu: Any, g: Graph, reasons: list[Unsupported]) -> set[Loc | None]:
+    """The source locations of the converted region `g` that the NPU of `npu` (an NpuCheck, or None: no
+    NPU target) does not run; why each is refused goes into `reasons`."""
+    if npu is None:
+        return set()
+    refused = npu.refusals(g)
+    reasons.extend(u for _, u in refused)
+    return {loc for loc, _ in refused}
 
 
 def _unique(items: list[Unsupported]) -> list[Unsupported]:
@@ -369,3 +391,7 @@ def _describe(graph: Graph, regions: list[_Region], functions: list[Graph], host
 def _source_op(graph: Graph, node: int) -> dict[str, Any]:
     loc = graph.loc(node)
     return {"op": graph.op(node), "name": loc.name if loc else None, "where": loc.detail if loc else None}
+
+
+# for nn2tosa.npu_regions, which cuts converted graphs into prefixes the same way
+Region, Tensors = _Region, _Tensors

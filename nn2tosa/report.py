@@ -95,6 +95,7 @@ class ConversionReport:
     semantics_dependent: list[str] = field(default_factory=list)  # layers whose integers depend on it
     npu_target: str = ""  # the --target preset (lowering/npu_target.py), "" for none
     npu_choices: list[str] = field(default_factory=list)  # "layer: pattern -> form (why)"
+    npu_rule: str = ""  # what decided what the NPU runs: "vela 5.2.0" or "profile" (nn2tosa/npu_regions.py)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds, in the order run
     unsupported: list[str] = field(default_factory=list)  # partial conversion: what stays on the host
     functions: list[str] = field(default_factory=list)  # names of the TOSA functions
@@ -140,7 +141,8 @@ class ConversionReport:
             "constants": {"count": self.constant_count, "bytes": self.constant_bytes},
             "boundary_changes": self.boundary_changes,
             "semantics": {"name": self.semantics, "dependent_layers": self.semantics_dependent},
-            "npu_target": {"name": self.npu_target, "choices": self.npu_choices},
+            "npu_target": {"name": self.npu_target, "choices": self.npu_choices,
+                           **({"rule": self.npu_rule} if self.npu_rule else {})},
             "source_ops": {k: statuses[k] for k in STATUSES if statuses[k]},
             "rewrites": self.rewrites,
             "unsupported": self.unsupported,
@@ -175,7 +177,9 @@ class ConversionReport:
             lines.append(f"semantics: {self.semantics} ({MEANING[self.semantics]}); "
                          f"{_layers(len(self.semantics_dependent))} on it: {', '.join(self.semantics_dependent)}")
         if self.npu_target:
-            lines.append(f"npu target: {self.npu_target}")
+            rule = {"": "", "profile": " (the profile rule decided what it runs: Vela is not installed)"}.get(
+                self.npu_rule, f" ({self.npu_rule} decided what it runs)")
+            lines.append(f"npu target: {self.npu_target}{rule}")
         for choice in self.npu_choices:
             lines.append(f"form: {choice}")
         for item in self.unsupported:

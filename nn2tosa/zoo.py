@@ -40,7 +40,7 @@ CRASHED, TIMEOUT = "crashed", "timeout"  # exit 1 and exit 2: what the parent se
 # The options of `convert` that apply to each model: convert_many's keyword arguments, with the
 # resource limits (nn2tosa.limits.Limits fields: max_tensor_bytes, ...).
 PER_MODEL_OPTIONS = ("profile", "semantics", "target", "partial", "host", "keep_int4", "validate", "mlir_pipeline",
-                     "tosa_version", "elide_constants", "mlir_pretty", "debug")
+                     "tosa_version", "elide_constants", "mlir_pretty", "debug", "vela_report")
 
 # The options of `convert` that name one file or pick one partition, and what --out-dir does instead.
 SINGLE_MODEL_OPTIONS = {
@@ -132,7 +132,7 @@ def _option_defaults() -> dict[str, Any]:
 
     return {"profile": None, "semantics": "litert", "target": None, "partial": False, "host": [], "keep_int4": False,
             "validate": False, "mlir_pipeline": None, "tosa_version": TOSA_VERSIONS[0], "elide_constants": False,
-            "mlir_pretty": False,
+            "mlir_pretty": False, "vela_report": False,
             "debug": False, **{f.name: f.default for f in fields(Limits)}}
 
 
@@ -214,6 +214,7 @@ class _Job:
         args.output = [str(self.out_dir / f"{name}{EMIT_SUFFIXES[k]}") for k in kinds]
         args.report_json = str(self.out_dir / f"{name}{EMIT_SUFFIXES['report']}") if "report" in self.emit else None
         args.report, args.partition, args.progress = False, None, False
+        args.vela_text = False  # --vela-report goes into each model's sidecar, not interleaved on stderr
         sidecar = str(self.out_dir / f"{name}.partition.json") if args.partial else None
         wall, cpu = time.perf_counter(), time.process_time()
         try:

@@ -3,13 +3,17 @@
 with every operator on the NPU (TOSA input has no CPU fallback: one operator Vela cannot map fails
 the whole file). The `.tosa` is converted with the accelerator's `--target` preset (ethos-u55 for
 ethos-u55-256); the `.tflite` is compiled here too, so the expectation comes from Vela itself, not
-from a list. `bench/vela.py` runs the same comparison on every litert_* file and ResNet-50 with cycles.
+from a list. Where Vela leaves operators of the `.tflite` to the CPU, `--target --partial` must leave no
+more source ops to the host, each region compiled whole on the NPU; where Vela takes the `.tosa` whole,
+`--partial` gives that same file as its one function. `bench/vela.py` runs the same comparison on every
+litert_* file and ResNet-50 with cycles (`--partial`: the regions' cycles and the host ops).
 """
 from __future__ import annotations
 
 import functools
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,13 +43,22 @@ def tosa_of(stem: str, target: str) -> Path:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def partial_of(stem: str, target: str) -> Any:
+    """nn2tosa's `--target TARGET --partial` conversion of the corpus file, once per process."""
+    import nn2tosa
+
+    return nn2tosa.convert(FOLDER / f"{stem}.armnn", target=target, partial=True)
+
+
 @pytest.mark.parametrize("accelerator", ACCELERATORS)
 @pytest.mark.parametrize("stem", MODELS)
 def test_tosa_compiles_wherever_the_tflite_does(stem: str, accelerator: str):
     tflite = compile_with_vela(FOLDER / f"{stem}.tflite", accelerator, in_process=True)
     if not tflite.all_on_npu:
-        pytest.skip(f"Vela does not put all of {stem}.tflite on the {accelerator} NPU "
-                    f"({tflite.message or f'{tflite.cpu_ops} CPU operators'}): nothing to match")
+        assert tflite.compiled, tflite.message
+        check_partial_leaves_no_more_to_the_host(stem, accelerator, tflite.cpu_ops)
+        return
     tosa = compile_with_vela(tosa_of(stem, accelerator.rsplit("-", 1)[0]), accelerator, in_process=True)
     exception = EXCEPTIONS.get((stem, accelerator))
     if exception is not None:
@@ -55,6 +68,30 @@ def test_tosa_compiles_wherever_the_tflite_does(stem: str, accelerator: str):
         return
     assert tosa.compiled, f"Vela compiles {stem}.tflite for {accelerator} but not nn2tosa's .tosa: {tosa.message}"
     assert tosa.cpu_ops == 0 and tosa.npu_ops > 0
+
+
+def check_partial_leaves_no_more_to_the_host(stem: str, accelerator: str, tflite_cpu_ops: int) -> None:
+    """Where Vela leaves operators of the .tflite to the CPU, `--target --partial` leaves at most as many
+    source ops to the host, and Vela runs each of its regions whole on the NPU."""
+    from nn2tosa.vela_support import compile_tosa
+
+    result = partial_of(stem, accelerator.rsplit("-", 1)[0])
+    assert len(result.partition["host"]) <= tflite_cpu_ops, result.partition["host"]
+    for g, data in zip(result.functions, result.tosa_flatbuffers()):
+        outcome = compile_tosa(data, accelerator)
+        assert outcome.all_on_npu, (g.name, outcome.message)
+
+
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+@pytest.mark.parametrize("stem", MODELS)
+def test_partial_is_the_whole_model_where_vela_takes_it(stem: str, accelerator: str):
+    """`--target --partial` of a model Vela compiles whole is one function, byte for byte `--target`'s output."""
+    target = accelerator.rsplit("-", 1)[0]
+    result = partial_of(stem, target)
+    if result.partition["host"]:
+        pytest.skip(f"{stem}: Vela does not take it whole for {accelerator} (test_tosa_compiles_wherever_the_tflite_does)")
+    assert [g.name for g in result.functions] == ["main"]
+    assert result.tosa_flatbuffer() == tosa_of(stem, target).read_bytes()
 
 
 # (file stem, accelerator) where a convolution-like form of the presets brought the TOSA route to or below

@@ -45,8 +45,10 @@ def activation_quant(net: Network, ranges: list[tuple[float, float]]) -> list[Qu
     for i, op in enumerate(net.ops):
         if op.kind in ("relu", "maxpool", "global_avgpool", "reshape"):
             quant.append(quant[op.inputs[0]])
-        elif op.kind == "softmax":
+        elif op.kind in ("softmax", "logistic"):
             quant.append((1.0 / 256.0, -128))
+        elif op.kind == "detection":  # float outputs, as Arm NN's and TFLite's post-processing has
+            quant.append(None)
         else:
             quant.append(asymmetric(*ranges[i]))
     return quant
@@ -123,7 +125,7 @@ class _ArmnnWriter:
 
     def layer(self, i: int, op: Op) -> None:
         sources = [self.layer_of[j] for j in op.inputs]
-        out = [self.activation_info(i)]
+        out = [self.activation_info(i)] if op.kind != "detection" else []
         if op.kind == "input":
             binding = len(self.inputs)
             index = self.append("InputLayer", {"base": {"base": self.base(op.name, "Input", [], out),
@@ -140,6 +142,16 @@ class _ArmnnWriter:
                 table["weights"], table["biases"] = self.const_tensor(w_info, w), self.const_tensor(b_info, b)
             table["base"] = self.base(op.name, layer_type, sources, out)
             index = self.append(member, table)
+        elif op.kind == "detection":
+            p = op.params
+            outputs = [self.info(op.shape), self.info(op.shape[:2]), self.info(op.shape[:2]), self.info((1,))]
+            descriptor = {"maxDetections": p["max_detections"], "maxClassesPerDetection": 1, "detectionsPerClass": 1,
+                          "nmsScoreThreshold": p["threshold"], "nmsIouThreshold": p["iou"], "numClasses": p["classes"],
+                          "useRegularNms": False, "scaleX": 10.0, "scaleY": 10.0, "scaleW": 5.0, "scaleH": 5.0}
+            anchors = op.weights["anchors"]
+            index = self.append("DetectionPostProcessLayer", {
+                "base": self.base(op.name, "DetectionPostProcess", sources, outputs), "descriptor": descriptor,
+                "anchors": self.const_tensor(self.info(anchors.shape), anchors)})
         elif op.kind == "add" and self.generation == "20.08":
             index = self.append("AdditionLayer", {"base": self.base(op.name, "Addition", sources, out)})
         else:
@@ -159,6 +171,8 @@ class _ArmnnWriter:
         """(layer type, descriptor) of the ops without weights."""
         if op.kind == "relu":
             return "Activation", {"activationFunction": "ReLu"}
+        if op.kind == "logistic":
+            return "Activation", {"activationFunction": "Sigmoid"}
         if op.kind == "maxpool":
             k, s, p = op.params["k"], op.params["stride"], op.params["pad"]
             return "Pooling2d", {"poolType": "Max", "padLeft": p, "padRight": p, "padTop": p, "padBottom": p,
@@ -179,8 +193,10 @@ class _ArmnnWriter:
     def document(self) -> dict[str, Any]:
         for i, op in enumerate(self.net.ops):
             self.layer(i, op)
-        for k, i in enumerate(self.net.outputs):
+        slots = [(i, s) for i in self.net.outputs for s in range(4 if self.net.ops[i].kind == "detection" else 1)]
+        for k, (i, slot) in enumerate(slots):  # (DetectionPostProcess has four outputs)
             base = self.base(f"output{k}", "Output", [self.layer_of[i]], [])
+            base["inputSlots"][0]["connection"]["outputSlotIndex"] = slot
             self.append("OutputLayer", {"base": {"base": base, "layerBindingId": k}})
             self.outputs.append(k)
         return {"layers": self.layers, "inputIds": self.inputs, "outputIds": self.outputs,
@@ -201,3 +217,14 @@ def write_armnn(net: Network, path: str | Path, generation: str = "23.08", *,
     data = armnn_bytes(net, generation, ranges=ranges)
     Path(path).write_bytes(data)
     return len(data)
+
+
+def calibration_ranges(net: Network, inputs: list[np.ndarray]) -> list[tuple[float, float]]:
+    """Each op's value range on `inputs` (the float network), for `ranges=`; a DetectionPostProcess, whose
+    outputs stay float, has no reference here and gets a placeholder range (its quantization is unused)."""
+    from .network import forward
+
+    cut = next((k for k, op in enumerate(net.ops) if op.kind == "detection"), len(net.ops))
+    head = Network(net.name, net.seed, net.ops[:cut], [])
+    values = forward(head, inputs, keep_all=True)
+    return [(float(v.min()), float(v.max())) for v in values] + [(0.0, 1.0)] * (len(net.ops) - cut)

@@ -119,6 +119,19 @@ class Network:
     def scale(self, name: str, x: int, factor: float) -> int:
         return self._add("scale", name, (x,), self.shape(x), factor=factor)
 
+    def logistic(self, name: str, x: int) -> int:
+        return self._add("logistic", name, (x,), self.shape(x))
+
+    def detection(self, name: str, boxes: int, scores: int, anchors: np.ndarray, max_detections: int = 4,
+                  iou: float = 0.5, threshold: float = 0.3) -> int:
+        """An SSD's post-processing (Arm NN DetectionPostProcess, fast NMS, TFLite's default box scales):
+        box encodings [1, A, 4] and class scores [1, A, C + 1] (background first) to detection boxes,
+        classes, scores and their count (`shape` is the boxes'; the writer gives all four)."""
+        n = self.shape(boxes)[0]
+        return self._add("detection", name, (boxes, scores), (n, max_detections, 4), max_detections=max_detections,
+                         classes=self.shape(scores)[-1] - 1, iou=iou, threshold=threshold,
+                         weights={"anchors": anchors.astype(np.float32)})
+
 
 # ------------------------------------------------------------------------------ the networks
 def resnet50(*, image: int = 224, width: int = 64, blocks: tuple[int, ...] = (3, 4, 6, 3), classes: int = 1000,
@@ -190,6 +203,28 @@ def transformer(*, layers: int = 12, hidden: int = 768, heads: int = 12, ffn: in
     return net
 
 
+def ssd_detector(*, image: int = 32, width: int = 16, anchors_per_cell: int = 2, classes: int = 3,
+                 seed: int = 7) -> Network:
+    """A small SSD-style detector: a convolutional backbone (three stride-2 3x3 convolutions with ReLU), a
+    box head and a class head (3x3 convolutions on the last feature map, reshaped to [1, A, 4] and
+    [1, A, classes + 1]; the scores through a logistic), into DetectionPostProcess with one anchor grid."""
+    net = Network("ssd_detector", seed)
+    x = net.input("image", (1, image, image, 3))
+    for k in range(3):
+        x = net.relu(f"backbone{k}/relu", net.conv(f"backbone{k}/conv", x, width * 2 ** min(k, 1), 3, stride=2))
+    _, h, w, _ = net.shape(x)
+    count = h * w * anchors_per_cell
+    boxes = net.reshape("box_head/reshape", net.conv("box_head/conv", x, anchors_per_cell * 4, 3, gain=0.5), (1, count, 4))
+    logits = net.conv("class_head/conv", x, anchors_per_cell * (classes + 1), 3)
+    scores = net.logistic("class_head/logistic", net.reshape("class_head/reshape", logits, (1, count, classes + 1)))
+    centres = (np.arange(h * w * anchors_per_cell) // anchors_per_cell)
+    cy, cx = (centres // w + 0.5) / h, (centres % w + 0.5) / w
+    size = np.where(np.arange(count) % anchors_per_cell == 0, 0.2, 0.35)
+    anchors = np.stack([cy, cx, size, size], axis=1)  # Arm NN's anchors: [y, x, h, w]
+    net.outputs = [net.detection("detection_post_process", boxes, scores, anchors)]
+    return net
+
+
 # ------------------------------------------------------------------------------ the reference
 def _windows(x: np.ndarray, k: int, stride: int, pad: int, fill: float) -> np.ndarray:
     """[N, OH, OW, C, k, k] views of the padded NHWC input."""
@@ -240,6 +275,7 @@ _FORWARD = {
     "gelu": lambda op, x: 0.5 * x[0] * (1.0 + _erf(x[0] / math.sqrt(2.0))),
     "matmul": lambda op, x: x[0] @ x[1],
     "scale": lambda op, x: x[0] * op.params["factor"],
+    "logistic": lambda op, x: 1.0 / (1.0 + np.exp(-x[0])),
 }
 
 
