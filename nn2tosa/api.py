@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from nn2tosa.ir import Graph
     from nn2tosa.dialects.tosa_target import Target
 
+# How a program's mutable buffers are kept (convert's `state`, the CLI's --state).
+STATE_FORMS = ("variables", "io")
+
 # Layouts Result.write can give a .tosa file (the CLI's --tosa-version).
 TOSA_VERSIONS = ("1.0", "0.100-draft")
 
@@ -241,6 +244,7 @@ def convert(
     keep_int4: bool = False,
     semantics: str = "litert",
     target: str | None = None,
+    state: str = "variables",
 ) -> Result:
     """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0. A list
     of graphs is a function and the branch graphs its control flow runs (a unit of `programs`).
@@ -263,7 +267,12 @@ def convert(
     target: an NPU preset, "ethos-u55", "ethos-u65" or "ethos-u85": the forms Arm's Vela maps on that
       NPU where they differ, and its profile (PRO-INT with EXT-INT16, EXT-INT4, EXT-DOUBLEROUND) unless
       `profile` is given; lowering/npu_target.py. The report lists each form chosen and why.
+    state: how a program's mutable buffers (an ExecuTorch KV cache) are kept between calls: "variables"
+      (TOSA variables, lowering/variables.py; the default) or "io" (extra inputs and outputs named after
+      each buffer, for runtimes without variables). A partial conversion keeps them as "io".
     """
+    if state not in STATE_FORMS:
+        raise UsageError(f"state={state!r}: one of {', '.join(STATE_FORMS)}")
     from nn2tosa.ir import Graph
 
     report = ConversionReport()
@@ -321,6 +330,10 @@ def convert(
             run_pipeline(branch, pipeline, report)
         for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
             limits.check_results(g)
+    if state == "variables":
+        from nn2tosa.lowering.variables import buffers_to_variables
+
+        buffers_to_variables(graph)
     return finish([graph, *branches], source_ops, stages, report, profile)
 
 
