@@ -414,6 +414,8 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
         report.boundary_changes.extend(changes.split("; ") if isinstance(changes, str) else list(changes))
         dependent = g.meta.get(SEMANTICS_DEPENDENT_KEY, "")
         report.semantics_dependent.extend(dependent.split("; ") if dependent else [])
+        kept = g.meta.get("state_kept_io", "")  # a program's buffers TOSA variables cannot hold (lowering/variables.py)
+        report.boundary_changes.extend(f"state {item}" for item in kept.split("; ") if item)
         choices = g.meta.get(CHOICES_KEY, "")
         report.npu_choices.extend(choices.split("; ") if choices else [])
     report.semantics = semantics_of(functions[0])

@@ -72,6 +72,20 @@ def _nonnegative(convert: Any) -> Any:
     return parse
 
 
+def _add_program_options(p: argparse.ArgumentParser, *, state: bool = False, steps: bool = False) -> None:
+    """Options for whole ExecuTorch programs (.pte) with mutable buffers (docs/frontend_mps.md)."""
+    if state:
+        from nn2tosa.api import STATE_FORMS
+
+        p.add_argument("--state", choices=STATE_FORMS, default=STATE_FORMS[0],
+                       help="a program's mutable buffers (a KV cache): TOSA variables (default), or io: extra "
+                            "inputs and outputs named after each buffer, for runtimes without variables")
+    if steps:
+        p.add_argument("--steps", type=int, metavar="S",
+                       help="call a stateful program S times, its buffers carried from call to call (starting at "
+                            "zero): --inputs (and --expected) then hold every step's arrays, step after step")
+
+
 def _limits(args: argparse.Namespace) -> Any:
     from dataclasses import fields
 
@@ -98,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_zoo_arguments(p)
     p.add_argument("--partition", type=int, metavar="N", help="convert only partition N of a multi-partition .pte")
+    _add_program_options(p, state=True)
     p.add_argument("--elide-constants", action="store_true", help="elide large constants in MLIR text output")
     p.add_argument("--mlir-pretty", action="store_true",
                    help="MLIR text in the pretty form (default: the generic form, which every MLIR version parses)")
@@ -170,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how close outputs must be (default: from the model's types; see docs/api.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_program_options(p, steps=True)
     _add_semantics(p)
     _add_common(p)
 
@@ -177,8 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="model file: a .tosa runs as it is, other models are converted first")
     p.add_argument("--inputs", nargs="+", default=[], metavar="NPY", help="one .npy per model input, in order")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="directory for the outputs, written as output0.npy, output1.npy, ... in model order")
+                   help="directory for the outputs, written as output0.npy, output1.npy, ... in model order "
+                        "(stepS.outputK.npy with --steps)")
     p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_program_options(p, steps=True)
     _add_semantics(p)
     _add_common(p)
 
@@ -195,10 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------------ commands
-def _load(path: str) -> list:
+def _load(path: str, partitions: bool = False) -> list:
     from nn2tosa.frontend import load
 
-    return load(path)
+    return load(path, partitions=partitions)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -259,7 +277,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
     if bar is not None:
         bar("load", 0, 1)
     start = time.perf_counter()
-    graphs = _load(args.input)
+    graphs = _load(args.input, partitions=args.partition is not None)
     load_time = time.perf_counter() - start
     from nn2tosa.api import blame, convert, programs
     from nn2tosa.fileio import all_or_nothing, write_atomic
@@ -272,7 +290,8 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                 raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
             units = [units[args.partition]]
         results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, host=args.host,
-                           progress=bar, keep_int4=args.keep_int4, semantics=args.semantics, target=args.target)
+                           progress=bar, keep_int4=args.keep_int4, semantics=args.semantics, target=args.target,
+                           state=getattr(args, "state", "variables"))
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}
