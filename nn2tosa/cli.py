@@ -430,7 +430,7 @@ def describe(graphs: list) -> dict[str, Any]:
 
     metas = [{k: v for k, v in g.meta.items() if isinstance(v, (str, int, float, bool))} for g in graphs]
     if len(graphs) == 1:
-        return {**metas[0], **one(graphs[0])}
+        return {**metas[0], **one(graphs[0]), **_program(graphs[0])}
     # several partitions: the facts they share at the top, each partition's own facts in its entry; a
     # graph that a control-flow op runs (a .tosa's COND_IF / WHILE_LOOP branch) is marked, and its block
     # arguments are not inputs of the file
@@ -455,6 +455,31 @@ def describe(graphs: list) -> dict[str, Any]:
     return info
 
 
+def _program(g: Any) -> dict[str, Any]:
+    """A whole ExecuTorch program's plan in order and its buffers (frontend/mps/program.py), if `g` is one."""
+    if "plan_steps" not in g.meta:
+        return {}
+    buffers = [{**b, "mutated": True} for b in g.meta.get("state", [])]
+    return {"plan_steps": g.meta["plan_steps"], "buffers": buffers}
+
+
+def _print_program(info: dict[str, Any]) -> None:
+    print(f"plan {info.get('plan', '?')!r}, in order:")
+    for step in info["plan_steps"]:
+        k = step["instruction"]
+        if step["kind"] == "delegate":
+            print(f"  {k:3d} delegate {step['delegate']}: {step['nodes']} MPS nodes, reads "
+                  f"{', '.join(f'%{v}' for v in step['inputs']) or 'nothing'}, writes "
+                  f"{', '.join(f'%{v}' for v in step['outputs'])}")
+        else:
+            print(f"  {k:3d} {step['operator']}({', '.join(step['arguments'])}) writes "
+                  f"{', '.join(f'%{v}' for v in step['outputs']) or 'nothing'}")
+    print("buffers:" + ("" if info["buffers"] else " none"))
+    for b in info["buffers"]:
+        print(f"  {b['name']}: {'x'.join(map(str, b['shape'])) or 'scalar'} {b['dtype']} (value %{b['value']}), "
+              f"mutated, initial {b['initial']}")
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     graphs = _load(args.input)
     if args.ir:
@@ -474,6 +499,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             qs = f" scale={q['scales'][0] if q['axis'] is None else q['scales']} zp={q['zero_points'][0] if q['axis'] is None else q['zero_points']}" if q else ""
             name = f"{info['partitions'][t['partition']]['name']}.{t['name']}" if "partition" in t else t["name"]
             print(f"  {name}: {'x'.join(map(str, t['shape'])) or 'scalar'} {t['dtype']}{qs}")
+    if "plan_steps" in info:
+        _print_program(info)
     print("ops:")
     for op, n in info["ops"].items():
         print(f"  {n:6d} {op}")
