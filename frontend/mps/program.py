@@ -108,7 +108,7 @@ class _Builder:
         for k, i in enumerate(plan.inputs):
             where = f"plan {plan.name!r} input {k}"
             self.defs[i] = g.add_input(self.tensor_type(i, where), f"input{k}", Loc(f"value {i}", "input"))
-        state = []
+        state: list[dict[str, Any]] = []
         for i in mutable_buffers(plan):
             t = self.tensor_type(i, f"value {i}")
             self.defs[i] = g.add_input(t, buffer_name(i), Loc(f"value {i}", "buffer"))

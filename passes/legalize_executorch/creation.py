@@ -50,6 +50,8 @@ def ones(c: Call) -> Value:
 def arange(c: Call) -> Value:
     """arange(end) or arange(start, end, step): start + step * i for the out tensor's length."""
     scalars = [a for a in range(len(c.arguments)) if c.arguments[a]["kind"] in ("Int", "Double")]
+    start: float | int
+    step: float | int
     if len(scalars) == 1:
         start, step = 0, 1
     else:

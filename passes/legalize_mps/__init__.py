@@ -27,6 +27,9 @@ end.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, report_unsupported
@@ -54,9 +57,10 @@ def legalize_mps(graph: Graph) -> None:
             constants.append(_constant(graph, node))
             _replace(graph, node, [(Value(node, 0), constants[-1])])
             continue
+        n: Node
+        rules: Mapping[str, Callable[[Any], Results]]
         if op == KERNEL_OP:  # a CPU operator call of a whole ExecuTorch program
-            n = kernel_call(graph, node)
-            rules = EXECUTORCH_RULES
+            n, rules = kernel_call(graph, node), EXECUTORCH_RULES
         elif op.startswith("mps."):
             n, rules = Node(graph, node), RULES
         else:
