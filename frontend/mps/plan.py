@@ -29,7 +29,7 @@ from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.ir import TensorType
 from nn2tosa.schemas.flatread import Table
 
-from .pte import MPS_BACKEND_ID, delegate_data, read_program, segment_span
+from .pte import delegate_data, read_program, segment_span
 
 # ExecuTorch ScalarType name -> nn element type (None: no nn element type)
 SCALAR_TYPES: dict[str, str | None] = {
@@ -153,19 +153,17 @@ def read_plan(data: memoryview) -> Plan | None:
         delegates.append(PlanDelegate(d.get("id") or "", location, start, size))
     instructions = [_instruction(ins, k, name, len(operators), len(delegates))
                     for k, ins in enumerate(chains[0].get("instructions") or [])]
-    result = Plan(name, values, _indices(plan, "inputs", name), _indices(plan, "outputs", name), instructions,
-                  operators, delegates, data)
+    result = Plan(name, values, _indices(plan, "inputs"), _indices(plan, "outputs"), instructions, operators,
+                  delegates, data)
     for i in result.inputs + result.outputs:
         result.value(i, f"plan {name!r} inputs/outputs")
     for ins in instructions:
         for a in ins.args:
             result.value(a, result.where(ins))
-        if ins.kind == "delegate" and delegates[ins.target].backend != MPS_BACKEND_ID:
-            pass  # reported when the graph is built (an unsupported construct, not a corrupt file)
     return result
 
 
-def _indices(table: Table, field_name: str, plan: str) -> list[int]:
+def _indices(table: Table, field_name: str) -> list[int]:
     raw = table.get(field_name)
     return [] if raw is None else [int(i) for i in raw]
 

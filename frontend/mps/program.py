@@ -78,6 +78,7 @@ class _Builder:
         self.defs: dict[int, Value] = {}  # plan value index -> its current IR value
         self.unsupported: list[Unsupported] = []
         self.steps: list[dict[str, Any]] = []
+        self.payloads: dict[tuple[int, int], Graph] = {}
 
     # ---- values
     def tensor_type(self, index: int, where: str) -> TensorType:
@@ -139,10 +140,13 @@ class _Builder:
             self.unsupported.append(Unsupported(f"{d.backend} delegate", where, f"nn2tosa reads {MPS_BACKEND_ID} "
                                                 "delegates only"))
             return
-        try:
-            sub = self.read_payload(plan.data[d.start: d.start + d.size], f"delegate{ins.target}")
-        except InvalidInputError as e:
-            raise InvalidInputError(e.message, where=f"{where}: {e.where}" if e.where else where) from None
+        sub = self.payloads.get((d.start, d.size))  # a payload called several times is read once
+        if sub is None:
+            try:
+                sub = self.read_payload(plan.data[d.start: d.start + d.size], f"delegate{ins.target}")
+            except InvalidInputError as e:
+                raise InvalidInputError(e.message, where=f"{where}: {e.where}" if e.where else where) from None
+            self.payloads[(d.start, d.size)] = sub
         n_in, n_out = len(sub.inputs), len(sub.outputs)
         if len(ins.args) != n_in + n_out:
             raise InvalidInputError(f"{len(ins.args)} arguments, but the payload has {n_in} inputs and {n_out} "
@@ -214,7 +218,6 @@ class _Builder:
             raise InvalidInputError(f"returns value {ret} ({ret_value.kind}), which is not what the call writes "
                                     f"(values {results})", where=where)
         types = [self.tensor_type(i, where) for i in results]
-        name, _, overload = operator.partition(".")
         node = g.add_op(KERNEL_OP, operands, types,
                         {"operator": operator, "arguments": json.dumps(arguments)},
                         Loc(f"instruction {ins.index}", operator))
