@@ -94,6 +94,8 @@ CASES = [
     ("aten::amax.out", [T(0), S("IntList", [-1]), S("Bool", False), OUT(0)], [X], [X.max(-1)]),
     ("aten::argmax.out", [T(0), S("Int", 1), S("Bool", False), OUT(0)], [X], [X.argmax(1)]),
     ("aten::all.all_out", [T(0), OUT(0)], [X > -3], [np.array((X > -3).all())]),
+    ("aten::sum.out", [T(0), S("Int", 6), OUT(0)], [X], [np.array(X.sum(), np.float32)]),  # (6: the dtype, float)
+    ("aten::any.out", [T(0), S("Int", 0), S("Bool", False), OUT(0)], [X > 2], [(X > 2).any(0)]),
     ("aten::cumsum.out", [T(0), S("Int", -1), S("None", None), OUT(0)], [IDX], [np.cumsum(IDX, -1)]),
     ("aten::cumsum.out", [T(0), S("Int", 0), S("None", None), OUT(0)], [X], [np.cumsum(X, 0)]),
     ("aten::sort.values", [T(0), S("Int", 1), S("Bool", True), OUT(0), OUT(1)], [X],

@@ -21,6 +21,11 @@ REDUCE = {"aten::any": "nn.reduce_any", "aten::all": "nn.reduce_all", "aten::sum
           "aten::mean": "nn.reduce_mean", "aten::amax": "nn.reduce_max", "aten::amin": "nn.reduce_min",
           "aten::prod": "nn.reduce_prod"}
 
+# the overloads without a dim argument: they reduce every dimension (sum.out(self, *, dtype, out))
+WHOLE_TENSOR = frozenset({"aten::sum", "aten::sum.out", "aten::sum.default", "aten::prod", "aten::prod.out",
+                          "aten::any", "aten::any.all_out", "aten::all", "aten::all.all_out", "aten::mean",
+                          "aten::mean.dtype_out", "aten::mean.default"})
+
 
 def _dims(c: Call, k: int, rank: int) -> list[int]:
     """A dim / dims argument (None or empty: every dimension)."""
@@ -35,7 +40,7 @@ def reduce(c: Call) -> Value:
     """op(self, dim=None, keepdim=False, ...): any/all in booleans, the others in the out type."""
     x = c.tensor(0)
     rank = c.type_of(x).rank
-    has_dim = len(c.arguments) > 2 or (len(c.arguments) == 2 and c.arguments[1]["kind"] in ("Int", "IntList", "None"))
+    has_dim = c.operator not in WHOLE_TENSOR
     axes = _dims(c, 1, rank) if has_dim else list(range(rank))
     keep = c.bool_arg(2) if has_dim else False
     dtype = "i1" if c.member in ("aten::any", "aten::all") else c.out.dtype
