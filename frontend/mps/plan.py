@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from nn2tosa.diagnostics import InvalidInputError
+from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import TensorType
 from nn2tosa.schemas.flatread import Table
 
@@ -127,20 +127,25 @@ class Plan:
 
 
 def read_plan(data: memoryview) -> Plan | None:
-    """The first execution plan of a .pte, or None when it has no instructions to follow (a file with
-    delegates only: then its delegates convert one by one)."""
+    """The execution plan of a .pte's method, or None when no plan has instructions to follow (a file
+    with delegates only: then its delegates convert one by one). Methods without instructions (an LLM
+    export's constant methods) are not converted; several methods with instructions are unsupported."""
     program = read_program(data)
-    plans = program.get("execution_plan") or []
+    plans = [p for p in program.get("execution_plan") or []
+             if any(chain.get("instructions") for chain in p.get("chains") or [])]
     if not plans:
         return None
+    if len(plans) > 1:  # (methods without instructions, such as an LLM's get_max_seq_len, return constants)
+        names = ", ".join(repr(p.get("name") or "") for p in plans)
+        raise UnsupportedError([Unsupported("ExecuTorch program", "the whole file",
+                                            f"it has {len(plans)} methods with instructions ({names}); nn2tosa "
+                                            "converts a program of one (--partition N converts one delegate)")])
     plan = plans[0]
     name = plan.get("name") or ""
     chains = plan.get("chains") or []
-    if not chains or not (chains[0].get("instructions") or []):
-        return None
     if len(chains) > 1:
-        raise InvalidInputError(f"{len(chains)} chains: nn2tosa follows plans of one chain (all ExecuTorch writes)",
-                                where=f"plan {name!r}")
+        raise UnsupportedError([Unsupported("ExecuTorch plan", f"plan {name!r}", f"{len(chains)} chains: nn2tosa "
+                                            "follows plans of one chain (what ExecuTorch writes)")])
     constants = _Constants(program, data)
     values = [_evalue(v, i, constants, len(plan.get("values") or [])) for i, v in enumerate(plan.get("values") or [])]
     operators = []
@@ -179,8 +184,8 @@ def _instruction(ins: Table, k: int, plan: str, n_ops: int, n_delegates: int) ->
     elif kind == "DelegateCall":
         target, count, what = body.get("delegate_index"), n_delegates, "delegate"
     else:
-        raise InvalidInputError(f"{kind}: nn2tosa follows straight-line plans (kernel and delegate calls only)",
-                                where=where)
+        raise UnsupportedError([Unsupported(kind, where, "nn2tosa follows straight-line plans (kernel and "
+                                                         "delegate calls only)")])
     if not 0 <= target < count:
         raise InvalidInputError(f"{what} index {target} is out of range (the plan has {count})", where=where)
     args = body.get("args")

@@ -174,9 +174,13 @@ class _Builder:
         for out, arg in zip(sub.outputs, ins.args[n_in:]):
             want = self.tensor_type(arg, where)
             value = mapping[out.value]
-            if tuple(g.tensor_type(value).shape) != tuple(want.shape):
-                raise InvalidInputError(f"the payload's output {out.name} is {g.tensor_type(value)}, the value it "
-                                        f"writes ({arg}) is {want}", where=where)
+            have = g.tensor_type(value)
+            if tuple(have.shape) != tuple(want.shape):
+                raise InvalidInputError(f"the payload's output {out.name} is {have}, the value it writes ({arg}) "
+                                        f"is {want}", where=where)
+            if have.dtype != want.dtype:  # the plan's type is what the next instruction reads
+                value = Value(g.add_op("nn.cast", [value], [want], {}, Loc(f"delegate {ins.target} {out.name}",
+                                                                          "cast")), 0)
             self.defs[arg] = value
         self.steps.append({"kind": "delegate", "instruction": ins.index, "delegate": ins.target,
                            "nodes": sum(1 for n in sub.nodes() if not sub.op(n).endswith("constant")
