@@ -1,7 +1,7 @@
 """A program's mutable buffers as TOSA variables.
 
 A whole ExecuTorch program (frontend/mps/program.py) carries each mutable buffer as a graph input and a
-graph output of the same name (`buffer{v}`), listed in `Graph.meta["state"]`: the form `--state io`
+graph output (`buffer{v}` and `buffer{v}_next`), listed in `Graph.meta["state"]`: the form `--state io`
 keeps. `buffers_to_variables` turns a converted (TOSA-level) graph into the stateful form: per buffer
 one `tosa.variable` declaration with its initial value (zeros: ExecuTorch zero-fills planned memory and
 the .pte holds no initial values), a `tosa.variable_read` where the input was, and a
@@ -38,7 +38,7 @@ def buffers_to_variables(graph: Graph) -> None:
         return
     inputs = {graph.input_name(n): n for n in graph.inputs}
     outputs = {o.name: o for o in graph.outputs}
-    missing = [s["name"] for s in state if s["name"] not in inputs or s["name"] not in outputs]
+    missing = [s["name"] for s in state if s["name"] not in inputs or s["next"] not in outputs]
     if missing:
         raise AssertionError(f"buffers {missing} are not both an input and an output of {graph.name}")
     writes = []
@@ -57,9 +57,9 @@ def buffers_to_variables(graph: Graph) -> None:
         read = graph.add_op("tosa.variable_read", (), [t], {"name": name}, loc)
         graph.replace_all_uses(Value(node, 0), Value(read, 0))
         graph.erase(node)
-        writes.append((name, outputs[name].value, loc))
+        writes.append((name, outputs[s["next"]].value, loc))
     made = {name for name, _, _ in writes}
-    graph.outputs = [o for o in graph.outputs if o.name not in made]
+    graph.outputs = [o for o in graph.outputs if o.name not in {s["next"] for s in state if s["name"] in made}]
     for name, value, loc in writes:
         graph.add_op("tosa.variable_write", [value], [], {"name": name}, loc)
     graph.meta[VARIABLES_KEY] = sorted(made)

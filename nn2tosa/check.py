@@ -105,9 +105,10 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
         raise UsageError(f"--partition {partition}: {path} has {len(units)} partition(s)")
     unit = units[partition or 0]
     source = unit[0] if isinstance(unit, list) else unit  # the function first, then its branch graphs
-    buffers = {s["name"] for s in source.meta.get("state", [])}  # (frontend/mps/program.py)
+    state = source.meta.get("state", [])  # (frontend/mps/program.py)
+    buffers = {s["name"] for s in state}
     user_inputs = [n for n in source.inputs if source.input_name(n) not in buffers]
-    user_outputs = [o for o in source.outputs if o.name not in buffers]
+    user_outputs = [o for o in source.outputs if o.name not in {s["next"] for s in state}]
     try:
         result = convert(unit, source=path, semantics=semantics, target=target, state="io")
         result.mlir_module()  # MLIR's verifier sees the graph before the reference model does

@@ -137,7 +137,7 @@ def test_state_io_names_the_buffers():
     result = convert(PROGRAMS / f"{DECODE}.pte", state="io")
     g = result.graph
     assert [g.input_name(n) for n in g.inputs] == ["input0", "input1"] + [f"buffer{i}" for i in range(6)]
-    assert [o.name for o in g.outputs] == ["output0"] + [f"buffer{i}" for i in range(6)]
+    assert [o.name for o in g.outputs] == ["output0"] + [f"buffer{i}_next" for i in range(6)]
     assert not any(g.op(n).startswith("tosa.variable") for n in g.nodes())
 
 

@@ -12,8 +12,8 @@
 - Constant tensors of the plan are `mps.constant` ops (views into the file).
 - State: a tensor that an in-place `aten::copy_` writes and that is neither a plan input nor a constant
   is a mutable buffer (ExecuTorch writes every BUFFER_MUTATION back that way, at the end of the plan).
-  It is a graph input named `buffer{v}` (v: its value index) and its value after the plan a graph
-  output of the same name; `Graph.meta["state"]` lists them (name, type, initial value "zeros": the
+  It is a graph input named `buffer{v}` (v: its value index) and its value after the plan the graph
+  output `buffer{v}_next`; `Graph.meta["state"]` lists them (name, next, type, initial value "zeros": the
   file holds no initial values, and ExecuTorch zero-fills planned memory). api.convert then makes
   them TOSA variables, or leaves them as inputs and outputs (`state="io"`).
 - Reading a value that nothing defined (neither input, constant, buffer nor an earlier instruction)
@@ -113,8 +113,8 @@ class _Builder:
         for i in mutable_buffers(plan):
             t = self.tensor_type(i, f"value {i}")
             self.defs[i] = g.add_input(t, buffer_name(i), Loc(f"value {i}", "buffer"))
-            state.append({"name": buffer_name(i), "value": i, "shape": list(t.shape), "dtype": t.dtype,
-                          "initial": "zeros"})
+            state.append({"name": buffer_name(i), "next": buffer_name(i) + "_next", "value": i,
+                          "shape": list(t.shape), "dtype": t.dtype, "initial": "zeros"})
         for ins in plan.instructions:
             if ins.kind == "delegate":
                 self.delegate(ins)
@@ -125,7 +125,7 @@ class _Builder:
         for k, i in enumerate(plan.outputs):
             g.add_output(self.read(i, f"plan {plan.name!r} output {k}"), f"output{k}")
         for s in state:
-            g.add_output(self.defs[s["value"]], s["name"])
+            g.add_output(self.defs[s["value"]], s["next"])
         g.meta.update(container="program", plan=plan.name, delegates=len(plan.delegates))
         g.meta[PLAN_KEY] = self.steps
         if state:
