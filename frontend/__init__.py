@@ -26,6 +26,7 @@ FORMAT_MODULES = {
 # The source formats' dialects (op definitions), imported when one of their ops is first looked up.
 register_dialect_module("armnn", "nn2tosa.frontend.armnn.dialect")
 register_dialect_module("mps", "nn2tosa.frontend.mps.dialect")
+register_dialect_module("executorch", "nn2tosa.frontend.mps.program")
 
 
 def _module(fmt: str) -> ModuleType | None:
@@ -46,8 +47,10 @@ def sniff(data: memoryview) -> str | None:
     return None
 
 
-def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None) -> list[Graph]:
-    """Read a model file (path or bytes) into one graph per partition (usually one)."""
+def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None, *,
+         partitions: bool = False) -> list[Graph]:
+    """Read a model file (path or bytes) into one graph per partition (usually one). A .pte is one
+    graph for the whole program; `partitions` reads its MPS delegates one by one instead."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = memoryview(source)
         name = name or "<bytes>"
@@ -63,7 +66,7 @@ def load(source: str | os.PathLike | bytes | memoryview, name: str | None = None
             raise InvalidInputError(f"not a recognised model: {_tried(data)}", where="offset 0x0")
         reader = _module(fmt)
         assert reader is not None  # sniff names only formats whose reader imports
-        graphs = reader.read(data, name)
+        graphs = reader.read(data, name, partitions=True) if partitions and fmt == "mps" else reader.read(data, name)
         for g in graphs:
             g.meta.setdefault("format", fmt)
             check_graph(g)  # declared sizes, ranks, list lengths, constants, structure: before any pass

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from nn2tosa.ir import Graph
     from nn2tosa.dialects.tosa_target import Target
 
+# How a program's mutable buffers are kept (convert's `state`, the CLI's --state).
+STATE_FORMS = ("variables", "io")
+
 # Layouts Result.write can give a .tosa file (the CLI's --tosa-version).
 TOSA_VERSIONS = ("1.0", "0.100-draft")
 
@@ -249,6 +252,7 @@ def convert(
     keep_int4: bool = False,
     semantics: str = "litert",
     target: str | None = None,
+    state: str = "variables",
 ) -> Result:
     """Convert a source graph (from `load`), or a model file with one partition, to TOSA 1.0. A list
     of graphs is a function and the branch graphs its control flow runs (a unit of `programs`).
@@ -274,7 +278,12 @@ def convert(
       installed (nn2tosa[vela]) the output is compiled for that NPU: an op it refuses is UnsupportedError
       naming it. With partial, what the NPU does not run (the profile, and Vela when installed:
       nn2tosa/npu_regions.py) goes to the host instead, each op with why.
+    state: how a program's mutable buffers (an ExecuTorch KV cache) are kept between calls: "variables"
+      (TOSA variables, lowering/variables.py; the default) or "io" (extra inputs and outputs named after
+      each buffer, for runtimes without variables). A partial conversion keeps them as "io".
     """
+    if state not in STATE_FORMS:
+        raise UsageError(f"state={state!r}: one of {', '.join(STATE_FORMS)}")
     from nn2tosa.ir import Graph
 
     report = ConversionReport()
@@ -337,6 +346,10 @@ def convert(
             run_pipeline(branch, pipeline, report)
         for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
             limits.check_results(g)
+    if state == "variables":
+        from nn2tosa.lowering.variables import buffers_to_variables
+
+        buffers_to_variables(graph)
     if npu is None:
         return finish([graph, *branches], source_ops, stages, report, profile)
     try:
@@ -427,6 +440,8 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
         report.boundary_changes.extend(changes.split("; ") if isinstance(changes, str) else list(changes))
         dependent = g.meta.get(SEMANTICS_DEPENDENT_KEY, "")
         report.semantics_dependent.extend(dependent.split("; ") if dependent else [])
+        kept = g.meta.get("state_kept_io", "")  # a program's buffers TOSA variables cannot hold (lowering/variables.py)
+        report.boundary_changes.extend(f"state {item}" for item in kept.split("; ") if item)
         choices = g.meta.get(CHOICES_KEY, "")
         report.npu_choices.extend(choices.split("; ") if choices else [])
     if functions:

@@ -39,14 +39,14 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, UsageError
-from nn2tosa.ir import TensorType
+from nn2tosa.ir import TensorType, Value
 
 FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "quantized": 1e-4, "mixed": 1e-4}
 INTEGER_BOUND = {"fp32": 0, "fp16": 0, "quantized": 1, "mixed": 0}
@@ -79,6 +79,15 @@ class Runnable:
     computes_16bit_float: bool = False  # some tensor of the TOSA graph is f16 or bf16
     result: Any = None  # the nn2tosa.api.Result of the conversion
     from_tosa: bool = False  # the input was a .tosa: what the reference model rejects is the file's fault
+    # a program's mutable buffers, as extra inputs and outputs after the model's own (the io form:
+    # the reference model's Python API starts every call from the variables' initial values, so
+    # state is carried between calls here); their source types, and their initial values
+    state: list[TensorType] = field(default_factory=list)
+    state_names: list[str] = field(default_factory=list)
+    variables: Any = None  # the conversion with state as TOSA variables (validated, and what users deploy)
+
+    def initial_state(self) -> list[np.ndarray]:
+        return [np.zeros(t.shape, dtype=t.numpy_dtype) for t in self.state]
 
 
 def prepare(path: str, partition: int | None = None, semantics: str = "litert", target: str | None = None) -> Runnable:
@@ -88,7 +97,7 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
     from nn2tosa.api import blame, convert, programs
     from nn2tosa.frontend import load
 
-    graphs = load(path)
+    graphs = load(path, partitions=partition is not None)
     units = programs(graphs)  # a .tosa's branch graphs go with the function that runs them
     if partition is None and len(units) > 1:
         raise UsageError(f"{path} has {len(units)} partitions: choose one with --partition N")
@@ -96,20 +105,26 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
         raise UsageError(f"--partition {partition}: {path} has {len(units)} partition(s)")
     unit = units[partition or 0]
     source = unit[0] if isinstance(unit, list) else unit  # the function first, then its branch graphs
-    input_names = [source.input_name(n) for n in source.inputs]
-    output_names = [o.name for o in source.outputs]
+    state = source.meta.get("state", [])  # (frontend/mps/program.py)
+    buffers = {s["name"] for s in state}
+    user_inputs = [n for n in source.inputs if source.input_name(n) not in buffers]
+    user_outputs = [o for o in source.outputs if o.name not in {s["next"] for s in state}]
     try:
-        result = convert(unit, source=path, semantics=semantics, target=target)
+        result = convert(unit, source=path, semantics=semantics, target=target, state="io")
         result.mlir_module()  # MLIR's verifier sees the graph before the reference model does
         flatbuffer = result.tosa_flatbuffer()
+        variables = convert(unit, source=path, semantics=semantics, target=target) if buffers else None
     except Nn2TosaError as e:
         raise blame(e, graphs, path) from e
     # tensors only at a graph's boundary once it converted (a !tosa.shape there is no TOSA 1.0 graph)
-    inputs = [source.tensor_type(v) for v in source.input_values()]
-    outputs = [source.tensor_type(o.value) for o in source.outputs]
-    return Runnable(path, flatbuffer, input_names, inputs, outputs, output_names,
-                    _level(result.target.level), _has_16bit_float(result.graph), result,
-                    from_tosa=source.meta.get("format") == "tosa")
+    inputs = [source.tensor_type(Value(n, 0)) for n in user_inputs]
+    outputs = [source.tensor_type(o.value) for o in user_outputs]
+    state_inputs = [n for n in source.inputs if source.input_name(n) in buffers]
+    return Runnable(path, flatbuffer, [source.input_name(n) for n in user_inputs], inputs, outputs,
+                    [o.name for o in user_outputs], _level(result.target.level), _has_16bit_float(result.graph),
+                    result, from_tosa=source.meta.get("format") == "tosa",
+                    state=[source.tensor_type(Value(n, 0)) for n in state_inputs],
+                    state_names=[source.input_name(n) for n in state_inputs], variables=variables)
 
 
 def _has_16bit_float(graph: Any) -> bool:
@@ -225,9 +240,12 @@ def _captured_output() -> Iterator[list[str]]:
             captured.append(tmp.read().decode(errors="replace"))
 
 
-def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = ()) -> tuple[list[np.ndarray], str, str]:
+def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = (),
+        state: Sequence[np.ndarray] | None = None) -> tuple[list[np.ndarray], str, str]:
     """Run on the reference model: (outputs in the source types, status name, the model's messages).
-    `files` names where the arrays came from, for error messages."""
+    `files` names where the arrays came from, for error messages. A stateful model takes its buffers'
+    values before the call as `state` (default: their initial values) and returns their values after
+    it as further outputs, after its own."""
     trm = reference_model()
     if len(arrays) != len(model.inputs):
         raise UsageError(f"{model.name} has {len(model.inputs)} input(s) ({', '.join(model.input_names)}), "
@@ -235,6 +253,8 @@ def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = ()
     array_files: list[str | None] = list(files) or [None] * len(arrays)
     feed = [to_boundary(a, t, f"input {i} '{n}'", f)
             for i, (a, t, n, f) in enumerate(zip(arrays, model.inputs, model.input_names, array_files))]
+    state = model.initial_state() if state is None else state
+    feed += [to_boundary(a, t, f"buffer '{n}'") for a, t, n in zip(state, model.state, model.state_names)]
     def reference_run() -> tuple[list[np.ndarray], str]:
         try:
             outs, status = trm.run(model.tosa, feed, tosa_level=model.level)
@@ -249,11 +269,13 @@ def run(model: Runnable, arrays: Sequence[np.ndarray], files: Sequence[str] = ()
             outs, status = [], f"CRASHED ({e})"
     text = " ".join(line.strip() for line in messages[0].splitlines()
                     if line.strip() and "backward compatible" not in line)
-    if status != "TOSA_VALID" or len(outs) != len(model.outputs):
+    types = model.outputs + model.state
+    if status != "TOSA_VALID" or len(outs) != len(types):
         return [], status, text
-    for k, (o, t, name) in enumerate(zip(outs, model.outputs, model.output_names)):
-        _check_reference_output(model, o, t, f"output {k} '{name}'")
-    return [from_boundary(o, t) for o, t in zip(outs, model.outputs)], status, text
+    names = model.output_names + [f"buffer '{n}' after the call" for n in model.state_names]
+    for k, (o, t, name) in enumerate(zip(outs, types, names)):
+        _check_reference_output(model, o, t, f"output {k} '{name}'" if k < len(model.outputs) else name)
+    return [from_boundary(o, t) for o, t in zip(outs, types)], status, text
 
 
 def _check_reference_output(model: Runnable, array: np.ndarray, t: TensorType, what: str) -> None:
@@ -379,68 +401,125 @@ def compare(expected: np.ndarray, actual: np.ndarray, tolerance: str) -> Compari
 
 
 # ------------------------------------------------------------------------------ commands
+def _per_step(arrays: list[np.ndarray], files: Sequence[str], names: Sequence[str], steps: int, what: str,
+              name: str) -> list[tuple[list[np.ndarray], list[str]]]:
+    """`arrays` (given step after step) cut into `steps` groups, one array per name."""
+    count = len(names)
+    if arrays and len(arrays) != count * steps:
+        per = f" per step: {count * steps} array(s) needed for {steps} steps," if steps > 1 else ","
+        raise UsageError(f"{name} has {count} {what}(s) ({', '.join(names)}){per} {len(arrays)} array(s) given")
+    files = list(files) or [""] * len(arrays)
+    return [(arrays[k * count:(k + 1) * count], files[k * count:(k + 1) * count]) for k in range(steps)]
+
+
+def _steps(args: argparse.Namespace) -> int:
+    steps = getattr(args, "steps", None) or 1
+    if steps < 1:
+        raise UsageError(f"--steps {steps}: at least 1")
+    return steps
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     reference_model()  # before any work: say at once when the reference model is missing
+    steps = _steps(args)
     model = prepare(args.input, args.partition, args.semantics, args.target)
-    arrays = load_arrays(args.inputs) if args.inputs else random_inputs(model.inputs, args.seed)
-    expected = load_arrays(args.expected)
-    if expected and len(expected) != len(model.outputs):
-        raise UsageError(f"{model.name} has {len(model.outputs)} output(s), {len(expected)} --expected array(s) given")
-    for i, (e, t, name, path) in enumerate(zip(expected, model.outputs, model.output_names, args.expected)):
-        if tuple(e.shape) != tuple(t.shape):
-            raise InvalidInputError(f"output {i} '{name}' is {_describe(t)}, the expected array is "
-                                    f"{'x'.join(map(str, e.shape)) or 'scalar'} {e.dtype}", file=path)
-    outputs, status, messages = run(model, arrays, args.inputs)
+    given_arrays = load_arrays(args.inputs)
+    inputs = _per_step(given_arrays, args.inputs, model.input_names, steps, "input", model.name)
+    if not args.inputs:
+        inputs = [(random_inputs(model.inputs, args.seed + k), []) for k in range(steps)]
+    expected_steps = _per_step(load_arrays(args.expected), args.expected, model.output_names, steps, "output",
+                               model.name)
+    for expected, files in expected_steps:
+        for i, (e, t, name, path) in enumerate(zip(expected, model.outputs, model.output_names, files)):
+            if tuple(e.shape) != tuple(t.shape):
+                raise InvalidInputError(f"output {i} '{name}' is {_describe(t)}, the expected array is "
+                                        f"{'x'.join(map(str, e.shape)) or 'scalar'} {e.dtype}", file=path)
     problems = model.result.validate()
     given = "given inputs" if args.inputs else f"random inputs (seed {args.seed})"
-    refuse_invalid_run(model, status, messages, given, problems, random_arrays=not args.inputs)
-    print(f"{model.name}: reference model: {status} on {given}" + (f" ({messages})" if status != "TOSA_VALID"
-                                                                      and messages else ""))
-    print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
-    ok = status == "TOSA_VALID" and not problems
-    if not outputs:
-        return 0 if ok else 1
+    state = model.initial_state()
+    ok, failed, total = True, 0, 0
     tolerance = args.tolerance or default_tolerance(model)
+    for step, ((arrays, files), (expected, _)) in enumerate(zip(inputs, expected_steps)):
+        outputs, status, messages = run(model, arrays, files, state)
+        refuse_invalid_run(model, status, messages, given, problems, random_arrays=not args.inputs)
+        head = f"step {step}: " if steps > 1 else ""
+        if step == 0 or status != "TOSA_VALID":
+            print(f"{model.name}: {head}reference model: {status} on {given}"
+                  + (f" ({messages})" if status != "TOSA_VALID" and messages else ""))
+        if step == 0:
+            print(f"tosa-validate ({model.result.target}): " + ("valid" if not problems else "; ".join(problems)))
+            if model.variables is not None:
+                _describe_state(model)
+        ok = ok and status == "TOSA_VALID" and not problems
+        if not outputs:
+            return 0 if ok else 1
+        outputs, state = outputs[:len(model.outputs)], outputs[len(model.outputs):]
+        failed += _judge(model, outputs, expected, tolerance, head)
+        total += len(outputs)
+    if expected_steps[0][0]:
+        print(f"{total - failed} of {total} outputs within {tolerance} tolerance")
+    return 0 if ok and not failed else 1
+
+
+def _describe_state(model: Runnable) -> None:
+    """What the stateful form holds: the buffers made TOSA variables (validated here), the ones kept
+    as inputs and outputs, and how the steps carry state on the reference model."""
+    variables = model.variables
+    made = variables.graph.meta.get("state_variables", [])
+    problems = variables.validate()
+    print(f"state: {len(model.state)} buffer(s); as TOSA variables: {', '.join(made) or 'none'} "
+          f"(tosa-validate {variables.target}: {'valid' if not problems else '; '.join(problems)})")
+    for item in variables.report.boundary_changes:
+        if item.startswith("state "):
+            print(f"  {item[6:]}")
+    print("  steps carry every buffer as an input and an output (--state io) on the reference model, whose "
+          "Python API starts each call from the variables' initial values")
+
+
+def _judge(model: Runnable, outputs: list[np.ndarray], expected: list[np.ndarray], tolerance: str, head: str) -> int:
+    """Print each output against its expected array (or its range); the number not within tolerance."""
     failed = 0
     for i, (name, t, actual) in enumerate(zip(model.output_names, model.outputs, outputs)):
-        head = f"output {i} '{name}' {_describe(t)}"
+        what = f"{head}output {i} '{name}' {_describe(t)}"
         if not expected:
             finite = actual[np.isfinite(actual)] if actual.dtype.kind == "f" else actual
             span = f"values in [{finite.min()}, {finite.max()}]" if finite.size else "no finite values"
-            print(f"{head}: {span}")
+            print(f"{what}: {span}")
             continue
         c = compare(expected[i], actual, tolerance)
         failed += not c.ok
         verdict = "within" if c.ok else "NOT within"
         bound = f"{c.bound:g}" if c.kind == "relative" else f"{int(c.bound)}"
         note = f", {c.note}" if c.note else ""
-        print(f"{head}: max {c.kind} error {c.max_error:.3g}{note}, {verdict} {tolerance} tolerance ({bound})")
-    if expected:
-        print(f"{len(outputs) - failed} of {len(outputs)} outputs within {tolerance} tolerance")
-    return 0 if ok and not failed else 1
+        print(f"{what}: max {c.kind} error {c.max_error:.3g}{note}, {verdict} {tolerance} tolerance ({bound})")
+    return failed
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from nn2tosa.fileio import check_output_path
+    from nn2tosa.fileio import check_output_path, write_atomic
 
     check_output_path(args.output, directory=True)
     reference_model()
+    steps = _steps(args)
     model = prepare(args.input, args.partition, args.semantics, args.target)
-    arrays = load_arrays(args.inputs)
-    outputs, status, messages = run(model, arrays, args.inputs)
-    refuse_invalid_run(model, status, messages, "given inputs")
-    if status != "TOSA_VALID":
-        print(f"{model.name}: reference model: {status}" + (f" ({messages})" if messages else ""))
-        return 1
+    inputs = _per_step(load_arrays(args.inputs), args.inputs, model.input_names, steps, "input", model.name)
+    state = model.initial_state()
+    results = []
+    for arrays, files in inputs:
+        outputs, status, messages = run(model, arrays, files, state)
+        refuse_invalid_run(model, status, messages, "given inputs")
+        if status != "TOSA_VALID":
+            print(f"{model.name}: reference model: {status}" + (f" ({messages})" if messages else ""))
+            return 1
+        results.append(outputs[:len(model.outputs)])
+        state = outputs[len(model.outputs):]
     out_dir = Path(args.output)
     out_dir.mkdir(parents=True, exist_ok=True)  # (check_output_path refused an existing file before the run)
-    from nn2tosa.fileio import write_atomic
-
-    for i, (name, array) in enumerate(zip(model.output_names, outputs)):
-        path = out_dir / f"output{i}.npy"
-        buffer = _npy_bytes(array)
-        write_atomic(path, buffer)
-        print(f"{path}: '{name}' {'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}")
+    for step, outputs in enumerate(results):
+        for i, (name, array) in enumerate(zip(model.output_names, outputs)):
+            path = out_dir / (f"step{step}.output{i}.npy" if steps > 1 else f"output{i}.npy")
+            write_atomic(path, _npy_bytes(array))
+            print(f"{path}: '{name}' {'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}")
     return 0
 
 

@@ -72,6 +72,20 @@ def _nonnegative(convert: Any) -> Any:
     return parse
 
 
+def _add_program_options(p: argparse.ArgumentParser, *, state: bool = False, steps: bool = False) -> None:
+    """Options for whole ExecuTorch programs (.pte) with mutable buffers (docs/frontend_mps.md)."""
+    if state:
+        from nn2tosa.api import STATE_FORMS
+
+        p.add_argument("--state", choices=STATE_FORMS, default=STATE_FORMS[0],
+                       help="a program's mutable buffers (a KV cache): TOSA variables (default), or io: extra "
+                            "inputs and outputs named after each buffer, for runtimes without variables")
+    if steps:
+        p.add_argument("--steps", type=int, metavar="S",
+                       help="call a stateful program S times, its buffers carried from call to call (starting at "
+                            "zero): --inputs (and --expected) then hold every step's arrays, step after step")
+
+
 def _limits(args: argparse.Namespace) -> Any:
     from dataclasses import fields
 
@@ -98,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_zoo_arguments(p)
     p.add_argument("--partition", type=int, metavar="N", help="convert only partition N of a multi-partition .pte")
+    _add_program_options(p, state=True)
     p.add_argument("--elide-constants", action="store_true", help="elide large constants in MLIR text output")
     p.add_argument("--mlir-pretty", action="store_true",
                    help="MLIR text in the pretty form (default: the generic form, which every MLIR version parses)")
@@ -174,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how close outputs must be (default: from the model's types; see docs/api.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_program_options(p, steps=True)
     _add_semantics(p)
     _add_common(p)
 
@@ -181,8 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="model file: a .tosa runs as it is, other models are converted first")
     p.add_argument("--inputs", nargs="+", default=[], metavar="NPY", help="one .npy per model input, in order")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="directory for the outputs, written as output0.npy, output1.npy, ... in model order")
+                   help="directory for the outputs, written as output0.npy, output1.npy, ... in model order "
+                        "(stepS.outputK.npy with --steps)")
     p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    _add_program_options(p, steps=True)
     _add_semantics(p)
     _add_common(p)
 
@@ -199,10 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------------ commands
-def _load(path: str) -> list:
+def _load(path: str, partitions: bool = False) -> list:
     from nn2tosa.frontend import load
 
-    return load(path)
+    return load(path, partitions=partitions)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -270,7 +288,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
     if bar is not None:
         bar("load", 0, 1)
     start = time.perf_counter()
-    graphs = _load(args.input)
+    graphs = _load(args.input, partitions=args.partition is not None)
     load_time = time.perf_counter() - start
     from nn2tosa.api import blame, convert, programs
     from nn2tosa.fileio import all_or_nothing, write_atomic
@@ -283,7 +301,8 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                 raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
             units = [units[args.partition]]
         results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, host=args.host,
-                           progress=bar, keep_int4=args.keep_int4, semantics=args.semantics, target=args.target)
+                           progress=bar, keep_int4=args.keep_int4, semantics=args.semantics, target=args.target,
+                           state=getattr(args, "state", "variables"))
                    for unit in units]
         for result in results:  # the file was read once for all partitions
             result.report.timings = {"load": load_time / len(results), **result.report.timings}
@@ -429,7 +448,7 @@ def describe(graphs: list) -> dict[str, Any]:
 
     metas = [{k: v for k, v in g.meta.items() if isinstance(v, (str, int, float, bool))} for g in graphs]
     if len(graphs) == 1:
-        return {**metas[0], **one(graphs[0])}
+        return {**metas[0], **one(graphs[0]), **_program(graphs[0])}
     # several partitions: the facts they share at the top, each partition's own facts in its entry; a
     # graph that a control-flow op runs (a .tosa's COND_IF / WHILE_LOOP branch) is marked, and its block
     # arguments are not inputs of the file
@@ -454,6 +473,31 @@ def describe(graphs: list) -> dict[str, Any]:
     return info
 
 
+def _program(g: Any) -> dict[str, Any]:
+    """A whole ExecuTorch program's plan in order and its buffers (frontend/mps/program.py), if `g` is one."""
+    if "plan_steps" not in g.meta:
+        return {}
+    buffers = [{**b, "mutated": True} for b in g.meta.get("state", [])]
+    return {"plan_steps": g.meta["plan_steps"], "buffers": buffers}
+
+
+def _print_program(info: dict[str, Any]) -> None:
+    print(f"plan {info.get('plan', '?')!r}, in order:")
+    for step in info["plan_steps"]:
+        k = step["instruction"]
+        if step["kind"] == "delegate":
+            print(f"  {k:3d} delegate {step['delegate']}: {step['nodes']} MPS nodes, reads "
+                  f"{', '.join(f'%{v}' for v in step['inputs']) or 'nothing'}, writes "
+                  f"{', '.join(f'%{v}' for v in step['outputs'])}")
+        else:
+            print(f"  {k:3d} {step['operator']}({', '.join(step['arguments'])}) writes "
+                  f"{', '.join(f'%{v}' for v in step['outputs']) or 'nothing'}")
+    print("buffers:" + ("" if info["buffers"] else " none"))
+    for b in info["buffers"]:
+        print(f"  {b['name']}: {'x'.join(map(str, b['shape'])) or 'scalar'} {b['dtype']} (value %{b['value']}), "
+              f"mutated, initial {b['initial']}")
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     graphs = _load(args.input)
     if args.ir:
@@ -473,6 +517,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             qs = f" scale={q['scales'][0] if q['axis'] is None else q['scales']} zp={q['zero_points'][0] if q['axis'] is None else q['zero_points']}" if q else ""
             name = f"{info['partitions'][t['partition']]['name']}.{t['name']}" if "partition" in t else t["name"]
             print(f"  {name}: {'x'.join(map(str, t['shape'])) or 'scalar'} {t['dtype']}{qs}")
+    if "plan_steps" in info:
+        _print_program(info)
     print("ops:")
     for op, n in info["ops"].items():
         print(f"  {n:6d} {op}")

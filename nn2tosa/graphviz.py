@@ -109,7 +109,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.output}: unknown graph format (use .dot, .gv, {', '.join('.' + f for f in RENDERED)})")
     if suffix in RENDERED and shutil.which("dot") is None:
         render("", suffix)  # says that Graphviz is missing, before any work
-    graphs = load(args.input)
+    graphs = load(args.input, partitions=args.partition is not None)
     if args.partition is not None:
         if not 0 <= args.partition < len(graphs):
             raise UsageError(f"--partition {args.partition}: {args.input} has {len(graphs)} partition(s)")

@@ -390,7 +390,14 @@ def _describe(graph: Graph, regions: list[_Region], functions: list[Graph], host
 
 def _source_op(graph: Graph, node: int) -> dict[str, Any]:
     loc = graph.loc(node)
-    return {"op": graph.op(node), "name": loc.name if loc else None, "where": loc.detail if loc else None}
+    op: dict[str, Any] = {"op": graph.op(node), "name": loc.name if loc else None,
+                          "where": loc.detail if loc else None}
+    if graph.op(node) == "executorch.kernel":  # a program's CPU operator call: what the host calls it with
+        import json
+
+        attrs = graph.attrs(node)
+        op["call"] = {"operator": attrs["operator"], "arguments": json.loads(attrs["arguments"])}
+    return op
 
 
 # for nn2tosa.npu_regions, which cuts converted graphs into prefixes the same way

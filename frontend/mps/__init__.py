@@ -47,13 +47,27 @@ def sniff(data: memoryview) -> bool:
     return payload.sniff(data) or pte.sniff(data)
 
 
-def read(data: memoryview, name: str) -> list[Graph]:
-    """The graphs in `data`: one for a payload, one per MPS delegate for a .pte. `name` is the file name
-    (errors get it from the caller)."""
+def read(data: memoryview, name: str, *, partitions: bool = False) -> list[Graph]:
+    """The graphs in `data`: one for a payload; for a .pte, the whole program as one graph
+    (program.py), or with `partitions` (and for a file without a plan to follow) one per MPS
+    delegate. `name` is the file name (errors get it from the caller)."""
     from .reader import read_graph  # here, not at the top: sniffing another format must not load the reader
 
     if not pte.sniff(data):
         return [read_graph(data)]
+    if not partitions:
+        from .plan import read_plan
+        from .program import build_program, is_trivial
+
+        plan = read_plan(data)
+        if plan is not None and not is_trivial(plan):
+            return [build_program(plan, read_graph)]
+    return _partitions(data)
+
+
+def _partitions(data: memoryview) -> list[Graph]:
+    from .reader import read_graph
+
     delegates = pte.find_delegates(data)
     graphs = []
     read: dict[tuple[int, int], Graph] = {}  # delegates may share data (ExecuTorch de-duplicates payloads)

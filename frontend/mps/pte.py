@@ -7,9 +7,10 @@ relative to the segment base in the extended header at byte 8: "eh" + two digits
 u64 program size, u64 segment base offset). The MPS backend's delegates have id "MPSBackend" and their
 data is the MPS payload, verbatim.
 
-PROGRAM_FBS is the part of ExecuTorch's `schema/program.fbs` this module reads, written from its field
-list: fields nobody here reads are declared with stub types of the right kind (empty tables, vectors),
-so that every later field keeps its vtable slot and the verifier can still walk the whole buffer.
+PROGRAM_FBS is the part of ExecuTorch's `schema/program.fbs` nn2tosa reads (the delegates here, the
+execution plan's values and instructions in plan.py), written from its field list: fields nobody here
+reads are declared with stub types of the right kind (empty tables), so that every later field keeps
+its vtable slot and the verifier can still walk the whole buffer.
 """
 from __future__ import annotations
 
@@ -25,20 +26,105 @@ from nn2tosa.schemas.verify import verify_buffer
 MPS_BACKEND_ID = "MPSBackend"
 
 PROGRAM_FBS = """\
-// The subset of ExecuTorch's program schema (schema/program.fbs) that nn2tosa reads.
+// The subset of ExecuTorch's program schema (schema/program.fbs, scalar_type.fbs) that nn2tosa reads.
 namespace executorch_flatbuffer;
 
 file_identifier "ET12";
 file_extension "pte";
 
+enum ScalarType : byte {
+  BYTE = 0, CHAR = 1, SHORT = 2, INT = 3, LONG = 4, HALF = 5, FLOAT = 6, DOUBLE = 7, BOOL = 11,
+  QINT8 = 12, QUINT8 = 13, QINT32 = 14, BFLOAT16 = 15, QUINT4X2 = 16, QUINT2X4 = 17, BITS16 = 22,
+  FLOAT8E5M2 = 23, FLOAT8E4M3FN = 24, FLOAT8E5M2FNUZ = 25, FLOAT8E4M3FNUZ = 26, UINT16 = 27,
+  UINT32 = 28, UINT64 = 29
+}
+
 table ContainerMetadata {}
-table EValue {}
-table Chain {}
-table Buffer {}
+table Null {}
+
+table AllocationDetails {
+  memory_id: uint;
+  memory_offset_low: uint;
+  memory_offset_high: uint;
+}
+
+enum TensorShapeDynamism : byte { STATIC = 0, DYNAMIC_BOUND = 1, DYNAMIC_UNBOUND = 2 }
+
+table ExtraTensorInfo {
+  mutable_data_segments_idx: ulong;
+  fully_qualified_name: string;
+  location: byte;
+}
+
+table Tensor {
+  scalar_type: ScalarType;
+  storage_offset: int;
+  sizes: [int];
+  dim_order: [ubyte];
+  requires_grad: bool;
+  data_buffer_idx: uint;
+  allocation_info: AllocationDetails;
+  layout: byte;
+  shape_dynamism: TensorShapeDynamism;
+  extra_tensor_info: ExtraTensorInfo;
+}
+
+table Int { int_val: long; }
+table Bool { bool_val: bool; }
+table Double { double_val: double; }
+table String { string_val: string; }
+table IntList { items: [long]; }
+table DoubleList { items: [double]; }
+table BoolList { items: [bool]; }
+table TensorList { items: [int]; }
+table OptionalTensorList { items: [int]; }
+
+union KernelTypes { Null, Int, Bool, Double, Tensor, String, IntList, DoubleList, BoolList, TensorList,
+                    OptionalTensorList }
+
+table EValue {
+  val: KernelTypes;
+}
 
 table Operator {
   name: string;
   overload: string;
+}
+
+table KernelCall {
+  op_index: int;
+  args: [int];
+}
+
+table DelegateCall {
+  delegate_index: int;
+  args: [int];
+}
+
+table MoveCall {
+  move_from: int;
+  move_to: int;
+}
+
+table JumpFalseCall {
+  cond_value_index: int;
+  destination_instruction: int;
+}
+
+table FreeCall {
+  value_index: int;
+}
+
+union InstructionArguments { KernelCall, DelegateCall, MoveCall, JumpFalseCall, FreeCall }
+
+table Instruction {
+  instr_args: InstructionArguments;
+}
+
+table Chain {
+  inputs: [int];
+  outputs: [int];
+  instructions: [Instruction];
 }
 
 enum DataLocation : byte { INLINE = 0, SEGMENT = 1 }
@@ -70,6 +156,10 @@ table ExecutionPlan {
   delegates: [BackendDelegate];
 }
 
+table Buffer {
+  storage: [ubyte];
+}
+
 table BackendDelegateInlineData {
   data: [ubyte];
 }
@@ -79,12 +169,18 @@ table DataSegment {
   size: ulong;
 }
 
+table SubsegmentOffsets {
+  segment_index: uint;
+  offsets: [ulong];
+}
+
 table Program {
   version: uint;
   execution_plan: [ExecutionPlan];
   constant_buffer: [Buffer];
   backend_delegate_data: [BackendDelegateInlineData];
   segments: [DataSegment];
+  constant_segment: SubsegmentOffsets;
 }
 
 root_type Program;
@@ -140,14 +236,50 @@ def _operators(plan: Table) -> tuple[str, ...]:
     return tuple(names)
 
 
-def find_delegates(data: memoryview) -> list[Delegate]:
-    """Every MPS delegate payload of the program, in plan order then delegate order (ranges checked)."""
+def read_program(data: memoryview) -> Table:
+    """The verified Program table of a .pte."""
     fb = FlatBuffer(data, program_schema())
     verify_buffer(fb)
-    program = fb.root()
-    inline = program.get("backend_delegate_data") or []
+    return fb.root()
+
+
+def segment_span(program: Table, data: memoryview, index: int, where: str) -> tuple[int, int]:
+    """(file offset, size) of segment `index`, checked against the file."""
     segments = program.get("segments") or []
+    if index >= len(segments):
+        raise InvalidInputError(f"segment {index} does not exist ({len(segments)} segments)", where=where)
     base = _segment_base(data)
+    if base is None:
+        raise InvalidInputError("the data is in a segment but the file has no extended header giving the "
+                                "segment base", where=where)
+    seg = segments[index]
+    start, size = base + seg.get("offset"), seg.get("size")
+    if start > len(data) or size > len(data) - start:
+        raise InvalidInputError(f"segment {index} ({size} bytes at offset {start}) runs past the end "
+                                f"of the file ({len(data)} bytes)", where=where)
+    return start, size
+
+
+def delegate_data(program: Table, delegate: Table, data: memoryview, where: str) -> tuple[str, int, int]:
+    """("inline" or "segment", file offset, size) of a delegate's processed data (ranges checked)."""
+    ref = delegate.get("processed")
+    if ref is None:
+        raise InvalidInputError("the delegate has no processed data", where=where)
+    location, index = ref.enum_name("location"), ref.get("index")
+    if location == "INLINE":
+        inline = program.get("backend_delegate_data") or []
+        if index >= len(inline):
+            raise InvalidInputError(f"inline data {index} does not exist ({len(inline)} entries)", where=where)
+        span = inline[index].vector_span("data")
+        start, size = span if span is not None else (0, 0)
+        return "inline", start, size
+    start, size = segment_span(program, data, index, where)
+    return "segment", start, size
+
+
+def find_delegates(data: memoryview) -> list[Delegate]:
+    """Every MPS delegate payload of the program, in plan order then delegate order (ranges checked)."""
+    program = read_program(data)
     found, others = [], []
     for plan in program.get("execution_plan") or []:
         plan_name = plan.get("name") or ""
@@ -158,27 +290,8 @@ def find_delegates(data: memoryview) -> list[Delegate]:
             if backend != MPS_BACKEND_ID:
                 others.append(backend)
                 continue
-            ref = delegate.get("processed")
-            if ref is None:
-                raise InvalidInputError("the delegate has no processed data", where=where)
-            location, index = ref.enum_name("location"), ref.get("index")
-            if location == "INLINE":
-                if index >= len(inline):
-                    raise InvalidInputError(f"inline data {index} does not exist ({len(inline)} entries)", where=where)
-                span = inline[index].vector_span("data")
-                start, size = span if span is not None else (0, 0)
-            else:
-                if index >= len(segments):
-                    raise InvalidInputError(f"segment {index} does not exist ({len(segments)} segments)", where=where)
-                if base is None:
-                    raise InvalidInputError("the delegate data is in a segment but the file has no extended header "
-                                            "giving the segment base", where=where)
-                seg = segments[index]
-                start, size = base + seg.get("offset"), seg.get("size")
-                if start > len(data) or size > len(data) - start:
-                    raise InvalidInputError(f"segment {index} ({size} bytes at offset {start}) runs past the end "
-                                            f"of the file ({len(data)} bytes)", where=where)
-            found.append(Delegate(plan_name, k, start, size, location.lower(), cpu_ops))
+            location, start, size = delegate_data(program, delegate, data, where)
+            found.append(Delegate(plan_name, k, start, size, location, cpu_ops))
     if not found:
         backends = ", ".join(sorted(set(others))) or "none"
         raise UnsupportedError([Unsupported("ExecuTorch program", "the whole file",

@@ -14,6 +14,8 @@ runtime itself deviates from both).
   weights transposed constants (canonicalize folds and cancels them);
 - element types: what MPS computes, f16 between an fp16 graph's boundary casts (core.py);
   the graph's inputs and outputs keep their declared types;
+- the CPU operator calls of a whole ExecuTorch program (`executorch.kernel`) are legalized in the same
+  walk by passes/legalize_executorch's rules;
 - `mps.constant` becomes `nn.constant` on the same (zero-copy) array;
 - nodes nn cannot express are collected, and the pass raises one UnsupportedError listing all of
   them (node, type, why) after trying every node (a partial conversion sets
@@ -25,11 +27,17 @@ end.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, report_unsupported
 from nn2tosa.ir import Builder, Graph, TensorType, Value
 
+from nn2tosa.frontend.mps.program import KERNEL_OP
+
+from ..legalize_executorch import RULES as EXECUTORCH_RULES, kernel_call
 from ..manager import register_pass
 from . import elementwise, indexing, layers, shape  # noqa: F401  (rule registration)
 from .core import RULES, Node, NotLegalizable, Results, is_float, no_int4_data, used_result_has_counterpart
@@ -49,13 +57,19 @@ def legalize_mps(graph: Graph) -> None:
             constants.append(_constant(graph, node))
             _replace(graph, node, [(Value(node, 0), constants[-1])])
             continue
-        if not op.startswith("mps."):
+        n: Node
+        rules: Mapping[str, Callable[[Any], Results]]
+        if op == KERNEL_OP:  # a CPU operator call of a whole ExecuTorch program
+            n, rules = kernel_call(graph, node), EXECUTORCH_RULES
+        elif op.startswith("mps."):
+            n, rules = Node(graph, node), RULES
+        else:
             continue
-        n = Node(graph, node)
         try:
-            rule = RULES.get(n.member)
+            rule = rules.get(n.member)
             if rule is None:
-                raise NotLegalizable("no legalization rule for this node type")
+                raise NotLegalizable("no legalization rule for this node type" if rules is RULES else
+                                     "no legalization rule for this operator")
             n.check(no_int4_data)
             replacements = _checked(n, n.apply(rule))
         except NotLegalizable as e:
