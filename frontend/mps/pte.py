@@ -7,95 +7,28 @@ relative to the segment base in the extended header at byte 8: "eh" + two digits
 u64 program size, u64 segment base offset). The MPS backend's delegates have id "MPSBackend" and their
 data is the MPS payload, verbatim.
 
-PROGRAM_FBS is the part of ExecuTorch's `schema/program.fbs` this module reads, written from its field
-list: fields nobody here reads are declared with stub types of the right kind (empty tables, vectors),
-so that every later field keeps its vtable slot and the verifier can still walk the whole buffer.
+The packaged schema `pte.fbs` (nn2tosa.schemas) is the part of ExecuTorch's `schema/program.fbs` this module
+reads, written from its field list: fields nobody here reads are declared with stub types of the right
+kind (empty tables, vectors), so that every later field keeps its vtable slot and the verifier can still
+walk the whole buffer.
 """
 from __future__ import annotations
 
-import functools
 import struct
 from dataclasses import dataclass
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
-from nn2tosa.schemas.fbs import Schema, parse_schema
+from nn2tosa.schemas import Schema, load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 from nn2tosa.schemas.verify import verify_buffer
 
 MPS_BACKEND_ID = "MPSBackend"
 
-PROGRAM_FBS = """\
-// The subset of ExecuTorch's program schema (schema/program.fbs) that nn2tosa reads.
-namespace executorch_flatbuffer;
-
-file_identifier "ET12";
-file_extension "pte";
-
-table ContainerMetadata {}
-table EValue {}
-table Chain {}
-table Buffer {}
-
-table Operator {
-  name: string;
-  overload: string;
-}
-
-enum DataLocation : byte { INLINE = 0, SEGMENT = 1 }
-
-table BackendDelegateDataReference {
-  location: DataLocation;
-  index: uint;
-}
-
-table CompileSpec {
-  key: string;
-  value: [ubyte];
-}
-
-table BackendDelegate {
-  id: string;
-  processed: BackendDelegateDataReference;
-  compile_specs: [CompileSpec];
-}
-
-table ExecutionPlan {
-  name: string;
-  container_meta_type: ContainerMetadata;
-  values: [EValue];
-  inputs: [int];
-  outputs: [int];
-  chains: [Chain];
-  operators: [Operator];
-  delegates: [BackendDelegate];
-}
-
-table BackendDelegateInlineData {
-  data: [ubyte];
-}
-
-table DataSegment {
-  offset: ulong;
-  size: ulong;
-}
-
-table Program {
-  version: uint;
-  execution_plan: [ExecutionPlan];
-  constant_buffer: [Buffer];
-  backend_delegate_data: [BackendDelegateInlineData];
-  segments: [DataSegment];
-}
-
-root_type Program;
-"""
-
 _EXTENDED_HEADER = struct.Struct("<4sIQQ")  # magic, header size, program size, segment base offset
 
 
-@functools.lru_cache(maxsize=1)
 def program_schema() -> Schema:
-    return parse_schema(PROGRAM_FBS, filename="program_subset.fbs")
+    return load_schema("pte")
 
 
 def sniff(data: memoryview) -> bool:
