@@ -8,6 +8,10 @@ layouts, enum and union values, attributes, doc comments — as a flatbuffer of 
 
 A .bfbs names types with their namespace ("armnnSerializer.TensorInfo"); the model uses the
 unqualified names (each packaged schema has one namespace, and a clash is refused).
+
+flatc's Python accessors are slow (each field read is several interpreted calls): building the Arm NN
+model this way costs about twice what parsing its .fbs by hand did, so `nn2tosa.schemas.load_schema`
+keeps the model it builds in a cache (see there).
 """
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import compile_schema, flatc_module
 from nn2tosa.schemas import COMMITTED_CODE, SCHEMA_NAMES, SchemaError, load_schema, schema_text
+from nn2tosa import schemas
 from nn2tosa.schemas import regenerate
 from nn2tosa.schemas.bfbs import load_bfbs
 from nn2tosa.schemas.flatread import FlatBuffer
@@ -75,6 +76,29 @@ def test_load_schema_is_cached_and_named():
         assert load_schema(name) is load_schema(name)
     with pytest.raises(ValueError, match="unknown schema"):
         load_schema("tflite")
+
+
+def test_model_cache(tmp_path, monkeypatch):
+    """load_schema keeps the model it builds from a .bfbs pickled in __pycache__, as Python keeps
+    bytecode: same model, not rebuilt while current, rebuilt when stale, not written under -B."""
+    packaged = Path(schemas.__file__).parent
+    path = tmp_path / "mps.bfbs"
+    path.write_bytes((packaged / "mps.bfbs").read_bytes())
+    cache = tmp_path / "__pycache__" / f"mps.bfbs.{sys.implementation.cache_tag}.pickle"
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    built = schemas._load_cached(path)
+    assert cache.is_file() and repr(built) == repr(load_bfbs(path.read_bytes()))
+    again = schemas._load_cached(path)
+    assert again is not built and repr(again) == repr(built)
+    path.write_bytes((packaged / "tosa_0_100.bfbs").read_bytes())  # the cache is now stale
+    assert schemas._load_cached(path).root_type == "TosaGraph"
+    cache.write_bytes(b"garbage")
+    assert schemas._load_cached(path).root_type == "TosaGraph"
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    other = tmp_path / "sub" / "pte.bfbs"
+    other.parent.mkdir()
+    other.write_bytes((packaged / "pte.bfbs").read_bytes())
+    assert schemas._load_cached(other).root_type == "Program" and not (other.parent / "__pycache__").exists()
 
 
 def test_packaged_schemas_name_their_source():
