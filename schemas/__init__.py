@@ -86,9 +86,10 @@ def _load_cached(path: Path) -> Schema:
 
     flatc's Python reflection code takes ~60 ms on the Arm NN schema (about twice what the hand-written
     .fbs parser it replaced took); unpickling takes ~5 ms. The cache lives where Python keeps its
-    bytecode and follows the same rules: not written under -B / PYTHONDONTWRITEBYTECODE or in an
-    unwritable folder (then each process builds the model), keyed on the .bfbs bytes and on the
-    source of the code that shapes the model (model.py, bfbs.py), written atomically."""
+    bytecode, keyed on the .bfbs bytes and on the source of the code that shapes the model (model.py,
+    bfbs.py), written atomically. It is not bytecode: -B / PYTHONDONTWRITEBYTECODE (which this
+    project's test machines set) does not stop it, as it does not stop mypy's or pytest's caches;
+    in an unwritable folder each process builds the model."""
     data = path.read_bytes()
     here = Path(__file__).parent
     code = (here / "model.py").read_bytes() + (here / "bfbs.py").read_bytes()
@@ -105,12 +106,11 @@ def _load_cached(path: Path) -> Schema:
     from .bfbs import load_bfbs  # (imports flatc's reflection code and the flatbuffers runtime)
 
     schema = load_bfbs(data, path.name)
-    if not sys.dont_write_bytecode:
-        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        try:
-            cache.parent.mkdir(exist_ok=True)
-            tmp.write_bytes(key + pickle.dumps(schema, protocol=pickle.HIGHEST_PROTOCOL))
-            os.replace(tmp, cache)  # atomic: a concurrent process never reads half a file
-        except OSError:
-            pass
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(key + pickle.dumps(schema, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, cache)  # atomic: a concurrent process never reads half a file
+    except OSError:
+        pass
     return schema
