@@ -58,7 +58,7 @@ def flatbuffer_sites(buf: bytes, schema_name: str | object, base: int = 0, end: 
 
 
 def _table_sites(t, fr, sites: list[Site], stack: list) -> None:
-    from nn2tosa.schemas.fbs import SCALARS
+    from nn2tosa.schemas.model import SCALARS
 
     sites.append(Site("soffset", t.offset, 4, signed=True, name=t.type_name))
     sites.append(Site("vtable_size", t._vt, 2, name=t.type_name))

@@ -40,7 +40,7 @@ import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError
 
-from .fbs import SCALARS, FieldDef, Schema, StructDef, TableDef, TypeRef
+from .model import SCALARS, FieldDef, Schema, StructDef, TableDef, TypeRef
 
 __all__ = ["FlatBuffer", "Table", "TableVector", "Buffer", "DEFAULT_MAX_DEPTH"]
 

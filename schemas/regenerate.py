@@ -1,11 +1,12 @@
-"""Regenerate the committed flatc Python code from the packaged schemas (those in COMMITTED_CODE).
+"""Regenerate what flatc makes of the packaged schemas: the committed Python code (COMMITTED_CODE) and
+the binary schemas (<name>.bfbs, every name in SCHEMA_NAMES) the readers' schema model is loaded from.
 
-    python -m nn2tosa.schemas.regenerate            # rewrite schemas/*_generated.py
+    python -m nn2tosa.schemas.regenerate            # rewrite schemas/*_generated.py and schemas/*.bfbs
     python -m nn2tosa.schemas.regenerate --check    # exit 1 if any file differs from what flatc makes
 
 flatc is looked up in $NN2TOSA_FLATC, then next to the tosa-tools install (`site-packages/bin/flatc`),
 then on PATH. The committed files were made by flatc FLATC_VERSION; another version may generate
-different text, so `--check` refuses to judge with one (exit 2).
+different output, so `--check` refuses to judge with one (exit 2).
 """
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from . import COMMITTED_CODE
+from . import COMMITTED_CODE, SCHEMA_NAMES
 
 FLATC_VERSION = "25.2.10"
 HERE = Path(__file__).resolve().parent
+# --bfbs-builtins keeps attributes such as force_align, --bfbs-comments the `///` docs (the Arm NN
+# descriptor attributes' documentation comes from them).
+BFBS_FLAGS = ("--binary", "--schema", "--bfbs-builtins", "--bfbs-comments")
 
 
 def find_flatc() -> str | None:
@@ -49,16 +53,25 @@ def flatc_version(flatc: str) -> str:
     return out.strip().rsplit(" ", 1)[-1]
 
 
+def _flatc(flatc: str, flags: tuple[str, ...], out_dir: Path, schema: Path) -> None:
+    subprocess.run([flatc, *flags, "--no-warnings", "-o", str(out_dir), str(schema)], check=True, capture_output=True)
+
+
 def generate(flatc: str, out_dir: Path, names: tuple[str, ...] = COMMITTED_CODE) -> dict[str, Path]:
-    """Run flatc on each packaged schema into `out_dir`; {name: generated file}."""
+    """Run flatc's Python generator on each packaged schema into `out_dir`; {name: generated file}."""
     made = {}
     for name in names:
-        subprocess.run(
-            [flatc, "--python", "--gen-onefile", "--no-warnings", "-o", str(out_dir), str(HERE / f"{name}.fbs")],
-            check=True,
-            capture_output=True,
-        )
+        _flatc(flatc, ("--python", "--gen-onefile"), out_dir, HERE / f"{name}.fbs")
         made[name] = out_dir / f"{name}_generated.py"
+    return made
+
+
+def compile_binary(flatc: str, out_dir: Path, names: tuple[str, ...] = SCHEMA_NAMES) -> dict[str, Path]:
+    """flatc's binary schema of each packaged schema into `out_dir`; {name: .bfbs file}."""
+    made = {}
+    for name in names:
+        _flatc(flatc, BFBS_FLAGS, out_dir, HERE / f"{name}.fbs")
+        made[name] = out_dir / f"{name}.bfbs"
     return made
 
 
@@ -72,13 +85,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     version = flatc_version(flatc)
     if version != FLATC_VERSION:
-        print(f"{flatc} is flatc {version}; the committed code comes from flatc {FLATC_VERSION}", file=sys.stderr)
+        print(f"{flatc} is flatc {version}; the committed files come from flatc {FLATC_VERSION}", file=sys.stderr)
         if args.check:
             return 2
     with tempfile.TemporaryDirectory() as tmp:
-        made = generate(flatc, Path(tmp))
+        made = list(generate(flatc, Path(tmp)).values()) + list(compile_binary(flatc, Path(tmp)).values())
         stale = []
-        for name, path in made.items():
+        for path in made:
             target = HERE / path.name
             new = path.read_bytes()
             if target.is_file() and target.read_bytes() == new:
@@ -90,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in stale:
             print(f"{name} is out of date: run python -m nn2tosa.schemas.regenerate", file=sys.stderr)
         return 1 if stale else 0
-    print(f"regenerated {', '.join(stale)}" if stale else "generated code is up to date")
+    print(f"regenerated {', '.join(stale)}" if stale else "generated files are up to date")
     return 0
 
 

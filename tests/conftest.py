@@ -57,6 +57,25 @@ def flatc_module(name: str) -> types.ModuleType:
     return module
 
 
+@functools.lru_cache(maxsize=None)
+def compile_schema(text: str, includes: tuple[tuple[str, str], ...] = ()):
+    """The schema model of .fbs `text` (`includes`: (path, text) of the files it includes), compiled
+    by flatc to a .bfbs as regenerate.py compiles the packaged schemas, and loaded like them."""
+    from nn2tosa.schemas import regenerate
+    from nn2tosa.schemas.bfbs import load_bfbs
+
+    flatc = regenerate.find_flatc()
+    if flatc is None:
+        pytest.skip("flatc not found (it comes with tosa-tools: site-packages/bin/flatc)")
+    tmp = Path(tempfile.mkdtemp(prefix="nn2tosa-bfbs-"))
+    (tmp / "test.fbs").write_text(text)
+    for path, included in includes:
+        (tmp / path).write_text(included)
+    subprocess.run([flatc, *regenerate.BFBS_FLAGS, "--no-warnings", "-o", str(tmp), str(tmp / "test.fbs")],
+                   check=True, capture_output=True)
+    return load_bfbs((tmp / "test.bfbs").read_bytes(), "test.bfbs")
+
+
 def run_cli(*args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run `python -m nn2tosa ARGS` in a subprocess, as a user would."""
     return subprocess.run(

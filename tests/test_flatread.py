@@ -21,11 +21,10 @@ import flatbuffers
 import numpy as np
 import pytest
 
-from conftest import flatc_module
+from conftest import compile_schema, flatc_module
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas import tosa_generated
-from nn2tosa.schemas.fbs import parse_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table, TableVector
 from nn2tosa.schemas.verify import verify_buffer
 
@@ -366,7 +365,7 @@ def test_none_tagged_constant_is_reachable_with_get_as():
 
 def test_vector_of_unions_and_fixed_arrays():
     """Constructs our three schemas do not use, built by hand."""
-    schema = parse_schema(
+    schema = compile_schema(
         """
         struct P { a: byte; b: [short:3]; }
         table A { x: int = 5; }

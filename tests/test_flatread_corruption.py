@@ -15,12 +15,14 @@ from pathlib import Path
 
 import flatbuffers
 import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import compile_schema
+
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.schemas import load_schema
-from nn2tosa.schemas.fbs import parse_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table, TableVector
 from nn2tosa.schemas.verify import verify_buffer
 
@@ -269,7 +271,7 @@ def test_error_location_names_the_path():
 
 
 # Synthetic recursive schema: real schemas are not recursive, so depth and sharing are built here.
-NODE = parse_schema("table Node { next: Node; kids: [Node]; name: string; } root_type Node;")
+NODE = compile_schema("table Node { next: Node; kids: [Node]; name: string; } root_type Node;")
 
 
 def chain(n: int) -> bytes:

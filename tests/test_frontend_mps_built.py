@@ -249,7 +249,7 @@ def make_pte(flatc: Flatc, payloads: list[tuple[bytes, str]], *, backend: str = 
     doc = {"version": 0, "execution_plan": [{"name": "forward", "delegates": delegates,
                                             "operators": [{"name": o} for o in operators]}],
            "backend_delegate_data": inline, "segments": offsets}
-    program = flatc.to_binary(doc, pte.PROGRAM_FBS)
+    program = flatc.to_binary(doc, schema_text("pte"))
     if not segments:
         return program
     # ExecuTorch puts its extended header at byte 8; everything after shifts by 32 bytes, so the root

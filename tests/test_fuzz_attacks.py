@@ -242,7 +242,7 @@ def pte_file(payload: bytes, delegates: int) -> bytes:
                {"id": "MPSBackend", "processed": {"location": "INLINE", "index": 0}} for _ in range(delegates)]}]}
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        (d / "program.fbs").write_text(pte.PROGRAM_FBS)
+        (d / "program.fbs").write_text(schema_text("pte"))
         (d / "in.json").write_text(json.dumps(doc))
         subprocess.run([str(FLATC), "-b", "-o", str(d), str(d / "program.fbs"), str(d / "in.json")], check=True,
                        capture_output=True)

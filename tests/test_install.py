@@ -19,11 +19,15 @@ def test_regular_install_has_only_nn2tosa(tmp_path):
     pkg = target / "nn2tosa"
     for sub in ("frontend", "passes", "lowering", "schemas", "ir"):
         assert (pkg / sub / "__init__.py").exists(), sub
-    for schema in ("armnn.fbs", "mps.fbs", "tosa.fbs"):  # package data the readers load at run time
-        assert (pkg / "schemas" / schema).exists(), schema
-    # flatc's code ships for the schemas the .tosa writers build with only (the readers are schema-driven)
+    from nn2tosa.schemas import SCHEMA_NAMES
+
+    for name in SCHEMA_NAMES:  # the schemas, and flatc's binary schemas the readers load at run time
+        for suffix in (".fbs", ".bfbs"):
+            assert (pkg / "schemas" / (name + suffix)).exists(), name + suffix
+    # flatc's code ships for the schemas the .tosa writers build with and for reflection.fbs (the .bfbs
+    # loader reads with it) only: the readers are schema-driven
     shipped = sorted(p.name for p in (pkg / "schemas").glob("*_generated.py"))
-    assert shipped == ["tosa_0_100_generated.py", "tosa_generated.py"], shipped
+    assert shipped == ["reflection_generated.py", "tosa_0_100_generated.py", "tosa_generated.py"], shipped
     # the installed copy imports on its own (without this checkout on sys.path)
     check = subprocess.run(
         [sys.executable, "-c", "import nn2tosa.frontend, nn2tosa.passes, nn2tosa.lowering, nn2tosa.schemas, "

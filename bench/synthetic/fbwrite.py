@@ -22,7 +22,7 @@ import flatbuffers
 import numpy as np
 from flatbuffers import number_types as N
 
-from nn2tosa.schemas.fbs import SCALARS, FieldDef, Schema, StructDef, TableDef, TypeRef
+from nn2tosa.schemas.model import SCALARS, FieldDef, Schema, StructDef, TableDef, TypeRef
 
 _FLAGS = {
     "bool": N.BoolFlags, "byte": N.Int8Flags, "ubyte": N.Uint8Flags, "short": N.Int16Flags,

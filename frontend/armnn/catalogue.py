@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nn2tosa.ir.registry import Arity
 from nn2tosa.schemas import Schema, load_schema
-from nn2tosa.schemas.fbs import FieldDef, TableDef
+from nn2tosa.schemas.model import FieldDef, TableDef
 
 LAYER_UNION = "Layer"
 CONST_TENSOR = "ConstTensor"

@@ -21,7 +21,7 @@ import numpy as np
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.ir import AttrSpec, attr
 from nn2tosa.schemas import Schema
-from nn2tosa.schemas.fbs import SCALARS, FieldDef, TableDef, TypeRef
+from nn2tosa.schemas.model import SCALARS, FieldDef, TableDef, TypeRef
 from nn2tosa.schemas.flatread import Table
 
 _SCALAR_KINDS = {"bool": "bool", "float": "f32", "double": "float"}  # every other scalar is an integer

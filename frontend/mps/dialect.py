@@ -32,7 +32,7 @@ from typing import Any
 from nn2tosa.ir import Dialect, Graph, Value, attr, define, register_dialect
 from nn2tosa.ir.verify import constant_verifier
 from nn2tosa.schemas import load_schema
-from nn2tosa.schemas.fbs import TableDef, TypeRef
+from nn2tosa.schemas.model import TableDef, TypeRef
 
 SCHEMA = load_schema("mps")
 NODE_UNION = SCHEMA.unions["MPSNodeUnion"]

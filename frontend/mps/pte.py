@@ -7,191 +7,28 @@ relative to the segment base in the extended header at byte 8: "eh" + two digits
 u64 program size, u64 segment base offset). The MPS backend's delegates have id "MPSBackend" and their
 data is the MPS payload, verbatim.
 
-PROGRAM_FBS is the part of ExecuTorch's `schema/program.fbs` nn2tosa reads (the delegates here, the
-execution plan's values and instructions in plan.py), written from its field list: fields nobody here
-reads are declared with stub types of the right kind (empty tables), so that every later field keeps
-its vtable slot and the verifier can still walk the whole buffer.
+The packaged schema `pte.fbs` (nn2tosa.schemas) is the part of ExecuTorch's `schema/program.fbs` nn2tosa
+reads (the delegates here, the execution plan's values and instructions in plan.py), written from its field list: fields nobody here reads are declared with stub types of the right
+kind (empty tables, vectors), so that every later field keeps its vtable slot and the verifier can still
+walk the whole buffer.
 """
 from __future__ import annotations
 
-import functools
 import struct
 from dataclasses import dataclass
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
-from nn2tosa.schemas.fbs import Schema, parse_schema
+from nn2tosa.schemas import Schema, load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 from nn2tosa.schemas.verify import verify_buffer
 
 MPS_BACKEND_ID = "MPSBackend"
 
-PROGRAM_FBS = """\
-// The subset of ExecuTorch's program schema (schema/program.fbs, scalar_type.fbs) that nn2tosa reads.
-namespace executorch_flatbuffer;
-
-file_identifier "ET12";
-file_extension "pte";
-
-enum ScalarType : byte {
-  BYTE = 0, CHAR = 1, SHORT = 2, INT = 3, LONG = 4, HALF = 5, FLOAT = 6, DOUBLE = 7, BOOL = 11,
-  QINT8 = 12, QUINT8 = 13, QINT32 = 14, BFLOAT16 = 15, QUINT4X2 = 16, QUINT2X4 = 17, BITS16 = 22,
-  FLOAT8E5M2 = 23, FLOAT8E4M3FN = 24, FLOAT8E5M2FNUZ = 25, FLOAT8E4M3FNUZ = 26, UINT16 = 27,
-  UINT32 = 28, UINT64 = 29
-}
-
-table ContainerMetadata {}
-table Null {}
-
-table AllocationDetails {
-  memory_id: uint;
-  memory_offset_low: uint;
-  memory_offset_high: uint;
-}
-
-enum TensorShapeDynamism : byte { STATIC = 0, DYNAMIC_BOUND = 1, DYNAMIC_UNBOUND = 2 }
-
-table ExtraTensorInfo {
-  mutable_data_segments_idx: ulong;
-  fully_qualified_name: string;
-  location: byte;
-}
-
-table Tensor {
-  scalar_type: ScalarType;
-  storage_offset: int;
-  sizes: [int];
-  dim_order: [ubyte];
-  requires_grad: bool;
-  data_buffer_idx: uint;
-  allocation_info: AllocationDetails;
-  layout: byte;
-  shape_dynamism: TensorShapeDynamism;
-  extra_tensor_info: ExtraTensorInfo;
-}
-
-table Int { int_val: long; }
-table Bool { bool_val: bool; }
-table Double { double_val: double; }
-table String { string_val: string; }
-table IntList { items: [long]; }
-table DoubleList { items: [double]; }
-table BoolList { items: [bool]; }
-table TensorList { items: [int]; }
-table OptionalTensorList { items: [int]; }
-
-union KernelTypes { Null, Int, Bool, Double, Tensor, String, IntList, DoubleList, BoolList, TensorList,
-                    OptionalTensorList }
-
-table EValue {
-  val: KernelTypes;
-}
-
-table Operator {
-  name: string;
-  overload: string;
-}
-
-table KernelCall {
-  op_index: int;
-  args: [int];
-}
-
-table DelegateCall {
-  delegate_index: int;
-  args: [int];
-}
-
-table MoveCall {
-  move_from: int;
-  move_to: int;
-}
-
-table JumpFalseCall {
-  cond_value_index: int;
-  destination_instruction: int;
-}
-
-table FreeCall {
-  value_index: int;
-}
-
-union InstructionArguments { KernelCall, DelegateCall, MoveCall, JumpFalseCall, FreeCall }
-
-table Instruction {
-  instr_args: InstructionArguments;
-}
-
-table Chain {
-  inputs: [int];
-  outputs: [int];
-  instructions: [Instruction];
-}
-
-enum DataLocation : byte { INLINE = 0, SEGMENT = 1 }
-
-table BackendDelegateDataReference {
-  location: DataLocation;
-  index: uint;
-}
-
-table CompileSpec {
-  key: string;
-  value: [ubyte];
-}
-
-table BackendDelegate {
-  id: string;
-  processed: BackendDelegateDataReference;
-  compile_specs: [CompileSpec];
-}
-
-table ExecutionPlan {
-  name: string;
-  container_meta_type: ContainerMetadata;
-  values: [EValue];
-  inputs: [int];
-  outputs: [int];
-  chains: [Chain];
-  operators: [Operator];
-  delegates: [BackendDelegate];
-}
-
-table Buffer {
-  storage: [ubyte];
-}
-
-table BackendDelegateInlineData {
-  data: [ubyte];
-}
-
-table DataSegment {
-  offset: ulong;
-  size: ulong;
-}
-
-table SubsegmentOffsets {
-  segment_index: uint;
-  offsets: [ulong];
-}
-
-table Program {
-  version: uint;
-  execution_plan: [ExecutionPlan];
-  constant_buffer: [Buffer];
-  backend_delegate_data: [BackendDelegateInlineData];
-  segments: [DataSegment];
-  constant_segment: SubsegmentOffsets;
-}
-
-root_type Program;
-"""
-
 _EXTENDED_HEADER = struct.Struct("<4sIQQ")  # magic, header size, program size, segment base offset
 
 
-@functools.lru_cache(maxsize=1)
 def program_schema() -> Schema:
-    return parse_schema(PROGRAM_FBS, filename="program_subset.fbs")
+    return load_schema("pte")
 
 
 def sniff(data: memoryview) -> bool:

@@ -13,6 +13,8 @@ A dimension of -1 is dynamic; other negative sizes are errors.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,8 +23,8 @@ import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import Graph, Loc, TensorType, Value
-from nn2tosa.schemas import load_schema, schema_text
-from nn2tosa.schemas.fbs import parse_schema
+from nn2tosa.schemas import Schema, load_schema
+from nn2tosa.schemas.model import TypeRef
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 from nn2tosa.schemas.verify import verify_buffer
 
@@ -42,15 +44,20 @@ _INDEX_TYPES = frozenset({"i32", "i64"})
 
 
 @functools.lru_cache(maxsize=1)
-def _bare_schema():
+def _bare_schema() -> Schema:
     """The schema for bare flatbuffers. Their writers declared `constant_buffer_size:int` (4 bytes) where
     the current schema says uint64; a bare flatbuffer keeps its data inline and the size is never read,
-    so declaring it 4 bytes wide checks and reads both layouts safely."""
-    text = schema_text("mps")
-    old = "constant_buffer_size:uint64;"
-    if old not in text:  # pragma: no cover - the packaged schema is frozen
+    so declaring it 4 bytes wide checks and reads both layouts safely. A deep copy of the packaged
+    model, so that no table definition (nor the reader's per-definition plans) is shared with it."""
+    schema = copy.deepcopy(load_schema("mps"))
+    table = schema.tables["MPSTensor"]
+    wide = table.by_name["constant_buffer_size"]
+    if wide.type.scalar != "ulong":  # pragma: no cover - the packaged schema is frozen
         raise RuntimeError("the MPS schema no longer declares constant_buffer_size as uint64")
-    return parse_schema(text.replace(old, "constant_buffer_size:int;"), filename="mps_bare.fbs")
+    narrow = dataclasses.replace(wide, type=TypeRef("scalar", "int", "int"))
+    table.fields = [narrow if f is wide else f for f in table.fields]
+    table.by_name[narrow.name] = narrow
+    return schema
 
 
 @dataclass
