@@ -79,6 +79,7 @@ class Runnable:
     computes_16bit_float: bool = False  # some tensor of the TOSA graph is f16 or bf16
     result: Any = None  # the nn2tosa.api.Result of the conversion
     from_tosa: bool = False  # the input was a .tosa: what the reference model rejects is the file's fault
+    source: Any = None  # the source graph that was converted (nn2tosa.ir.Graph)
 
 
 def prepare(path: str, partition: int | None = None, semantics: str = "litert", target: str | None = None) -> Runnable:
@@ -109,7 +110,7 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
     outputs = [source.tensor_type(o.value) for o in source.outputs]
     return Runnable(path, flatbuffer, input_names, inputs, outputs, output_names,
                     _level(result.target.level), _has_16bit_float(result.graph), result,
-                    from_tosa=source.meta.get("format") == "tosa")
+                    from_tosa=source.meta.get("format") == "tosa", source=source)
 
 
 def _has_16bit_float(graph: Any) -> bool:
@@ -258,11 +259,14 @@ class ChildCrashed(Exception):
     """The child running the reference model died (its message: the signal or exit status)."""
 
 
-def in_child(fn: Callable[[], Any]) -> Any:
+def in_child(fn: Callable[[], Any], while_running: Callable[[], None] | None = None) -> Any:
     """fn() computed in a forked child and its result pickled back: the reference model is C++ that
     a graph it does not expect can crash (SIGSEGV, SIGABRT), which must not take nn2tosa with it.
-    A child that dies is ChildCrashed here. Without fork (Windows), fn() runs in-process."""
+    A child that dies is ChildCrashed here. `while_running()` runs in the parent meanwhile (reading
+    what the child writes to a FIFO). Without fork (Windows), fn() runs in-process."""
     if not hasattr(os, "fork"):
+        if while_running is not None:
+            raise UsageError("reading the reference model's intermediate tensors needs os.fork")
         return fn()
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -279,6 +283,8 @@ def in_child(fn: Callable[[], Any]) -> Any:
         finally:
             os._exit(0)
     os.close(write_end)
+    if while_running is not None:
+        while_running()
     with os.fdopen(read_end, "rb") as f:  # read before waiting: a large result fills the pipe
         payload = f.read()
     _, status = os.waitpid(pid, 0)

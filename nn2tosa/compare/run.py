@@ -1,0 +1,241 @@
+"""`nn2tosa.compare(...)`: convert a model, run it on the TOSA reference model keeping every
+intermediate tensor, and compare each source layer's output with a reference, layer by layer.
+
+The run: the converted graph is written again with a CAST to int32 after each INT8 or BOOL tensor to
+compare (the reference model prints those as raw characters, which its dump cuts at the first NUL:
+see nn2tosa.compare.dump), run with `dump_intermediates`, and every tensor is compared with its
+reference the moment the dump has it (nothing is kept but the measures). Where each source
+tensor is in the converted graph: nn2tosa.compare.points.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nn2tosa.compare.dump import Tensor
+from nn2tosa.compare.metrics import Metrics, measure
+from nn2tosa.compare.points import Point, place, source_points
+from nn2tosa.compare.references import FloatReference, Reference, open_reference
+from nn2tosa.diagnostics import UsageError
+from nn2tosa.ir import Graph, TensorType, Value
+
+_PRINTED_AS_CHARACTERS = ("i8", "i1", "ui8")
+
+
+@dataclass
+class Row:
+    """One source tensor's comparison: `metrics` None when it was not compared (`reason` says why)."""
+
+    point: Point
+    metrics: Metrics | None = None
+    reason: str = ""
+    tosa_tensor: str = ""  # its tensor's name in the .tosa that ran
+    first_divergence: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        p, t = self.point, self.point.type
+        d: dict[str, Any] = {
+            "tensor": p.key, "layer": p.layer, "type": p.op.split(".", 1)[-1], "location": p.where, "slot": p.slot,
+            "shape": list(t.shape), "dtype": t.dtype, "status": p.status, "note": p.note, "feeds": p.feeds,
+            "tosa_tensor": self.tosa_tensor or None, "compared": self.metrics is not None,
+        }
+        if t.quant is not None:
+            d["quantization"] = {"scales": list(t.quant.scales), "zero_points": list(t.quant.zero_points),
+                                 "axis": t.quant.axis}
+        if self.metrics is not None:
+            d["metrics"] = self.metrics.as_dict()
+        else:
+            d["reason"] = self.reason
+        if self.first_divergence:
+            d["first_divergence"] = True
+        return d
+
+
+@dataclass
+class CompareResult:
+    """What `compare` found: one Row per source tensor in graph order, the first beyond tolerance."""
+
+    model: str
+    reference: str
+    tolerance: str
+    semantics: str
+    status: str  # the reference model's status for the run
+    inputs: str  # where the inputs came from
+    rows: list[Row] = field(default_factory=list)
+    seconds: float = 0.0
+    missing_reference: str = ""  # why the float reference stops early, if it does
+
+    @property
+    def compared(self) -> list[Row]:
+        return [r for r in self.rows if r.metrics is not None]
+
+    @property
+    def first_divergence(self) -> Row | None:
+        return next((r for r in self.rows if r.first_divergence), None)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "TOSA_VALID" and self.first_divergence is None
+
+    def feeds_of(self, row: Row) -> list[Row]:
+        by_key = {r.point.key: r for r in self.rows}
+        return [by_key[k] for k in row.point.feeds if k in by_key]
+
+    def worst(self) -> Row | None:
+        """The compared tensor with the largest error relative to its tolerance."""
+        return max(self.compared, key=lambda r: r.metrics.score if r.metrics else 0.0, default=None)
+
+    def as_dict(self) -> dict[str, Any]:
+        first = self.first_divergence
+        return {
+            "model": self.model, "reference": self.reference, "tolerance": self.tolerance,
+            "semantics": self.semantics, "status": self.status, "inputs": self.inputs, "ok": self.ok,
+            "compared": len(self.compared), "tensors": len(self.rows),
+            "first_divergence": None if first is None else {
+                "tensor": first.point.key, "feeds": [r.as_dict() for r in self.feeds_of(first)]},
+            "missing_reference": self.missing_reference or None,
+            "rows": [r.as_dict() for r in self.rows],
+        }
+
+
+def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, reference: str = "float", *,
+            tolerance: str | None = None, semantics: str = "litert", partition: int | None = None,
+            target: str | None = None, seed: int = 0) -> CompareResult:
+    """Compare `model` (any file nn2tosa reads) layer by layer with `reference`: a directory of .npy
+    files named by source tensor, an Arm NN debug dump, or "float" (see nn2tosa.compare.references).
+    `inputs` are .npy paths or arrays in the model's source types; without them the reference's
+    (a debug dump records the inputs) or random ones (`seed`). `tolerance` is one of check's
+    (fp32, fp16, quantized, mixed; default as check picks it)."""
+    from nn2tosa.check import (TOLERANCES, default_tolerance, load_arrays, prepare, random_inputs,
+                               reference_model, refuse_invalid_run, to_boundary)
+
+    start = time.perf_counter()
+    if tolerance is not None and tolerance not in TOLERANCES:
+        raise UsageError(f"tolerance {tolerance!r}: one of {', '.join(TOLERANCES)}")
+    reference_model()
+    ref: Reference | None = None if reference == "float" else open_reference(reference)
+    runnable = prepare(model, partition, semantics, target)
+    source: Graph = runnable.source
+    statuses = {s.loc: s.status for s in runnable.result.report.source_ops if s.status != "constant"}
+    points, by_value = source_points(source, statuses)
+    from nn2tosa.lowering.program import split_program
+
+    functions, branches = split_program(runnable.result.functions)
+    graphs = [functions[0], *branches.values()]
+    place(points, source, by_value, graphs)
+    input_points = [by_value[v] for v in source.input_values()]
+    arrays, given = _inputs(inputs, ref, input_points, runnable, seed, load_arrays, random_inputs)
+    if ref is None:
+        ref = FloatReference(source, arrays, points)
+    result = CompareResult(model, ref.description, tolerance or default_tolerance(runnable), semantics, "",
+                           given, missing_reference=getattr(ref, "missing", ""))
+    rows = {p.key: Row(p) for p in points if p.status != "input"}
+    tosa, names = _instrumented(graphs, [p for p in points if p.value is not None and p.key in rows])
+    feed = [to_boundary(a, t, f"input {i} '{n}'")
+            for i, (a, t, n) in enumerate(zip(arrays, runnable.inputs, runnable.input_names))]
+    from nn2tosa.compare.dump import run_dumping
+
+    def consume(tensors: Iterator[Tensor]) -> None:
+        for tensor in tensors:
+            for point in names.get(tensor.name, []):
+                row = rows[point.key]
+                row.tosa_tensor = tensor.name
+                if tensor.values is None:
+                    row.reason = f"the reference model does not print {tensor.dtype} tensors"
+                    continue
+                _measure(row, tensor, ref, result.tolerance)
+
+    status, _ = run_dumping(tosa, feed, runnable.level, consume, wanted=names.__contains__)
+    refuse_invalid_run(runnable, status, "", result.inputs)
+    result.status = status
+    for row in rows.values():
+        if row.metrics is None and not row.reason:
+            row.reason = row.point.note or "not in the reference model's dump"
+    result.rows = [rows[p.key] for p in points if p.key in rows]
+    first = next((r for r in result.rows if r.metrics is not None and not r.metrics.ok), None)
+    if first is not None:
+        first.first_divergence = True
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _inputs(inputs: Sequence[str | np.ndarray] | None, ref: Reference | None, points: list[Point],
+            runnable: Any, seed: int, load_arrays: Any, random_inputs: Any) -> tuple[list[np.ndarray], str]:
+    if inputs:
+        paths = [a for a in inputs if isinstance(a, str)]
+        loaded = iter(load_arrays(paths))
+        return [next(loaded) if isinstance(a, str) else np.asarray(a) for a in inputs], "given inputs"
+    held = ref.inputs(points) if ref is not None else None
+    if held is not None:
+        return held, f"the inputs in {ref.description if ref else ''}"
+    return random_inputs(runnable.inputs, seed), f"random inputs (seed {seed})"
+
+
+def _measure(row: Row, tensor: Tensor, ref: Reference, tolerance: str) -> None:
+    point = row.point
+    got = ref.get(point)
+    if got is None:
+        row.reason = "no reference tensor"
+        return
+    expected, is_real = got
+    assert tensor.values is not None
+    actual = _in_source_terms(tensor.values, point.type)
+    if actual is None:
+        row.reason = f"the converted tensor is {list(tensor.shape)}, the source's {list(point.type.shape)}"
+        return
+    row.metrics = measure(point.type, actual, expected, is_real, tolerance)
+    row.reason = ""
+
+
+def _in_source_terms(values: np.ndarray, t: TensorType) -> np.ndarray | None:
+    """The converted graph's tensor as the source type stores it: the source's shape (NCHW where the
+    converted graph computes NHWC), unsigned integers from the signed ones carrying their bits."""
+    shape = tuple(t.shape)
+    if values.shape != shape:
+        if len(shape) == 4 and values.shape == (shape[0], shape[2], shape[3], shape[1]):
+            values = values.transpose(0, 3, 1, 2)
+        elif values.size == int(np.prod(shape)):
+            values = values.reshape(shape)
+        else:
+            return None
+    dtype = t.numpy_dtype
+    if dtype.kind == "u":
+        return (values.astype(np.int64) % (1 << (8 * dtype.itemsize))).astype(dtype)
+    if dtype.kind in "ib":
+        return values.astype(np.int64)
+    return values
+
+
+def _instrumented(graphs: list[Graph], points: list[Point]) -> tuple[bytes, dict[str, list[Point]]]:
+    """The .tosa to run and, per tensor name in it, the Points it holds: the converted graph(s) with a
+    CAST to int32 reading each INT8/BOOL tensor to compare (a dump cannot carry those)."""
+    from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
+
+    copies = {g.name: g.copy() for g in graphs}
+    watched: dict[tuple[str, Value], list[Point]] = {}
+    casts: dict[tuple[str, Value], Value] = {}
+    for p in points:
+        assert p.value is not None
+        g = copies[p.graph]
+        t = g.tensor_type(p.value)
+        value = p.value
+        if t.dtype in _PRINTED_AS_CHARACTERS:
+            if (p.graph, value) not in casts:
+                cast = g.add_op("tosa.cast", [value], [TensorType(t.shape, "i32")], {}, g.loc(value.node))
+                casts[(p.graph, value)] = Value(cast, 0)
+            value = casts[(p.graph, value)]
+        watched.setdefault((p.graph, value), []).append(p)
+    main, *rest = graphs
+    names: dict[tuple[str, Value], str] = {}
+    tosa = bytes(build_flatbuffer(copies[main.name], {g.name: copies[g.name] for g in rest}, names))
+    by_name: dict[str, list[Point]] = {}
+    for key, ps in watched.items():
+        by_name.setdefault(names[key], []).extend(ps)
+    return tosa, by_name
+
+
+__all__ = ["compare", "CompareResult", "Row"]
