@@ -7,8 +7,8 @@ they stand for (real = scale * (stored - zero_point)). The measures:
   max_abs    largest |reference - actual|, in real units
   lsb        for integer (quantized or not) tensors: that error in steps of the stored integer (a
              quantized tensor's output scale); fractional when the reference is real (float)
-  ulp        for float tensors: the largest error in units in the last place of the reference in
-             the tensor's float type
+  ulp        for float tensors: the largest error in units in the last place of max(1, max |reference|)
+             in the float type the converted graph computes the tensor in
   relative   max_abs / max(1, max |reference|): what `check`'s float tolerances bound
   mean_abs   mean |reference - actual| (real units)
   sqnr_db    10 log10(sum reference^2 / sum error^2) (inf when exact)
@@ -76,8 +76,9 @@ def is_integer(t: TensorType) -> bool:
 
 
 def measure(t: TensorType, actual: np.ndarray, reference: np.ndarray, reference_is_real: bool,
-            tolerance: str) -> Metrics:
-    """The measures of `actual` (stored form of `t`) against `reference` (stored, or real)."""
+            tolerance: str, computed: str | None = None) -> Metrics:
+    """The measures of `actual` (stored form of `t`) against `reference` (stored, or real); ULPs are
+    those of `computed`, the float type the converted graph holds the tensor in (default: t's)."""
     actual = np.asarray(actual).reshape(t.shape)
     reference = np.asarray(reference).reshape(t.shape)
     a = dequantize(actual, t)
@@ -99,10 +100,10 @@ def measure(t: TensorType, actual: np.ndarray, reference: np.ndarray, reference_
         lsb = float(steps.max()) if size else 0.0
         off = int(np.count_nonzero(steps > bound + 1e-9))
     else:
-        spacing = np.spacing(np.abs(r).astype(_FLOAT_TYPES[t.dtype])).astype(np.float64)
-        if t.dtype == "bf16":
-            spacing = spacing * 2.0 ** 16
-        ulp = float(np.max(diff / np.where(spacing > 0, spacing, np.inf))) if size else 0.0
+        # in ULPs of the reference's largest magnitude (near zero, an element's own ULP means little)
+        kind = computed if computed in _FLOAT_TYPES else t.dtype
+        ulp_size = float(np.spacing(_FLOAT_TYPES[kind](scale)))
+        ulp = max_abs / (ulp_size * (2.0 ** 16 if kind == "bf16" else 1.0))
         off = int(np.count_nonzero(diff / scale > bound))
     off += int(nan.sum() + infinite.sum())
     signal = float(np.sum(np.square(r[finite])))

@@ -28,6 +28,11 @@ from nn2tosa.ir import INPUT_OP, Graph, Loc, TensorType, Value
 
 CONSTANT_OPS = ("tosa.const", "tosa.const_shape", "nn.constant", "armnn.Constant", "mps.constant")
 _RESHAPES = re.compile(r"Reshape|View|Flatten|Squeeze|Unsqueeze|ExpandDims|reshape|Identity|identity")
+# an activation a quantized producer's output range already applies (canonicalize removes it): its
+# effect is in the producer's output, as a fused layer's is
+_ACTIVATIONS = re.compile(r"Activation|ReLU|Relu|relu|Clamp|clamp|HardTanh|Clip")
+_NHWC_OPS = {"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.transpose_conv2d", "tosa.max_pool2d", "tosa.avg_pool2d",
+             "tosa.resize"}
 
 
 @dataclass
@@ -46,6 +51,7 @@ class Point:
     feeds: list[str] = field(default_factory=list)  # the keys of the source tensors it reads
     value: Value | None = None  # where the converted graph holds it (None: not visible)
     graph: str = ""  # the name of the converted graph holding `value`
+    transposed: bool = False  # `value` is NHWC where the source tensor (or its producer's) is NCHW
     loc: Loc | None = None  # the source op's location
 
     @property
@@ -62,6 +68,7 @@ def source_points(source: Graph, statuses: dict[Loc | None, str]) -> tuple[list[
     each source value (graph inputs get Points too, marked status "input")."""
     points: list[Point] = []
     by_value: dict[Value, Point] = {}
+    taken: set[str] = set()
     for node in source.topological():
         op = source.op(node)
         if op in CONSTANT_OPS:
@@ -76,7 +83,10 @@ def source_points(source: Graph, statuses: dict[Loc | None, str]) -> tuple[list[
                 status = "input"
             else:
                 key, layer = tensor_key(loc, node, value.index), (loc.name if loc else f"%{node}")
+                if key in taken and loc is not None:  # a repeated layer name: told apart by its detail
+                    key = f"{loc.name} ({loc.detail}):{value.index}"
                 status = statuses.get(loc, "lowered")
+            taken.add(key)
             feeds = [by_value[v].key for v in source.operands(node) if v in by_value] if op != INPUT_OP else []
             p = Point(key, layer, loc.detail if loc else None, op, value.index, t, len(points), status, feeds=feeds,
                       loc=loc)
@@ -109,15 +119,51 @@ def boundary_values(graph: Graph) -> dict[Loc | None, list[Value]]:
 def place(points: list[Point], source: Graph, by_value: dict[Value, Point], graphs: list[Graph]) -> None:
     """Set each Point's `value` and `graph` to where `graphs` (the converted function first, then the
     graphs its control flow runs) hold it, with a note where that is not at its own ops."""
+    _place(points, source, by_value, graphs)
+    nchw_source = source.meta.get("format") == "mps"  # PyTorch's layout, made NHWC by the layout pass
+    layouts = {g.name: nhwc_values(g) for g in graphs} if nchw_source else {}
+    for p in points:
+        if p.value is None:
+            continue
+        t = next(g for g in graphs if g.name == p.graph).tensor_type(p.value)
+        if nchw_source:
+            p.transposed = p.value in layouts[p.graph]
+        else:  # an NHWC-only TOSA op computing an NCHW Arm NN layer: told by the shapes alone
+            s = p.type.shape
+            p.transposed = len(s) == 4 and s != t.shape and t.shape == (s[0], s[2], s[3], s[1])
+
+
+def nhwc_values(graph: Graph) -> set[Value]:
+    """The rank-4 values of a converted graph laid out NHWC where the source's are NCHW: the results of
+    TOSA's NHWC-only ops and of transposes to NHWC, and what elementwise ops make of those (graph inputs
+    and outputs are in the source's layout)."""
+    found: set[Value] = set()
+    for node in graph.topological():
+        op = graph.op(node)
+        for value in graph.results(node):
+            t = graph.type_of(value)
+            if not isinstance(t, TensorType) or t.rank != 4 or op == INPUT_OP:
+                continue
+            if op in _NHWC_OPS:
+                found.add(value)
+            elif op == "tosa.transpose":
+                if list(graph.attrs(node).get("perms", ())) == [0, 2, 3, 1]:
+                    found.add(value)
+            elif any(v in found and graph.tensor_type(v).shape == t.shape for v in graph.operands(node)):
+                found.add(value)
+    return found
+
+
+def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], graphs: list[Graph]) -> None:
     main = graphs[0]
     placed: dict[str, tuple[Value, str]] = {}
     owner: dict[tuple[str, Value], Point] = {}
 
     def claim(p: Point, value: Value, graph: str) -> None:
         previous = owner.get((graph, value))
-        if previous is not None and p.status == "fused":
+        if previous is not None and _absorbed(p):
             previous.value, previous.note = None, f"not visible: {p.layer} is fused into it (compared there)"
-        elif previous is not None and previous.status == "fused":  # (an output layer fused into p)
+        elif previous is not None and _absorbed(previous):  # (an output layer fused into p)
             p.note = f"not visible: {previous.layer} is fused into it (compared there)"
             placed[p.key] = (value, graph)
             return
@@ -144,18 +190,26 @@ def place(points: list[Point], source: Graph, by_value: dict[Value, Point], grap
                 continue
             producer = _producer(source, node, by_value)
             if producer is None or producer.key not in placed:
-                p.note = p.note or f"not visible: {p.status}, no value of its own in the converted graph"
+                p.note = p.note or "not visible: no value of its own in the converted graph"
                 continue
             same_order = p.type.shape == producer.type.shape or bool(_RESHAPES.search(op))
-            if p.status == "fused" and same_order:
+            if _absorbed(p) and same_order:
                 claim(p, *placed[producer.key])
-                p.note = f"fused into {producer.layer}: compared at its output"
+                p.note = (f"{'fused into' if p.status == 'fused' else 'applied by the output range of'} "
+                          f"{producer.layer}: compared at its output")
             elif same_order and _size(p.type) == _size(producer.type):
                 p.value, p.graph = placed[producer.key]
                 placed[p.key] = placed[producer.key]
                 p.note = f"{p.status}: the same values as {producer.layer}'s output"
             else:
                 p.note = f"not visible: {p.status} (its effect is in {producer.layer}'s consumers)"
+
+
+def _absorbed(p: Point) -> bool:
+    """Whether p's effect went into its producer's output (fused, or an activation a quantized output
+    range applies)."""
+    return p.status == "fused" or (p.status == "removed" and p.type.quant is not None
+                                   and bool(_ACTIVATIONS.search(p.op)))
 
 
 def _own_value(p: Point, loc: Loc | None, source: Graph, boundaries: list[tuple[Graph, dict]],
@@ -167,12 +221,15 @@ def _own_value(p: Point, loc: Loc | None, source: Graph, boundaries: list[tuple[
         if slots == 1:
             exact = [v for v in candidates if g.tensor_type(v).shape == p.type.shape]
             return (exact or candidates)[-1], g.name
-        # several slots: the candidate read by the layers that read this slot
-        readers = {source.loc(u.node) for v in source.results(_node_of(source, loc))
-                   if v.index == p.slot for u in source.users(v)}
-        for v in candidates:
-            if readers & {g.loc(u.node) for u in g.users(v)}:
-                return v, g.name
+        # several slots: the candidate the ops of this slot's readers read at the same operand
+        # position, else one they read at all, else the slot's place among the candidates
+        uses = [(source.loc(u.node), u.operand) for v in source.results(_node_of(source, loc))
+                if v.index == p.slot for u in source.users(v)]
+        for matches in (lambda v: any((g.loc(u.node), u.operand) in uses for u in g.users(v)),
+                        lambda v: any(g.loc(u.node) in {r for r, _ in uses} for u in g.users(v))):
+            chosen = [v for v in candidates if matches(v)]
+            if len(chosen) == 1:
+                return chosen[0], g.name
         if p.slot < len(candidates):
             return candidates[p.slot], g.name
     return None

@@ -82,8 +82,23 @@ class CompareResult:
         return self.status == "TOSA_VALID" and self.first_divergence is None
 
     def feeds_of(self, row: Row) -> list[Row]:
+        """The compared tensors `row` reads: its feeds, or where a feed is not visible (a layer fused
+        into it), that feed's own, and so on."""
         by_key = {r.point.key: r for r in self.rows}
-        return [by_key[k] for k in row.point.feeds if k in by_key]
+        found: list[Row] = []
+        todo = list(row.point.feeds)
+        seen: set[str] = set()
+        while todo:
+            key = todo.pop(0)
+            if key in seen or key not in by_key:
+                continue
+            seen.add(key)
+            feed = by_key[key]
+            if feed.metrics is None and feed.point.value is None:
+                todo.extend(feed.point.feeds)
+            else:
+                found.append(feed)
+        return found
 
     def worst(self) -> Row | None:
         """The compared tensor with the largest error relative to its tolerance."""
@@ -134,7 +149,7 @@ def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, refere
     result = CompareResult(model, ref.description, tolerance or default_tolerance(runnable), semantics, "",
                            given, missing_reference=getattr(ref, "missing", ""))
     rows = {p.key: Row(p) for p in points if p.status != "input"}
-    tosa, names = _instrumented(graphs, [p for p in points if p.value is not None and p.key in rows])
+    tosa, names, shifted = _instrumented(graphs, [p for p in points if p.value is not None and p.key in rows])
     feed = [to_boundary(a, t, f"input {i} '{n}'")
             for i, (a, t, n) in enumerate(zip(arrays, runnable.inputs, runnable.input_names))]
     from nn2tosa.compare.dump import run_dumping
@@ -147,7 +162,7 @@ def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, refere
                 if tensor.values is None:
                     row.reason = f"the reference model does not print {tensor.dtype} tensors"
                     continue
-                _measure(row, tensor, ref, result.tolerance)
+                _measure(row, tensor, ref, result.tolerance, point.key in shifted)
 
     status, _ = run_dumping(tosa, feed, runnable.level, consume, wanted=names.__contains__)
     refuse_invalid_run(runnable, status, "", result.inputs)
@@ -175,7 +190,7 @@ def _inputs(inputs: Sequence[str | np.ndarray] | None, ref: Reference | None, po
     return random_inputs(runnable.inputs, seed), f"random inputs (seed {seed})"
 
 
-def _measure(row: Row, tensor: Tensor, ref: Reference, tolerance: str) -> None:
+def _measure(row: Row, tensor: Tensor, ref: Reference, tolerance: str, shifted: bool) -> None:
     point = row.point
     got = ref.get(point)
     if got is None:
@@ -183,26 +198,29 @@ def _measure(row: Row, tensor: Tensor, ref: Reference, tolerance: str) -> None:
         return
     expected, is_real = got
     assert tensor.values is not None
-    actual = _in_source_terms(tensor.values, point.type)
+    actual = _in_source_terms(tensor.values, point.type, shifted, point.transposed)
     if actual is None:
         row.reason = f"the converted tensor is {list(tensor.shape)}, the source's {list(point.type.shape)}"
         return
-    row.metrics = measure(point.type, actual, expected, is_real, tolerance)
+    computed = {"FP32": "f32", "FP16": "f16", "BF16": "bf16", "FP64": "f64"}.get(tensor.dtype)
+    row.metrics = measure(point.type, actual, expected, is_real, tolerance, computed)
     row.reason = ""
 
 
-def _in_source_terms(values: np.ndarray, t: TensorType) -> np.ndarray | None:
-    """The converted graph's tensor as the source type stores it: the source's shape (NCHW where the
-    converted graph computes NHWC), unsigned integers from the signed ones carrying their bits."""
+def _in_source_terms(values: np.ndarray, t: TensorType, shifted: bool, transposed: bool) -> np.ndarray | None:
+    """The converted graph's tensor as the source type stores it: the source's shape (NCHW first when
+    the converted graph holds it NHWC: `transposed`), unsigned integers from the signed ones carrying their bits or,
+    when `shifted`, their value less half the range (the zero point moved by as much)."""
     shape = tuple(t.shape)
+    if transposed:
+        values = values.transpose(0, 3, 1, 2)
     if values.shape != shape:
-        if len(shape) == 4 and values.shape == (shape[0], shape[2], shape[3], shape[1]):
-            values = values.transpose(0, 3, 1, 2)
-        elif values.size == int(np.prod(shape)):
-            values = values.reshape(shape)
-        else:
+        if values.size != int(np.prod(shape)):
             return None
+        values = values.reshape(shape)
     dtype = t.numpy_dtype
+    if dtype.kind == "u" and shifted:
+        return (values.astype(np.int64) + (1 << (8 * dtype.itemsize - 1))).astype(dtype)
     if dtype.kind == "u":
         return (values.astype(np.int64) % (1 << (8 * dtype.itemsize))).astype(dtype)
     if dtype.kind in "ib":
@@ -210,19 +228,25 @@ def _in_source_terms(values: np.ndarray, t: TensorType) -> np.ndarray | None:
     return values
 
 
-def _instrumented(graphs: list[Graph], points: list[Point]) -> tuple[bytes, dict[str, list[Point]]]:
-    """The .tosa to run and, per tensor name in it, the Points it holds: the converted graph(s) with a
-    CAST to int32 reading each INT8/BOOL tensor to compare (a dump cannot carry those)."""
+def _instrumented(graphs: list[Graph], points: list[Point]) -> tuple[bytes, dict[str, list[Point]], set[str]]:
+    """The .tosa to run; per tensor name in it, the Points it holds; the keys of the unsigned source
+    tensors the converted graph holds as signed ones offset by half their range (all but those a
+    RESCALE writes as unsigned bits). The .tosa is the converted graph(s) with a CAST to int32
+    reading each INT8/BOOL tensor to compare (a dump cannot carry those)."""
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 
     copies = {g.name: g.copy() for g in graphs}
     watched: dict[tuple[str, Value], list[Point]] = {}
     casts: dict[tuple[str, Value], Value] = {}
+    shifted: set[str] = set()
     for p in points:
         assert p.value is not None
         g = copies[p.graph]
         t = g.tensor_type(p.value)
         value = p.value
+        if p.type.numpy_dtype.kind == "u" and not (g.op(value.node) == "tosa.rescale"
+                                                   and g.attrs(value.node).get("output_unsigned")):
+            shifted.add(p.key)
         if t.dtype in _PRINTED_AS_CHARACTERS:
             if (p.graph, value) not in casts:
                 cast = g.add_op("tosa.cast", [value], [TensorType(t.shape, "i32")], {}, g.loc(value.node))
@@ -235,7 +259,7 @@ def _instrumented(graphs: list[Graph], points: list[Point]) -> tuple[bytes, dict
     by_name: dict[str, list[Point]] = {}
     for key, ps in watched.items():
         by_name.setdefault(names[key], []).extend(ps)
-    return tosa, by_name
+    return tosa, by_name, shifted
 
 
 __all__ = ["compare", "CompareResult", "Row"]
