@@ -186,7 +186,7 @@ def _inputs(inputs: Sequence[str | np.ndarray] | None, ref: Reference | None, po
         return [next(loaded) if isinstance(a, str) else np.asarray(a) for a in inputs], "given inputs"
     held = ref.inputs(points) if ref is not None else None
     if held is not None:
-        return held, f"the inputs in {ref.description if ref else ''}"
+        return held, "the inputs the reference holds"
     return random_inputs(runnable.inputs, seed), f"random inputs (seed {seed})"
 
 
