@@ -182,8 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_semantics(p)
     _add_common(p)
 
-    # compare (nn2tosa/compare/): layer by layer against a reference
-    from nn2tosa.compare.command import add_arguments as add_compare_arguments
+    # compare (nn2tosa/comparison/): layer by layer against a reference
+    from nn2tosa.comparison.command import add_arguments as add_compare_arguments
 
     p = sub.add_parser("compare", help="convert, run on the TOSA reference model keeping every intermediate, and "
                                        "compare each source layer's output with a reference (float, .npy, Arm NN dump)")
@@ -498,7 +498,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from nn2tosa.compare.command import cmd_compare as compare_layers
+    from nn2tosa.comparison.command import cmd_compare as compare_layers
 
     return compare_layers(args)
 

@@ -1,11 +1,11 @@
-"""The numpy reference evaluator of `nn` graphs (nn2tosa/compare/nn_numpy.py), with the integer LSTM
+"""The numpy reference evaluator of `nn` graphs (nn2tosa/comparison/nn_numpy.py), with the integer LSTM
 cells the tests model in tests/lstm_kernels.py registered too."""
 # ruff: noqa: F401
 from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.compare.nn_numpy import (EVALUATORS, INTEGER_EVALUATORS, Evaluator, evaluate, op, supported_ops,
+from nn2tosa.comparison.nn_numpy import (EVALUATORS, INTEGER_EVALUATORS, Evaluator, evaluate, op, supported_ops,
                                       to_real, to_storage)
 from nn2tosa.ir import TensorType
 

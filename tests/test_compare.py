@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from nn2tosa.check import compare as compare_output
-from nn2tosa.compare import compare
+from nn2tosa.comparison import compare
 
 pytest.importorskip("tosa_reference_model", reason="tosa-tools is not installed")
 

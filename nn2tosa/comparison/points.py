@@ -16,7 +16,7 @@ location (or to a graph output) is the layer's output as the converted graph hol
 - a layer folded at compile time: the constant carrying its location.
 
 The same search over the nn-level graph (after legalization, before any fusion) finds where the
-float reference (nn2tosa.compare.nn_numpy) holds each source tensor.
+float reference (nn2tosa.comparison.nn_numpy) holds each source tensor.
 """
 from __future__ import annotations
 
@@ -171,6 +171,10 @@ def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], gra
         owner[(graph, value)] = p
         placed[p.key] = (value, graph)
 
+    for k, node in enumerate(source.inputs):  # graph inputs: where layers that became no op read them
+        p = by_value.get(Value(node, 0))
+        if p is not None and k < len(main.inputs):
+            placed[p.key] = (Value(main.inputs[k], 0), main.name)
     for k, out in enumerate(source.outputs):  # source output k is the converted graph's output k
         p = by_value.get(out.value)
         if p is not None and k < len(main.outputs):
@@ -201,8 +205,10 @@ def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], gra
                 p.value, p.graph = placed[producer.key]
                 placed[p.key] = placed[producer.key]
                 p.note = f"{p.status}: the same values as {producer.layer}'s output"
+            elif p.status == "fused":
+                p.note = f"not visible: fused (its effect is in {producer.layer}'s consumers)"
             else:
-                p.note = f"not visible: {p.status} (its effect is in {producer.layer}'s consumers)"
+                p.note = "not visible: no value of its own in the converted graph"
 
 
 def _absorbed(p: Point) -> bool:

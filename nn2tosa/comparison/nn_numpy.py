@@ -106,7 +106,7 @@ def evaluate(graph: Graph, inputs: dict[str, np.ndarray] | Sequence[np.ndarray],
     """Values of the graph's outputs (storage form) for `inputs` (storage form).
 
     `real=True` keeps every float and quantized value as the float64 it computes to, never rounded
-    to its type (the float reference of nn2tosa.compare: a quantized graph with every quantized
+    to its type (the float reference of nn2tosa.comparison: a quantized graph with every quantized
     tensor dequantized); outputs are then real values too. `visit(value, array)` sees each value as
     it is computed; values are dropped once their last reader has run (a large graph's are not all
     held at once)."""

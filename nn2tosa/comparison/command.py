@@ -41,18 +41,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
             check_output_path(out)
     if args.list_tensors:
         return _list_tensors(args)
-    from nn2tosa.compare.run import compare
-    from nn2tosa.compare.table import format_table
+    from nn2tosa.comparison.run import compare
+    from nn2tosa.comparison.table import format_table
 
     result = compare(args.input, args.inputs or None, args.reference, tolerance=args.tolerance,
                      semantics=args.semantics, partition=args.partition, target=args.target, seed=args.seed)
     print(format_table(result, sort=args.sort), end="")
     if args.json:
-        from nn2tosa.compare.table import to_json
+        from nn2tosa.comparison.table import to_json
 
         write_atomic(args.json, to_json(result).encode())
     if args.html:
-        from nn2tosa.compare.html import to_html
+        from nn2tosa.comparison.html import to_html
 
         write_atomic(args.html, to_html(result).encode())
     return 0 if result.ok else 1
@@ -60,7 +60,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _list_tensors(args: argparse.Namespace) -> int:
     from nn2tosa.check import prepare
-    from nn2tosa.compare.points import source_points
+    from nn2tosa.comparison.points import source_points
 
     model = prepare(args.input, args.partition, args.semantics, args.target)
     statuses = {s.loc: s.status for s in model.result.report.source_ops if s.status != "constant"}

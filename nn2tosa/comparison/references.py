@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from nn2tosa.compare.points import Point
+from nn2tosa.comparison.points import Point
 from nn2tosa.diagnostics import InvalidInputError
 
 
@@ -57,7 +57,7 @@ def _stored_inputs(ref: Reference, points: Sequence[Point]) -> list[np.ndarray] 
             return None
         array, is_real = got
         if is_real and p.type.quant is not None:
-            from nn2tosa.compare.nn_numpy import to_storage
+            from nn2tosa.comparison.nn_numpy import to_storage
 
             array = to_storage(array, p.type)
         arrays.append(np.asarray(array).astype(p.type.numpy_dtype).reshape(p.type.shape))
@@ -137,7 +137,7 @@ def _record_head(line: bytes, path: str, number: int) -> tuple[str, int, list[in
 
 class FloatReference:
     """The source graph's nn form (after legalization, before any fusion) evaluated in float64 with
-    every quantized tensor dequantized (nn2tosa.compare.nn_numpy, evaluate(real=True)): the values the
+    every quantized tensor dequantized (nn2tosa.comparison.nn_numpy, evaluate(real=True)): the values the
     model means, with no rounding to its types. Each source tensor's value is written to a temporary
     directory as it is computed, so no more than the evaluation's live values are held at once."""
 
@@ -145,8 +145,8 @@ class FloatReference:
 
     def __init__(self, source: Any, inputs: Sequence[np.ndarray], points: Sequence[Point]):
         from nn2tosa.api import convert, tosa_pipeline
-        from nn2tosa.compare.nn_numpy import evaluate
-        from nn2tosa.compare.points import boundary_values
+        from nn2tosa.comparison.nn_numpy import evaluate
+        from nn2tosa.comparison.points import boundary_values
 
         passes = tosa_pipeline(source.meta.get("format", "unknown"))[:1]  # legalize only
         nn = convert(source, passes=passes).graph

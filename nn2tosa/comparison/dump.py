@@ -15,7 +15,7 @@ as it is evaluated, a block of text to F:
 (tosa-tools 2026.8.0). The values are nested like numpy's repr: one line per innermost row,
 `[ a  b  c ]`. Floats are printed with `%.<fp_format>f` (we ask for 20 decimals: exact enough for
 fp32 at any magnitude that matters). INT8 and BOOL values are printed as raw *characters*, and the
-block stops at the first NUL (a zero): no values can be read from them (nn2tosa.compare.run casts
+block stops at the first NUL (a zero): no values can be read from them (nn2tosa.comparison.run casts
 the ones it needs to INT32 first). Such a block is skipped up to the next "Node type:" line.
 
 F is a FIFO: the run happens in a forked child (nn2tosa.check.in_child) and the parent reads each

@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any
 
-from nn2tosa.compare.run import CompareResult, Row
+from nn2tosa.comparison.run import CompareResult, Row
 
 
 def _number(v: float | None, digits: int = 3) -> str:

@@ -1,11 +1,11 @@
-"""`nn2tosa.compare(...)`: convert a model, run it on the TOSA reference model keeping every
+"""`nn2tosa.comparison(...)`: convert a model, run it on the TOSA reference model keeping every
 intermediate tensor, and compare each source layer's output with a reference, layer by layer.
 
 The run: the converted graph is written again with a CAST to int32 after each INT8 or BOOL tensor to
 compare (the reference model prints those as raw characters, which its dump cuts at the first NUL:
-see nn2tosa.compare.dump), run with `dump_intermediates`, and every tensor is compared with its
+see nn2tosa.comparison.dump), run with `dump_intermediates`, and every tensor is compared with its
 reference the moment the dump has it (nothing is kept but the measures). Where each source
-tensor is in the converted graph: nn2tosa.compare.points.
+tensor is in the converted graph: nn2tosa.comparison.points.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from nn2tosa.compare.dump import Tensor
-from nn2tosa.compare.metrics import Metrics, measure
-from nn2tosa.compare.points import Point, place, source_points
-from nn2tosa.compare.references import FloatReference, Reference, open_reference
+from nn2tosa.comparison.dump import Tensor
+from nn2tosa.comparison.metrics import Metrics, measure
+from nn2tosa.comparison.points import Point, place, source_points
+from nn2tosa.comparison.references import FloatReference, Reference, open_reference
 from nn2tosa.diagnostics import UsageError
 from nn2tosa.ir import Graph, TensorType, Value
 
@@ -121,7 +121,7 @@ def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, refere
             tolerance: str | None = None, semantics: str = "litert", partition: int | None = None,
             target: str | None = None, seed: int = 0) -> CompareResult:
     """Compare `model` (any file nn2tosa reads) layer by layer with `reference`: a directory of .npy
-    files named by source tensor, an Arm NN debug dump, or "float" (see nn2tosa.compare.references).
+    files named by source tensor, an Arm NN debug dump, or "float" (see nn2tosa.comparison.references).
     `inputs` are .npy paths or arrays in the model's source types; without them the reference's
     (a debug dump records the inputs) or random ones (`seed`). `tolerance` is one of check's
     (fp32, fp16, quantized, mixed; default as check picks it)."""
@@ -152,7 +152,7 @@ def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, refere
     tosa, names, shifted = _instrumented(graphs, [p for p in points if p.value is not None and p.key in rows])
     feed = [to_boundary(a, t, f"input {i} '{n}'")
             for i, (a, t, n) in enumerate(zip(arrays, runnable.inputs, runnable.input_names))]
-    from nn2tosa.compare.dump import run_dumping
+    from nn2tosa.comparison.dump import run_dumping
 
     def consume(tensors: Iterator[Tensor]) -> None:
         for tensor in tensors:

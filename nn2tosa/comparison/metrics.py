@@ -66,7 +66,7 @@ def _json_number(v: Any) -> Any:
 
 
 def dequantize(stored: np.ndarray, t: TensorType) -> np.ndarray:
-    from nn2tosa.compare.nn_numpy import to_real
+    from nn2tosa.comparison.nn_numpy import to_real
 
     return np.asarray(to_real(stored, t), dtype=np.float64)
 

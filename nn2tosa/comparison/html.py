@@ -14,8 +14,8 @@ import json
 import math
 from typing import Any
 
-from nn2tosa.compare.run import CompareResult
-from nn2tosa.compare.table import summary
+from nn2tosa.comparison.run import CompareResult
+from nn2tosa.comparison.table import summary
 
 _STYLE = """
 body{font:13px/1.4 system-ui,Helvetica,Arial,sans-serif;margin:16px;color:#222}
