@@ -73,7 +73,7 @@ def read_tensors(raw_stream: IO[bytes], wanted: Callable[[str], bool] = lambda _
 
 def _numeric_block(stream: _Lines, shape: tuple[int, ...]) -> bytes:
     """The printed rows of a numeric tensor (up to the blank line that ends them)."""
-    lines = []
+    lines: list[bytes] = []
     while True:
         line = stream.readline()
         if not line or line == b"\n":

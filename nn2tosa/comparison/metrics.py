@@ -27,7 +27,8 @@ import numpy as np
 from nn2tosa.check import FLOAT_BOUND, INTEGER_BOUND
 from nn2tosa.ir import TensorType
 
-_FLOAT_TYPES = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32}
+_FLOAT_TYPES: dict[str, type[np.floating]] = {"f64": np.float64, "f32": np.float32, "f16": np.float16,
+                                              "bf16": np.float32}
 
 
 @dataclass

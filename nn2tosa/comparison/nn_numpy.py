@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from itertools import product
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -124,7 +124,7 @@ def evaluate(graph: Graph, inputs: dict[str, np.ndarray] | Sequence[np.ndarray],
 
     for node in graph.topological():
         name = graph.op(node)
-        types = graph.types(node)
+        types = cast(list[TensorType], graph.types(node))  # (nn graphs hold tensors only)
         if name == INPUT_OP:
             data = np.asarray(inputs[graph.input_name(node)])
             if tuple(data.shape) != tuple(types[0].shape):
@@ -136,8 +136,8 @@ def evaluate(graph: Graph, inputs: dict[str, np.ndarray] | Sequence[np.ndarray],
         if fn is None:
             raise NotImplementedError(f"no reference for {name}")
         operand_values = graph.operands(node)
-        operands = [values[v] if real else to_real(values[v], graph.type_of(v)) for v in operand_values]
-        extra = [[graph.type_of(v) for v in operand_values]] if name in INTEGER_EVALUATORS else []
+        operands = [values[v] if real else to_real(values[v], graph.tensor_type(v)) for v in operand_values]
+        extra = [[graph.tensor_type(v) for v in operand_values]] if name in INTEGER_EVALUATORS else []
         with np.errstate(all="ignore"):
             results = fn(graph.attrs(node), operands, types, *extra)
         if not isinstance(results, list):
@@ -185,8 +185,16 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "less": np.less, "less_equal": np.less_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
 }
+def _binary(fn: Callable[..., Any]) -> Evaluator:
+    return lambda attrs, xs, types: fn(xs[0], xs[1])
+
+
+def _unary(fn: Callable[..., Any]) -> Evaluator:
+    return lambda attrs, xs, types: fn(xs[0])
+
+
 for _name, _fn in _BINARY.items():
-    op(f"nn.{_name}")(lambda attrs, xs, types, fn=_fn: fn(xs[0], xs[1]))
+    op(f"nn.{_name}")(_binary(_fn))
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -209,8 +217,8 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     # per-element conversions: on real values, the result type does the work
     "quantize": lambda x: x, "dequantize": lambda x: x, "requantize": lambda x: x,
 }
-for _name, _fn in _UNARY.items():
-    op(f"nn.{_name}")(lambda attrs, xs, types, fn=_fn: fn(xs[0]))
+for _name, _one in _UNARY.items():
+    op(f"nn.{_name}")(_unary(_one))
 
 
 @op("nn.clamp")
@@ -347,11 +355,15 @@ def _scatter_nd(attrs, xs, types):
 
 
 # ------------------------------------------------------------------------------ reductions and normalization
-_REDUCE = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max, "reduce_min": np.min,
-           "reduce_prod": np.prod, "reduce_any": np.any, "reduce_all": np.all}
-for _name, _fn in _REDUCE.items():
-    op(f"nn.{_name}")(lambda attrs, xs, types, fn=_fn: fn(xs[0], axis=tuple(attrs["axes"]),
-                                                         keepdims=attrs["keep_dims"]))
+_REDUCE: dict[str, Callable[..., Any]] = {
+    "reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max, "reduce_min": np.min,
+    "reduce_prod": np.prod, "reduce_any": np.any, "reduce_all": np.all}
+def _reduce(fn: Callable[..., Any]) -> Evaluator:
+    return lambda attrs, xs, types: fn(xs[0], axis=tuple(attrs["axes"]), keepdims=attrs["keep_dims"])
+
+
+for _name, _reducer in _REDUCE.items():
+    op(f"nn.{_name}")(_reduce(_reducer))
 
 
 def _arg_of(fn: Callable) -> Evaluator:
@@ -462,6 +474,7 @@ def _conv(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, stride, dilatio
                  for g in range(groups)]
         term = np.concatenate(parts, axis=-1)
         result = term if result is None else result + term
+    assert result is not None  # (a kernel has at least one tap)
     return result if bias is None else result + bias
 
 
@@ -552,10 +565,17 @@ def _l2_pool(attrs, x, d):
     return np.sqrt(sum(v for _, v in views) / sum(v for _, v in counts))
 
 
+def _pools(d: int) -> tuple[Evaluator, Evaluator, Evaluator]:
+    return (lambda attrs, xs, types: _max_pool(attrs, xs[0], d, types[0]),
+            lambda attrs, xs, types: _avg_pool(attrs, xs[0], d),
+            lambda attrs, xs, types: _l2_pool(attrs, xs[0], d))
+
+
 for _d, _suffix in ((2, "2d"), (3, "3d")):
-    op(f"nn.max_pool{_suffix}")(lambda attrs, xs, types, d=_d: _max_pool(attrs, xs[0], d, types[0]))
-    op(f"nn.avg_pool{_suffix}")(lambda attrs, xs, types, d=_d: _avg_pool(attrs, xs[0], d))
-    op(f"nn.l2_pool{_suffix}")(lambda attrs, xs, types, d=_d: _l2_pool(attrs, xs[0], d))
+    _max, _avg, _l2 = _pools(_d)
+    op(f"nn.max_pool{_suffix}")(_max)
+    op(f"nn.avg_pool{_suffix}")(_avg)
+    op(f"nn.l2_pool{_suffix}")(_l2)
 
 
 def _source_coordinates(out: int, size: int, align_corners: bool, half_pixel: bool) -> np.ndarray:

@@ -206,9 +206,15 @@ def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], gra
                 placed[p.key] = placed[producer.key]
                 p.note = f"{p.status}: the same values as {producer.layer}'s output"
             elif p.status == "fused":
-                p.note = f"not visible: fused (its effect is in {producer.layer}'s consumers)"
+                readers = sorted({_name(source.loc(u.node)) for v in source.results(node) if v.index == p.slot
+                                  for u in source.users(v)})
+                p.note = f"not visible: fused into {', '.join(readers) or 'its readers'}"
             else:
                 p.note = "not visible: no value of its own in the converted graph"
+
+
+def _name(loc: Loc | None) -> str:
+    return loc.name if loc is not None else "?"
 
 
 def _absorbed(p: Point) -> bool:
