@@ -77,6 +77,18 @@ def test_every_layer_agrees_with_the_armnn_debug_dump(name: str) -> None:
 
 
 @needs_corpus
+def test_a_debug_to_file_directory_is_a_reference(tmp_path: Path) -> None:
+    """Newer Arm NN writes the same records one per file (m_DebugToFile: LAYER.numpy): such a directory
+    is read as the dump it splits."""
+    name = "cnn_conv_relu_maxpool_fc_softmax_f32"
+    for line in open(DEBUG / f"{name}.armnn_debug.json"):
+        (tmp_path / f"{json.loads(line)['layerName']}.numpy").write_text(line)
+    result = compare(str(DEBUG / f"{name}.armnn"), reference=str(tmp_path))
+    assert result.reference == f"Arm NN's debug dump {tmp_path}"
+    assert result.ok and len(result.compared) == 6
+
+
+@needs_corpus
 def test_a_corrupted_constant_is_the_first_divergence(monkeypatch: pytest.MonkeyPatch) -> None:
     """The converted graph with one layer's weights negated (a copy: the model file is untouched) is
     found diverging at that layer first, and what feeds it is named."""

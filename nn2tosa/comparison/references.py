@@ -5,11 +5,12 @@
   and `:-._ ` percent-encoded), in the source type (a quantized tensor's stored integers, or its
   real values as floats). `nn2tosa compare MODEL --list-tensors` prints the names;
 - Arm NN's own debug output: the JSON lines CpuRef's Debug workload prints when
-  `OptimizerOptions::m_Debug` puts a Debug layer after every layer output (one object per line:
-  layerGuid, layerName, outputSlot, shape, min, max, data; quantized tensors as their stored
-  integers; floats with 6 significant digits). Records are found by layer name and slot (a
-  repeated name, by element count and then order); the file is indexed once and each record read
-  when its tensor comes;
+  `OptimizerOptions::m_Debug` puts a Debug layer after every layer output but Output layers (one
+  object per line: layerGuid, layerName, outputSlot, shape, min, max, data; quantized tensors as
+  their stored integers; floats with 6 significant digits), or the directory of `LAYER.numpy` files
+  newer Arm NN writes the same records to with `m_DebugToFile`. Records are found by layer name and
+  slot (a repeated name, by element count and then order); the files are indexed once and each
+  record read when its tensor comes;
 - `float`: the float64 evaluation of the source graph's nn form, quantized tensors dequantized
   (FloatReference below).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -42,7 +44,8 @@ def open_reference(ref: str) -> Reference:
     if ref == "float":
         raise ValueError("the float reference is made by FloatReference (it needs the model)")
     if os.path.isdir(ref):
-        return NpyDirectory(ref)
+        dumped = sorted(str(p) for p in Path(ref).glob("*.numpy"))
+        return ArmnnDebugDump(ref, dumped) if dumped and not any(Path(ref).glob("*.npy")) else NpyDirectory(ref)
     if not os.path.exists(ref):
         raise InvalidInputError("no such file or directory (--reference takes a directory of .npy files, "
                                 "an Arm NN debug dump, or 'float')", file=ref)
@@ -86,33 +89,35 @@ class NpyDirectory:
 
 
 class ArmnnDebugDump:
-    def __init__(self, path: str):
-        self.path = path
+    """Arm NN's Debug-layer records: one file of JSON lines (m_Debug: what CpuRef prints to stdout), or
+    the directory m_DebugToFile fills (newer Arm NN: `ArmNNIntermediateLayerOutputs/LAYER.numpy`, one
+    record per file, the last slot written for a layer with several)."""
+
+    def __init__(self, path: str, files: Sequence[str] | None = None):
         self.description = f"Arm NN's debug dump {path}"
-        self.records: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (name, slot) -> [(offset, size)]
-        self.used: set[int] = set()
-        with open(path, "rb") as f:
-            offset = 0
-            for number, line in enumerate(f, 1):
-                if line.strip():
-                    head = _record_head(line, path, number)
-                    name, slot, shape = head
-                    self.records.setdefault((name, slot), []).append((offset, int(np.prod(shape))))
-                offset += len(line)
+        self.records: dict[tuple[str, int], list[tuple[str, int, int]]] = {}  # -> [(file, offset, size)]
+        self.used: set[tuple[str, int]] = set()
+        for file in files or [path]:
+            with open(file, "rb") as f:
+                offset = 0
+                for number, line in enumerate(f, 1):
+                    if line.strip():
+                        name, slot, shape = _record_head(line, file, number)
+                        self.records.setdefault((name, slot), []).append((file, offset, int(np.prod(shape))))
+                    offset += len(line)
         if not self.records:
             raise InvalidInputError("holds no Arm NN debug records (one JSON object per line with layerName, "
                                     "outputSlot, shape and data)", file=path)
 
     def get(self, point: Point) -> tuple[np.ndarray, bool] | None:
-        name = point.layer
-        candidates = [(o, n) for o, n in self.records.get((name, point.slot), [])
-                      if n == int(np.prod(point.type.shape))]
-        fresh = [c for c in candidates if c[0] not in self.used] or candidates
+        size = int(np.prod(point.type.shape))
+        candidates = [r for r in self.records.get((point.layer, point.slot), []) if r[2] == size]
+        fresh = [r for r in candidates if r[:2] not in self.used] or candidates  # a repeated name: in order
         if not fresh:
             return None
-        offset = fresh[0][0]
-        self.used.add(offset)
-        with open(self.path, "rb") as f:
+        file, offset, _ = fresh[0]
+        self.used.add((file, offset))
+        with open(file, "rb") as f:
             f.seek(offset)
             record = json.loads(f.readline())
         data = np.asarray(record["data"], dtype=np.float64).reshape(record["shape"])
