@@ -1,7 +1,7 @@
 """The `nn2tosa compare` command (its arguments and what it prints and writes).
 
     nn2tosa compare MODEL [--inputs a.npy ...] [--reference DIR|DUMP|float] [--tolerance T] [--sort]
-                          [--json FILE] [--html FILE] [--list-tensors]
+                          [--json FILE] [--html FILE] [--list-tensors] [--partial [--host OP ...]]
 
 Exit status: 0 when every compared tensor is within tolerance; 1 when one is not (the first in
 graph order is marked as the first divergence), or the converted graph does not run validly; 2 for
@@ -31,6 +31,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the source tensors a reference directory may hold (NAME.npy per line) and exit")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--partition", type=int, metavar="N", help="partition N of a multi-partition .pte")
+    p.add_argument("--partial", action="store_true",
+                   help="compare a partial conversion region by region (each region after a host op is fed the "
+                        "reference's values of what it reads)")
+    p.add_argument("--host", metavar="OP", action="append", default=[],
+                   help="with --partial: leave this op type or layer/node name to the host (as convert --host)")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -45,7 +50,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from nn2tosa.comparison.table import format_table
 
     result = compare(args.input, args.inputs or None, args.reference, tolerance=args.tolerance,
-                     semantics=args.semantics, partition=args.partition, target=args.target, seed=args.seed)
+                     semantics=args.semantics, partition=args.partition, target=args.target, seed=args.seed,
+                     partial=args.partial, host=args.host)
     print(format_table(result, sort=args.sort), end="")
     if args.json:
         from nn2tosa.comparison.table import to_json

@@ -15,6 +15,10 @@ they stand for (real = scale * (stored - zero_point)). The measures:
   cosine     cosine similarity of the two (1 when exact)
   off        elements beyond the tolerance (per element: |error| in LSB above the integer bound,
              or |error| / max(1, max |reference|) above the float bound)
+  clipped    against a real (float) reference, a quantized tensor's reference values outside the range
+             its type can hold: counted here and measured at the range's end, so that the other
+             measures are the rounding error (a ReLU6 after a convolution sharing its output range
+             makes the convolution's negative values unrepresentable by design)
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ class Metrics:
     bound: float  # the tolerance's bound: LSB for integer tensors, relative for float ones
     ok: bool
     note: str = ""
+    clipped: int = 0  # real reference values outside a quantized tensor's range (measured at the range's end)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: _json_number(v) for k, v in asdict(self).items()}
@@ -84,6 +89,13 @@ def measure(t: TensorType, actual: np.ndarray, reference: np.ndarray, reference_
     reference = np.asarray(reference).reshape(t.shape)
     a = dequantize(actual, t)
     r = reference.astype(np.float64) if reference_is_real else dequantize(reference, t)
+    clipped = 0
+    if reference_is_real and t.quant is not None:  # saturation is counted apart from the rounding error
+        info = np.iinfo(t.numpy_dtype)
+        lo, hi = dequantize(np.full(t.shape, info.min), t), dequantize(np.full(t.shape, info.max), t)
+        outside = (r < lo) | (r > hi)
+        clipped = int(np.count_nonzero(outside))
+        r = np.clip(r, lo, hi)
     integer = is_integer(t)
     bound = float(INTEGER_BOUND[tolerance] if integer else FLOAT_BOUND[tolerance])
     nan = np.isnan(a) != np.isnan(r)
@@ -114,7 +126,7 @@ def measure(t: TensorType, actual: np.ndarray, reference: np.ndarray, reference_
     cosine = float(np.sum(a[finite] * r[finite]) / norms) if norms > 0 else (1.0 if noise == 0 else 0.0)
     note = ", ".join(f"{n} {k} mismatches" for k, n in (("NaN", int(nan.sum())), ("inf", int(infinite.sum()))) if n)
     return Metrics(max_abs, lsb, ulp, relative, float(diff.mean()) if size else 0.0, sqnr, cosine, off, size,
-                   bound, off == 0, note)
+                   bound, off == 0, note, clipped)
 
 
 def _step(t: TensorType) -> np.ndarray | float:

@@ -116,10 +116,22 @@ def boundary_values(graph: Graph) -> dict[Loc | None, list[Value]]:
     return found
 
 
-def place(points: list[Point], source: Graph, by_value: dict[Value, Point], graphs: list[Graph]) -> None:
-    """Set each Point's `value` and `graph` to where `graphs` (the converted function first, then the
-    graphs its control flow runs) hold it, with a note where that is not at its own ops."""
-    _place(points, source, by_value, graphs)
+Anchor = tuple[Point, Value, str]  # a source tensor known to be this value of the converted graph of that name
+
+
+def place(points: list[Point], source: Graph, by_value: dict[Value, Point], graphs: list[Graph],
+          inputs: list[Anchor] | None = None, outputs: list[Anchor] | None = None) -> None:
+    """Set each Point's `value` and `graph` to where `graphs` (the converted functions, then the
+    graphs their control flow runs) hold it, with a note where that is not at its own ops. `inputs`
+    and `outputs` say which source tensors the functions' inputs and outputs are (default: the
+    source graph's inputs and outputs are the first function's)."""
+    main = graphs[0]
+    if inputs is None:
+        inputs = [(by_value[Value(n, 0)], Value(m, 0), main.name) for n, m in zip(source.inputs, main.inputs)]
+    if outputs is None:
+        outputs = [(by_value[o.value], m.value, main.name) for o, m in zip(source.outputs, main.outputs)
+                   if o.value in by_value]
+    _place(points, source, by_value, graphs, inputs, outputs)
     nchw_source = source.meta.get("format") == "mps"  # PyTorch's layout, made NHWC by the layout pass
     layouts = {g.name: nhwc_values(g) for g in graphs} if nchw_source else {}
     for p in points:
@@ -154,8 +166,8 @@ def nhwc_values(graph: Graph) -> set[Value]:
     return found
 
 
-def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], graphs: list[Graph]) -> None:
-    main = graphs[0]
+def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], graphs: list[Graph],
+           inputs: list[Anchor], outputs: list[Anchor]) -> None:
     placed: dict[str, tuple[Value, str]] = {}
     owner: dict[tuple[str, Value], Point] = {}
 
@@ -171,14 +183,10 @@ def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], gra
         owner[(graph, value)] = p
         placed[p.key] = (value, graph)
 
-    for k, node in enumerate(source.inputs):  # graph inputs: where layers that became no op read them
-        p = by_value.get(Value(node, 0))
-        if p is not None and k < len(main.inputs):
-            placed[p.key] = (Value(main.inputs[k], 0), main.name)
-    for k, out in enumerate(source.outputs):  # source output k is the converted graph's output k
-        p = by_value.get(out.value)
-        if p is not None and k < len(main.outputs):
-            claim(p, main.outputs[k].value, main.name)
+    for p, value, graph in inputs:  # where layers that became no op read them
+        placed[p.key] = (value, graph)
+    for p, value, graph in outputs:
+        claim(p, value, graph)
     boundaries = [(g, boundary_values(g)) for g in graphs]
     for node in source.topological():
         op = source.op(node)

@@ -52,7 +52,8 @@ def open_reference(ref: str) -> Reference:
     return ArmnnDebugDump(ref)
 
 
-def _stored_inputs(ref: Reference, points: Sequence[Point]) -> list[np.ndarray] | None:
+def stored_arrays(ref: Reference, points: Sequence[Point]) -> list[np.ndarray] | None:
+    """The reference's arrays of `points` in their source types' storage form (None if one is missing)."""
     arrays = []
     for p in points:
         got = ref.get(p)
@@ -85,7 +86,7 @@ class NpyDirectory:
         return array, point.type.quant is not None and array.dtype.kind == "f"
 
     def inputs(self, points: Sequence[Point]) -> list[np.ndarray] | None:
-        return _stored_inputs(self, points)
+        return stored_arrays(self, points)
 
 
 class ArmnnDebugDump:
@@ -126,7 +127,7 @@ class ArmnnDebugDump:
         return data, True
 
     def inputs(self, points: Sequence[Point]) -> list[np.ndarray] | None:
-        return _stored_inputs(self, points)
+        return stored_arrays(self, points)
 
 
 def _record_head(line: bytes, path: str, number: int) -> tuple[str, int, list[int]]:
@@ -194,4 +195,4 @@ class FloatReference:
         return self.inputs_given
 
 
-__all__ = ["Reference", "open_reference", "NpyDirectory", "ArmnnDebugDump", "FloatReference"]
+__all__ = ["Reference", "open_reference", "stored_arrays", "NpyDirectory", "ArmnnDebugDump", "FloatReference"]

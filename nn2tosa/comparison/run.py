@@ -21,7 +21,7 @@ from nn2tosa.comparison.metrics import Metrics, measure
 from nn2tosa.comparison.points import Point, place, source_points
 from nn2tosa.comparison.references import FloatReference, Reference, open_reference
 from nn2tosa.diagnostics import UsageError
-from nn2tosa.ir import Graph, TensorType, Value
+from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
 
 _PRINTED_AS_CHARACTERS = ("i8", "i1", "ui8")
 
@@ -117,65 +117,168 @@ class CompareResult:
         }
 
 
+@dataclass
+class _Unit:
+    """One converted function to run: it and the graphs its control flow runs, the source tensors its
+    inputs are (in order), and the reference model's level for it."""
+
+    graphs: list[Graph]
+    inputs: list[Point]
+    level: str
+
+
 def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, reference: str = "float", *,
             tolerance: str | None = None, semantics: str = "litert", partition: int | None = None,
-            target: str | None = None, seed: int = 0) -> CompareResult:
+            target: str | None = None, seed: int = 0, partial: bool = False,
+            host: Sequence[str] = ()) -> CompareResult:
     """Compare `model` (any file nn2tosa reads) layer by layer with `reference`: a directory of .npy
     files named by source tensor, an Arm NN debug dump, or "float" (see nn2tosa.comparison.references).
     `inputs` are .npy paths or arrays in the model's source types; without them the reference's
     (a debug dump records the inputs) or random ones (`seed`). `tolerance` is one of check's
-    (fp32, fp16, quantized, mixed; default as check picks it)."""
-    from nn2tosa.check import (TOLERANCES, default_tolerance, load_arrays, prepare, random_inputs,
-                               reference_model, refuse_invalid_run, to_boundary)
+    (fp32, fp16, quantized, mixed; default as check picks it). `partial` (with `host`, as `convert`
+    takes them) compares each region of a partial conversion on its own: a region after a host op
+    is fed the reference's values of the tensors it reads."""
+    from nn2tosa.check import TOLERANCES, default_tolerance, load_arrays, random_inputs, reference_model
 
     start = time.perf_counter()
     if tolerance is not None and tolerance not in TOLERANCES:
         raise UsageError(f"tolerance {tolerance!r}: one of {', '.join(TOLERANCES)}")
     reference_model()
     ref: Reference | None = None if reference == "float" else open_reference(reference)
-    runnable = prepare(model, partition, semantics, target)
+    runnable = _convert(model, partition, semantics, target, partial, host)
     source: Graph = runnable.source
     statuses = {s.loc: s.status for s in runnable.result.report.source_ops if s.status != "constant"}
     points, by_value = source_points(source, statuses)
-    from nn2tosa.lowering.program import split_program
-
-    functions, branches = split_program(runnable.result.functions)
-    graphs = [functions[0], *branches.values()]
-    place(points, source, by_value, graphs)
-    input_points = [by_value[v] for v in source.input_values()]
-    arrays, given = _inputs(inputs, ref, input_points, runnable, seed, load_arrays, random_inputs)
+    units = _units(runnable, points, by_value, partial)
+    graph_inputs = [by_value[v] for v in source.input_values()]
+    arrays, given = _inputs(inputs, ref, graph_inputs, runnable, seed, load_arrays, random_inputs)
     if ref is None:
         ref = FloatReference(source, arrays, points)
     result = CompareResult(model, ref.description, tolerance or default_tolerance(runnable), semantics, "",
                            given, missing_reference=getattr(ref, "missing", ""))
     rows = {p.key: Row(p) for p in points if p.status != "input"}
-    tosa, names, shifted = _instrumented(graphs, [p for p in points if p.value is not None and p.key in rows])
-    feed = [to_boundary(a, t, f"input {i} '{n}'")
-            for i, (a, t, n) in enumerate(zip(arrays, runnable.inputs, runnable.input_names))]
-    from nn2tosa.comparison.dump import run_dumping
-
-    def consume(tensors: Iterator[Tensor]) -> None:
-        for tensor in tensors:
-            for point in names.get(tensor.name, []):
-                row = rows[point.key]
-                row.tosa_tensor = tensor.name
-                if tensor.values is None:
-                    row.reason = f"the reference model does not print {tensor.dtype} tensors"
-                    continue
-                _measure(row, tensor, ref, result.tolerance, point.key in shifted)
-
-    status, _ = run_dumping(tosa, feed, runnable.level, consume, wanted=names.__contains__)
-    refuse_invalid_run(runnable, status, "", result.inputs)
-    result.status = status
+    given_arrays = {p.key: a for p, a in zip(graph_inputs, arrays)}
+    statuses_seen = []
+    for unit in units:
+        statuses_seen.append(_run_unit(unit, rows, ref, given_arrays, runnable, result.tolerance))
+    result.status = next((s for s in statuses_seen if s != "TOSA_VALID"), "TOSA_VALID")
     for row in rows.values():
         if row.metrics is None and not row.reason:
-            row.reason = row.point.note or "not in the reference model's dump"
+            row.reason = ("left to the host by the partial conversion" if row.point.status == "unsupported"
+                          else row.point.note or "not in the reference model's dump")
     result.rows = [rows[p.key] for p in points if p.key in rows]
     first = next((r for r in result.rows if r.metrics is not None and not r.metrics.ok), None)
     if first is not None:
         first.first_divergence = True
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _convert(model: str, partition: int | None, semantics: str, target: str | None, partial: bool,
+             host: Sequence[str]) -> Any:
+    """check's Runnable of the model; for `partial`, with the partial conversion as its result."""
+    from nn2tosa.check import Runnable, _has_16bit_float, _level, prepare
+
+    if not partial:
+        if host:
+            raise UsageError("--host needs --partial")
+        return prepare(model, partition, semantics, target)
+    from nn2tosa.api import blame, convert, programs
+    from nn2tosa.diagnostics import Nn2TosaError
+    from nn2tosa.frontend import load
+
+    graphs = load(model)
+    units = programs(graphs)
+    if partition is not None and not 0 <= partition < len(units):
+        raise UsageError(f"--partition {partition}: {model} has {len(units)} partition(s)")
+    unit = units[partition or 0]
+    if isinstance(unit, list):
+        raise UsageError(f"{model}: comparing a partial conversion of a graph with control flow is not supported")
+    try:
+        converted = convert(unit, source=model, semantics=semantics, target=target, partial=True, host=host)
+    except Nn2TosaError as e:
+        raise blame(e, graphs, model) from e
+    return Runnable(model, b"", [unit.input_name(n) for n in unit.inputs],
+                    [unit.tensor_type(v) for v in unit.input_values()],
+                    [unit.tensor_type(o.value) for o in unit.outputs], [o.name for o in unit.outputs],
+                    _level(converted.target.level), any(_has_16bit_float(g) for g in converted.functions),
+                    converted, source=unit)
+
+
+def _units(runnable: Any, points: list[Point], by_value: dict[Value, Point], partial: bool) -> list[_Unit]:
+    """The functions to run, with every Point placed in them."""
+    from nn2tosa.lowering.program import split_program
+
+    source = runnable.source
+    functions, branches = split_program(runnable.result.functions)
+    if not partial:
+        graphs = [functions[0], *branches.values()]
+        place(points, source, by_value, graphs)
+        return [_Unit(graphs, [by_value[v] for v in source.input_values()], runnable.level)]
+    # a partial conversion: each region's inputs and outputs are the source tensors the sidecar names
+    partition = runnable.result.partition
+    tensors = partition["tensors"]
+    by_layer = {(p.layer, p.where, p.slot): p for p in points}
+    by_input = {p.layer: p for p in points if p.status == "input"}
+
+    def point_of(name: str) -> Point:
+        where = tensors[name]["source"]
+        if "graph_input" in where:
+            return by_input[where["graph_input"]]
+        return by_layer[(where["name"], where["where"], where["result"])]
+
+    inputs, outputs, units = [], [], []
+    for g, described in zip(functions, partition["functions"]):
+        ins = [point_of(t["name"]) for t in described["inputs"]]
+        inputs += [(p, Value(n, 0), g.name) for p, n in zip(ins, g.inputs)]
+        outputs += [(point_of(t["name"]), o.value, g.name) for t, o in zip(described["outputs"], g.outputs)]
+        units.append(_Unit([g], ins, runnable.level))
+    place(points, source, by_value, list(functions), inputs, outputs)
+    return units
+
+
+def _run_unit(unit: _Unit, rows: dict[str, Row], ref: Reference, given: dict[str, np.ndarray], runnable: Any,
+              tolerance: str) -> str:
+    """Run one function with every intermediate dumped, measuring its Points' rows as they come; its
+    inputs are the model's arrays or, inside a partial conversion, the reference's. Its status."""
+    from nn2tosa.check import refuse_invalid_run, to_boundary
+    from nn2tosa.comparison.dump import run_dumping
+    from nn2tosa.comparison.references import stored_arrays
+
+    names = {g.name for g in unit.graphs}
+    tosa, watched, shifted = _instrumented(unit.graphs, [p for p in _points_of(rows) if p.value is not None
+                                                         and p.graph in names])
+    arrays: list[np.ndarray] = []
+    for p in unit.inputs:
+        if p.key in given:
+            arrays.append(given[p.key])
+            continue
+        held = stored_arrays(ref, [p])
+        if held is None:
+            for p2 in _points_of(rows):
+                if p2.graph in names:
+                    rows[p2.key].reason = f"its region was not run: the reference has no {p.key}"
+            return "TOSA_VALID"
+        arrays += held
+    feed = [to_boundary(a, p.type, f"input '{p.key}'") for a, p in zip(arrays, unit.inputs)]
+
+    def consume(tensors: Iterator[Tensor]) -> None:
+        for tensor in tensors:
+            for point in watched.get(tensor.name, []):
+                row = rows[point.key]
+                row.tosa_tensor = tensor.name
+                if tensor.values is None:
+                    row.reason = f"the reference model does not print {tensor.dtype} tensors"
+                    continue
+                _measure(row, tensor, ref, tolerance, point.key in shifted)
+
+    status, _ = run_dumping(tosa, feed, unit.level, consume, wanted=watched.__contains__)
+    refuse_invalid_run(runnable, status, "", "the inputs")
+    return status
+
+
+def _points_of(rows: dict[str, Row]) -> list[Point]:
+    return [r.point for r in rows.values()]
 
 
 def _inputs(inputs: Sequence[str | np.ndarray] | None, ref: Reference | None, points: list[Point],
@@ -231,7 +334,7 @@ def _in_source_terms(values: np.ndarray, t: TensorType, shifted: bool, transpose
 def _instrumented(graphs: list[Graph], points: list[Point]) -> tuple[bytes, dict[str, list[Point]], set[str]]:
     """The .tosa to run; per tensor name in it, the Points it holds; the keys of the unsigned source
     tensors the converted graph holds as signed ones offset by half their range (all but those a
-    RESCALE writes as unsigned bits). The .tosa is the converted graph(s) with a CAST to int32
+    RESCALE writes as unsigned bits, and function inputs, which carry them). The .tosa is the converted graph(s) with a CAST to int32
     reading each INT8/BOOL tensor to compare (a dump cannot carry those)."""
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
 
@@ -244,8 +347,9 @@ def _instrumented(graphs: list[Graph], points: list[Point]) -> tuple[bytes, dict
         g = copies[p.graph]
         t = g.tensor_type(p.value)
         value = p.value
-        if p.type.numpy_dtype.kind == "u" and not (g.op(value.node) == "tosa.rescale"
-                                                   and g.attrs(value.node).get("output_unsigned")):
+        carries_bits = g.op(value.node) == INPUT_OP or (g.op(value.node) == "tosa.rescale"
+                                                         and g.attrs(value.node).get("output_unsigned"))
+        if p.type.numpy_dtype.kind == "u" and not carries_bits:
             shifted.add(p.key)
         if t.dtype in _PRINTED_AS_CHARACTERS:
             if (p.graph, value) not in casts:

@@ -65,6 +65,9 @@ def format_table(result: CompareResult, sort: bool = False) -> str:
                       f"{m.off}/{m.size}"])
         if p.note:
             notes.append(f"  {p.key}: {p.note}")
+        if m.clipped:
+            notes.append(f"  {p.key}: {m.clipped} of {m.size} reference values are outside its quantized range "
+                         "(measured at the range's end)")
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     out = [f"{result.model}: {result.status} on {result.inputs}; reference: {result.reference}; "
            f"{result.tolerance} tolerance"]
