@@ -139,6 +139,20 @@ def test_npy_directory_reference_and_tensor_names(tmp_path: Path) -> None:
     assert "first divergence: avgpool_u8:0 Pooling2d (layer 3); fed by relu6_u8:0 (within, 0 LSB)" in bad.stdout
 
 
+@needs_corpus
+def test_partial_conversion_region_by_region() -> None:
+    """A layer left to the host splits the model into two regions; the second is fed the dump's value of
+    the host layer's output, and every converted layer agrees with Arm NN's dump."""
+    name = "cnn_quant_qasymmu8"
+    result = compare(str(DEBUG / f"{name}.armnn"), reference=str(DEBUG / f"{name}.armnn_debug.json"),
+                     semantics="cpuref", partial=True, host=["avgpool_u8"])
+    by_key = {r.point.key: r for r in result.rows}
+    assert by_key["avgpool_u8:0"].metrics is None
+    assert by_key["avgpool_u8:0"].reason == "left to the host by the partial conversion"
+    assert by_key["fc_u8:0"].metrics is not None and by_key["fc_u8:0"].metrics.lsb == 0  # in the second region
+    assert result.ok and len(result.compared) == 4
+
+
 # ------------------------------------------------------------------------------ the float reference
 @needs_corpus
 @pytest.mark.parametrize("name", ["q8_mobilenet_like", "q8_resnet_like", "q8_transformer_like"])

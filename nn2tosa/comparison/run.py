@@ -138,7 +138,7 @@ def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, refere
     (fp32, fp16, quantized, mixed; default as check picks it). `partial` (with `host`, as `convert`
     takes them) compares each region of a partial conversion on its own: a region after a host op
     is fed the reference's values of the tensors it reads."""
-    from nn2tosa.check import TOLERANCES, default_tolerance, load_arrays, random_inputs, reference_model
+    from nn2tosa.check import TOLERANCES, default_tolerance, reference_model
 
     start = time.perf_counter()
     if tolerance is not None and tolerance not in TOLERANCES:
@@ -151,7 +151,7 @@ def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, refere
     points, by_value = source_points(source, statuses)
     units = _units(runnable, points, by_value, partial)
     graph_inputs = [by_value[v] for v in source.input_values()]
-    arrays, given = _inputs(inputs, ref, graph_inputs, runnable, seed, load_arrays, random_inputs)
+    arrays, given = _inputs(inputs, ref, graph_inputs, runnable, seed)
     if ref is None:
         ref = FloatReference(source, arrays, points)
     result = CompareResult(model, ref.description, tolerance or default_tolerance(runnable), semantics, "",
@@ -282,7 +282,10 @@ def _points_of(rows: dict[str, Row]) -> list[Point]:
 
 
 def _inputs(inputs: Sequence[str | np.ndarray] | None, ref: Reference | None, points: list[Point],
-            runnable: Any, seed: int, load_arrays: Any, random_inputs: Any) -> tuple[list[np.ndarray], str]:
+            runnable: Any, seed: int) -> tuple[list[np.ndarray], str]:
+    """The model's input arrays (the user's, else the reference's, else random) and where they came from."""
+    from nn2tosa.check import load_arrays, random_inputs
+
     if inputs:
         paths = [a for a in inputs if isinstance(a, str)]
         loaded = iter(load_arrays(paths))
