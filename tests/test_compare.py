@@ -153,6 +153,33 @@ def test_partial_conversion_region_by_region() -> None:
     assert result.ok and len(result.compared) == 4
 
 
+@pytest.mark.parametrize("cond,n", [(True, 5), (False, 0)])
+def test_control_flow_tensors_compared_from_the_dump(tmp_path: Path, cond: bool, n: int) -> None:
+    """A .tosa whose COND_IF runs a WHILE_LOOP (y = n * x, else |x|): the COND_IF's result, computed
+    here in numpy, is compared from the reference model's dump of the branch that ran."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_control_flow_emit import tosa_opt_file
+
+    model = tmp_path / "nested.tosa"
+    model.write_bytes(tosa_opt_file("nested"))
+    listed = _run_cli(str(model), "--list-tensors")
+    assert listed.returncode == 0, listed.stderr
+    cond_if = next(line.split("\t")[0] for line in listed.stdout.splitlines() if line.endswith("tosa.cond_if"))
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    x = np.array([1.5, -2.0, 0.25], np.float32)
+    np.save(ref / "cond:0.npy", np.array(cond))
+    np.save(ref / "x:0.npy", x)
+    np.save(ref / "n:0.npy", np.array(n, np.int32))
+    np.save(ref / cond_if, n * x if cond else np.abs(x))
+    result = compare(str(model), reference=str(ref))
+    rows = [r for r in result.rows if r.point.op == "tosa.cond_if"]
+    assert len(rows) == 1 and rows[0].metrics is not None and rows[0].metrics.max_abs == 0
+    assert result.ok and result.inputs == "the inputs the reference holds"
+    np.save(ref / cond_if, n * x + 1 if cond else np.abs(x) + 1)
+    assert not compare(str(model), reference=str(ref)).ok
+
+
 # ------------------------------------------------------------------------------ the float reference
 @needs_corpus
 @pytest.mark.parametrize("name", ["q8_mobilenet_like", "q8_resnet_like", "q8_transformer_like"])

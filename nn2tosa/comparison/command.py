@@ -4,7 +4,8 @@
                           [--json FILE] [--html FILE] [--list-tensors] [--partial [--host OP ...]]
 
 Exit status: 0 when every compared tensor is within tolerance; 1 when one is not (the first in
-graph order is marked as the first divergence), or the converted graph does not run validly; 2 for
+graph order is marked as the first divergence), when none could be compared, or the converted graph
+does not run validly; 2 for
 bad arguments, inputs or references, or a missing tosa-tools; 3 for a model that does not convert.
 """
 from __future__ import annotations

@@ -79,7 +79,9 @@ class CompareResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "TOSA_VALID" and self.first_divergence is None
+        """Every compared tensor within tolerance, and at least one compared (a comparison that compared
+        nothing has shown nothing)."""
+        return self.status == "TOSA_VALID" and self.first_divergence is None and bool(self.compared)
 
     def feeds_of(self, row: Row) -> list[Row]:
         """The compared tensors `row` reads: its feeds, or where a feed is not visible (a layer fused

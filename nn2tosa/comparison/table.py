@@ -85,6 +85,8 @@ def summary(result: CompareResult) -> str:
     within = sum(1 for r in compared if r.metrics and r.metrics.ok)
     text = (f"{within} of {len(compared)} compared tensors within {result.tolerance} tolerance "
             f"({len(result.rows) - len(compared)} not compared)")
+    if not compared:
+        text += "\nnothing was compared: the reference holds none of the converted model's tensors"
     first = result.first_divergence
     if first is not None:
         feeds = ", ".join(f"{r.point.key} ({_verdict(r)})" for r in result.feeds_of(first)) or "graph inputs only"
