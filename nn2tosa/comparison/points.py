@@ -196,7 +196,7 @@ def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], gra
         for p in results:
             if p.key in placed:
                 continue
-            own = _own_value(p, source.loc(node), source, boundaries, len(results))
+            own = _own_value(p, node, source, boundaries, len(results))
             if own is not None:
                 claim(p, *own)
                 continue
@@ -232,8 +232,10 @@ def _absorbed(p: Point) -> bool:
                                    and bool(_ACTIVATIONS.search(p.op)))
 
 
-def _own_value(p: Point, loc: Loc | None, source: Graph, boundaries: list[tuple[Graph, dict]],
+def _own_value(p: Point, node: int, source: Graph, boundaries: list[tuple[Graph, dict]],
                slots: int) -> tuple[Value, str] | None:
+    """Where the ops of p's layer (source `node`, with `slots` outputs) hand p's value on, if they do."""
+    loc = source.loc(node)
     for g, found in boundaries:
         candidates = [v for v in found.get(loc, []) if _size(g.tensor_type(v)) == _size(p.type)]
         if not candidates:
@@ -243,7 +245,7 @@ def _own_value(p: Point, loc: Loc | None, source: Graph, boundaries: list[tuple[
             return (exact or candidates)[-1], g.name
         # several slots: the candidate the ops of this slot's readers read at the same operand
         # position, else one they read at all, else the slot's place among the candidates
-        uses = [(source.loc(u.node), u.operand) for v in source.results(_node_of(source, loc))
+        uses = [(source.loc(u.node), u.operand) for v in source.results(node)
                 if v.index == p.slot for u in source.users(v)]
         for matches in (lambda v: any((g.loc(u.node), u.operand) in uses for u in g.users(v)),
                         lambda v: any(g.loc(u.node) in {r for r, _ in uses} for u in g.users(v))):
@@ -253,10 +255,6 @@ def _own_value(p: Point, loc: Loc | None, source: Graph, boundaries: list[tuple[
         if p.slot < len(candidates):
             return candidates[p.slot], g.name
     return None
-
-
-def _node_of(source: Graph, loc: Loc | None) -> int:
-    return next(n for n in source.topological() if source.loc(n) == loc and source.op(n) not in CONSTANT_OPS)
 
 
 def _producer(source: Graph, node: int, by_value: dict[Value, Point]) -> Point | None:
