@@ -80,7 +80,6 @@ class _Block:
     value_names: dict[Value, str]  # the tensor name of each value of the graph
 
 
-
 # tosa-opt writes variable access as an IDENTITY from/to the variable tensor carrying the
 # VARIABLE_READ/_WRITE attribute table (the reader reads exactly that; the reference model runs it).
 VARIABLE_ACCESS = {op: OpEntry(fb.Op.IDENTITY, OP_TABLE[op].attribute_type, OP_TABLE[op].table, ())
