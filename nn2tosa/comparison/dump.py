@@ -35,7 +35,7 @@ import numpy as np
 FP_FORMAT = "0.20"
 _HEADER = re.compile(rb"^Name: (.*) DType=(\w+) isValid=\d+ Rank=(\d+) Shape=\[([-\d, ]*)\]\s*$")
 NUMERIC = {"FP32": np.float32, "FP16": np.float16, "BF16": np.float32, "FP64": np.float64, "INT16": np.int16,
-           "INT32": np.int32, "INT48": np.int64, "INT64": np.int64, "SHAPE": np.int64, "INT4": np.int8}
+           "INT32": np.int32, "INT48": np.int64, "INT64": np.int64, "SHAPE": np.int64}
 
 
 @dataclass
@@ -62,23 +62,26 @@ def read_tensors(raw_stream: IO[bytes], wanted: Callable[[str], bool] = lambda _
         name = m.group(1).decode(errors="replace")
         dtype = m.group(2).decode()
         shape = tuple(int(d) for d in m.group(4).decode().replace(" ", "").split(",") if d)
-        if dtype not in NUMERIC or dtype == "INT4":  # printed as characters, cut at the first NUL
+        if dtype not in NUMERIC:  # INT8, BOOL, INT4: printed as characters, cut at the first NUL
             _skip_to_next_node(stream)
             values = None
+        elif wanted(name):
+            values = _numbers(_numeric_block(stream, keep=True), dtype, shape)
         else:
-            text = _numeric_block(stream, shape)
-            values = _numbers(text, dtype, shape) if wanted(name) else None
+            _numeric_block(stream, keep=False)
+            values = None
         yield Tensor(name, dtype, shape, values)
 
 
-def _numeric_block(stream: _Lines, shape: tuple[int, ...]) -> bytes:
-    """The printed rows of a numeric tensor (up to the blank line that ends them)."""
+def _numeric_block(stream: _Lines, keep: bool) -> bytes:
+    """The printed rows of a numeric tensor (up to the blank line that ends them), or past them."""
     lines: list[bytes] = []
     while True:
         line = stream.readline()
         if not line or line == b"\n":
             return b"".join(lines)
-        lines.append(line)
+        if keep:
+            lines.append(line)
 
 
 def _skip_to_next_node(stream: _Lines) -> None:
