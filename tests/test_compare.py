@@ -226,6 +226,8 @@ def test_table_json_and_exit_codes(tmp_path: Path) -> None:
     assert max(scores) > 1 and data["first_divergence"]["tensor"] in table_order
     missing = _run_cli(model, "--reference", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "no such file or directory" in missing.stderr
+    wrong = _run_cli(model, "--inputs", str(DEBUG / "fp32_model.input0.npy"))
+    assert wrong.returncode == 2 and "input 0 'x' must be 1x16x16x8 i8" in wrong.stderr, wrong.stderr
     not_a_dump = tmp_path / "x.json"
     not_a_dump.write_text("{}\n")
     assert _run_cli(model, "--reference", str(not_a_dump)).returncode == 2

@@ -154,6 +154,7 @@ def compare(model: str, inputs: Sequence[str | np.ndarray] | None = None, refere
     units = _units(runnable, points, by_value, partial)
     graph_inputs = [by_value[v] for v in source.input_values()]
     arrays, given = _inputs(inputs, ref, graph_inputs, runnable, seed)
+    _check_inputs(arrays, runnable, [a for a in inputs or () if isinstance(a, str)])
     if ref is None:
         ref = FloatReference(source, arrays, points)
     result = CompareResult(model, ref.description, tolerance or default_tolerance(runnable), semantics, "",
@@ -296,6 +297,17 @@ def _inputs(inputs: Sequence[str | np.ndarray] | None, ref: Reference | None, po
     if held is not None:
         return held, "the inputs the reference holds"
     return random_inputs(runnable.inputs, seed), f"random inputs (seed {seed})"
+
+
+def _check_inputs(arrays: list[np.ndarray], runnable: Any, files: list[str]) -> None:
+    """UsageError / InvalidInputError (exit 2) for arrays that do not fit the model's inputs."""
+    from nn2tosa.check import to_boundary
+
+    if len(arrays) != len(runnable.inputs):
+        raise UsageError(f"{runnable.name} has {len(runnable.inputs)} input(s) ({', '.join(runnable.input_names)}), "
+                         f"{len(arrays)} array(s) given")
+    for i, (a, t, n) in enumerate(zip(arrays, runnable.inputs, runnable.input_names)):
+        to_boundary(a, t, f"input {i} '{n}'", files[i] if i < len(files) else None)
 
 
 def _measure(row: Row, tensor: Tensor, ref: Reference, tolerance: str, shifted: bool) -> None:
