@@ -77,6 +77,7 @@ class _Block:
     operators: list[_Operator]
     input_names: list[str]
     output_names: list[str]
+    value_names: dict[Value, str]  # the tensor name of each value of the graph
 
 
 # tosa-opt writes variable access as an IDENTITY from/to the variable tensor carrying the
@@ -96,10 +97,12 @@ def _problems(graph: Graph) -> list[Unsupported]:
     return items
 
 
-def build_flatbuffer(graph: Graph, branches: Mapping[str, Graph] | None = None) -> memoryview:
+def build_flatbuffer(graph: Graph, branches: Mapping[str, Graph] | None = None,
+                     names: dict[tuple[str, Value], str] | None = None) -> memoryview:
     """The TOSA 1.0 flatbuffer of one TOSA-level graph (with the branch graphs its control flow
-    names, from `branches`, as further regions), as a view of the finished buffer."""
-    return _build(graph, branches or {}, defer_data=False).finished_view()
+    names, from `branches`, as further regions), as a view of the finished buffer. `names`, when
+    given, receives each value's tensor name, keyed by (graph name, value)."""
+    return _build(graph, branches or {}, defer_data=False, names=names).finished_view()
 
 
 def write_flatbuffer(graph: Graph, path: str | os.PathLike, branches: Mapping[str, Graph] | None = None) -> None:
@@ -108,22 +111,26 @@ def write_flatbuffer(graph: Graph, path: str | os.PathLike, branches: Mapping[st
     write_atomic(path, _build(graph, branches or {}, defer_data=True).write_to)
 
 
-def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool) -> FlatBuilder:
+def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool,
+           names: dict[tuple[str, Value], str] | None = None) -> FlatBuilder:
     graphs = [graph] + reachable_branches(graph, branches)
     items = [item for g in graphs for item in _problems(g)] + unknown_branches(graphs, branches)
     if items:
         raise UnsupportedError(items)
     require_tosa_1_0(graphs)
-    names = Names()  # tensor names are unique across the file, as tosa-opt writes them
+    taken = Names()  # tensor names are unique across the file, as tosa-opt writes them
     variables: dict[str, str] = {}  # sym_name -> its tensor's name
     # a branch's outputs need no tensor of their own (their names are internal): a loop body
     # passing a value through unchanged gets no IDENTITY, as tosa-opt writes it
-    blocks = [_plan_block(with_distinct_outputs(g) if i == 0 else g, BLOCK_NAME if i == 0 else g.name, names,
+    blocks = [_plan_block(with_distinct_outputs(g) if i == 0 else g, BLOCK_NAME if i == 0 else g.name, taken,
                           variables)
               for i, g in enumerate(graphs)]
+    if names is not None:
+        for g, block in zip(graphs, blocks):
+            names.update(((g.name, v), n) for v, n in block.value_names.items())
     populate(t.data for b in blocks for t in b.tensors if t.data is not None)  # the input's pages, in one call
     # one allocation big enough for everything: constants, strings, and an allowance per table
-    strings = sum(len(n.encode()) for n in names.taken) + sum(
+    strings = sum(len(n.encode()) for n in taken.taken) + sum(
         len(b.region.encode()) + sum(len(o.location.encode()) for o in b.operators if o.location) for b in blocks)
     size = (sum(constant_bytes(g, n) for g in graphs for n in g.nodes()) + 2 * strings + 4096
             + sum(256 * (len(b.tensors) + 2 * len(b.operators) + len(b.shapes) + 2) for b in blocks))
@@ -191,7 +198,7 @@ def _plan_block(graph: Graph, region: str, names: Names, variables: dict[str, st
         input_type = first.dtype if isinstance(first, TensorType) else ""
         loc = graph.loc(node)
         operators.append(_Operator(entry, attrs, input_type, inputs, outputs, str(loc) if loc else None))
-    return _Block(region, tensors, shapes, operators, input_names, output_names)
+    return _Block(region, tensors, shapes, operators, input_names, output_names, value_names)
 
 
 def _write_block(builder: FlatBuilder, block: _Block) -> int:

@@ -4,8 +4,9 @@
     result = nn2tosa.convert("model.armnn")
     result.mlir_module()  /  result.mlir_text()  /  result.tosa_flatbuffer()  /  result.report
     nn2tosa.convert_many(["a.armnn", "b.pte"], "out", emit="tosa,mlirbc")   # -> [ModelResult, ...]
+    nn2tosa.compare("model.armnn", ["x.npy"], reference="float")            # -> CompareResult, per layer
 
-`load`, `convert` and `Result` (nn2tosa.api) are imported on first use, so importing the package
+`load`, `convert`, `Result` (nn2tosa.api) and `compare` (nn2tosa.comparison) are imported on first use, so importing the package
 (and starting the command line) loads neither numpy nor MLIR.
 """
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["load", "convert", "convert_many", "ModelResult", "Result", "__version__"]
+__all__ = ["load", "convert", "convert_many", "ModelResult", "Result", "compare", "CompareResult", "__version__"]
 
 if TYPE_CHECKING:
     from nn2tosa.api import Result, convert, load
+    from nn2tosa.comparison import CompareResult, compare
     from nn2tosa.zoo import ModelResult, convert_many
 
 
@@ -29,4 +31,8 @@ def __getattr__(name: str) -> Any:
         from nn2tosa import zoo
 
         return getattr(zoo, name)
+    if name in ("compare", "CompareResult"):  # layer by layer against a reference (nn2tosa/comparison/)
+        from nn2tosa import comparison
+
+        return getattr(comparison, name)
     raise AttributeError(f"module 'nn2tosa' has no attribute {name!r}")

@@ -88,6 +88,7 @@ class Runnable:
 
     def initial_state(self) -> list[np.ndarray]:
         return [np.zeros(t.shape, dtype=t.numpy_dtype) for t in self.state]
+    source: Any = None  # the source graph that was converted (nn2tosa.ir.Graph)
 
 
 def prepare(path: str, partition: int | None = None, semantics: str = "litert", target: str | None = None) -> Runnable:
@@ -124,7 +125,8 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
                     [o.name for o in user_outputs], _level(result.target.level), _has_16bit_float(result.graph),
                     result, from_tosa=source.meta.get("format") == "tosa",
                     state=[source.tensor_type(Value(n, 0)) for n in state_inputs],
-                    state_names=[source.input_name(n) for n in state_inputs], variables=variables)
+                    state_names=[source.input_name(n) for n in state_inputs], variables=variables,
+                    source=source)
 
 
 def _has_16bit_float(graph: Any) -> bool:
@@ -298,11 +300,14 @@ class ChildCrashed(Exception):
     """The child running the reference model died (its message: the signal or exit status)."""
 
 
-def in_child(fn: Callable[[], Any]) -> Any:
+def in_child(fn: Callable[[], Any], while_running: Callable[[], None] | None = None) -> Any:
     """fn() computed in a forked child and its result pickled back: the reference model is C++ that
     a graph it does not expect can crash (SIGSEGV, SIGABRT), which must not take nn2tosa with it.
-    A child that dies is ChildCrashed here. Without fork (Windows), fn() runs in-process."""
+    A child that dies is ChildCrashed here. `while_running()` runs in the parent meanwhile (reading
+    what the child writes to a FIFO). Without fork (Windows), fn() runs in-process."""
     if not hasattr(os, "fork"):
+        if while_running is not None:
+            raise UsageError("reading the reference model's intermediate tensors needs os.fork")
         return fn()
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -319,6 +324,8 @@ def in_child(fn: Callable[[], Any]) -> Any:
         finally:
             os._exit(0)
     os.close(write_end)
+    if while_running is not None:
+        while_running()
     with os.fdopen(read_end, "rb") as f:  # read before waiting: a large result fills the pipe
         payload = f.read()
     _, status = os.waitpid(pid, 0)

@@ -204,6 +204,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_semantics(p)
     _add_common(p)
 
+    # compare (nn2tosa/comparison/): layer by layer against a reference
+    from nn2tosa.comparison.command import add_arguments as add_compare_arguments
+
+    p = sub.add_parser("compare", help="convert, run on the TOSA reference model keeping every intermediate, and "
+                                       "compare each source layer's output with a reference (float, .npy, Arm NN dump)")
+    add_compare_arguments(p)
+    _add_semantics(p)
+    _add_common(p)
+
     p = sub.add_parser("graph", help="draw the IR at one stage (source, nn, tosa) as .dot, or .svg/.png/.pdf "
                                      "through Graphviz")
     p.add_argument("input", help="model file (.armnn, MPS payload, .pte, .tosa)")
@@ -552,8 +561,14 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return draw(args)
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from nn2tosa.comparison.command import cmd_compare as compare_layers
+
+    return compare_layers(args)
+
+
 COMMANDS = {"convert": cmd_convert, "opt": cmd_opt, "inspect": cmd_inspect, "check": cmd_check, "run": cmd_run,
-            "graph": cmd_graph}
+            "graph": cmd_graph, "compare": cmd_compare}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

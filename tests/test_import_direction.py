@@ -16,7 +16,8 @@ ROOTS = {"nn2tosa.frontend": "frontend", "nn2tosa.passes": "passes", "nn2tosa.lo
 NEUTRAL = ("nn2tosa.ir", "nn2tosa.dialects", "nn2tosa.tosa_flatbuffer")
 PIPELINE = ("nn2tosa.frontend", "nn2tosa.passes", "nn2tosa.lowering")
 TOP = ("nn2tosa.api", "nn2tosa.cli", "nn2tosa.check", "nn2tosa.partial", "nn2tosa.docs", "nn2tosa.graphviz",
-       "nn2tosa.npu_regions", "nn2tosa.vela_support")
+       "nn2tosa.npu_regions", "nn2tosa.vela_support",
+       "nn2tosa.comparison")
 
 
 def _module_name(path: Path) -> str:
