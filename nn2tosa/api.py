@@ -96,8 +96,10 @@ class Result:
 
     def mlir_text(self, generic: bool = True, *, elide_constants: bool = False) -> str:
         """The module as MLIR text: the generic op form (every MLIR version parses it), or the pretty form."""
-        from nn2tosa.lowering.mlir_emitter import module_text
+        from nn2tosa.lowering.mlir_emitter import elided_text, module_text
 
+        if elide_constants and not self._modules:  # (a module built already may have been transformed)
+            return elided_text(self.functions, self.target, pretty=not generic)
         return module_text(self.mlir_module(), pretty=not generic, elide_constants=elide_constants)
 
     def mlir_bytecode(self) -> bytes:
@@ -154,6 +156,13 @@ class Result:
                 for g, p in zip(functions, paths):
                     writer(g, p, branches, external_data)
             return paths
+        if kind == "mlir" and elide_constants and not self._modules:
+            from nn2tosa.fileio import write_atomic
+
+            with self._timed("write-mlir"):
+                text = self.mlir_text(not pretty, elide_constants=True)
+                write_atomic(path, text.encode())
+            return [path]
         if kind in ("mlir", "mlirbc"):
             from nn2tosa.lowering.mlir_emitter import write_mlir
 
