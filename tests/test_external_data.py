@@ -152,7 +152,7 @@ def _corrupt_cases(data: bytes) -> dict[str, tuple[bytes, str]]:
     return {
         "past the end": (_patched(data, second, offset=len(data) - 8), "past the end of the file"),
         "size past the end": (_patched(data, first, size=len(data)), "past the end of the file"),
-        "overlapping": (_patched(data, second, offset=o1 + EXTERNAL_ALIGNMENT), "overlaps that of"),
+        "overlapping": (_patched(data, second, offset=o1 + EXTERNAL_ALIGNMENT), f"inside that of tensor {first!r}"),
         "unaligned": (_patched(data, first, offset=o1 + 4), "not 8-byte aligned"),
     }
 

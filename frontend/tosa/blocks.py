@@ -370,19 +370,18 @@ def check_external_data(readers: list[BlockReader]) -> None:
         for name, t in r.tensors.items():
             if _external(t):
                 offset, size = int(t["offset"]), int(t["size"])
-                where = f"{r.where} tensor {name!r}"
                 if offset % EXTERNAL_ALIGNMENT:
-                    raise InvalidInputError(f"keeps its data at file offset {offset}, which is not "
-                                            f"{EXTERNAL_ALIGNMENT}-byte aligned", where=where)
+                    r.fail(f"tensor {name!r} keeps its data at file offset {offset}, which is not "
+                           f"{EXTERNAL_ALIGNMENT}-byte aligned")
                 if offset + size > len(r.file_data):
-                    raise InvalidInputError(f"keeps {size} bytes at file offset {offset}, past the end of the "
-                                            f"file ({len(r.file_data)} bytes)", where=where)
-                spans.append((offset, size, where))
-    spans.sort()
-    for (a, a_size, a_where), (b, _, b_where) in zip(spans, spans[1:]):
+                    r.fail(f"tensor {name!r} keeps {size} bytes at file offset {offset}, past the end of the "
+                           f"file ({len(r.file_data)} bytes)")
+                spans.append((offset, size, name, r))
+    spans.sort(key=lambda s: s[:2])
+    for (a, a_size, a_name, a_reader), (b, _, b_name, b_reader) in zip(spans, spans[1:]):
         if b < a + a_size:
-            raise InvalidInputError(f"its data at file offset {b} overlaps that of {a_where} "
-                                    f"(offset {a}, {a_size} bytes)", where=b_where)
+            b_reader.fail(f"tensor {b_name!r} keeps its data at file offset {b}, inside that of tensor {a_name!r} "
+                          f"({a_reader.where.rstrip(':')}, offset {a}, {a_size} bytes)")
 
 
 def decode_data(buf: Any, start: int, tensor_type: TensorType) -> np.ndarray:
