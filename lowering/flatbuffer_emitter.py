@@ -15,7 +15,10 @@ initial value, read and written by IDENTITY operators as tosa-opt writes them (`
 `tosa.const` -> a CONST operator whose output tensor holds the data; `tosa.const_shape` -> a
 CONST_SHAPE operator and a TosaShape in the block's `shapes`, its values as little-endian int64. Tensor data is the little-endian storage (bool one byte per
 element, i4 packed two per byte low nibble first, i48 six bytes per element) padded with zeros to
-a multiple of 8 bytes and 8-byte aligned, as the schema's force_align and tosa-opt's writer do.
+a multiple of 8 bytes and 8-byte aligned, as the schema's force_align and tosa-opt's writer do. A file
+that would pass the 2 GB a flatbuffer addresses (or any, with `external_data=True`) keeps tensor data of
+64 KiB or more after the flatbuffer instead, each at a 64-byte aligned file `offset` with its `size`
+(docs/tosa_formats.md, "Files past 2 GB").
 
 Every op's attribute table is filled from one table, `OP_TABLE`, derived from the tosa dialect's
 registry and the flatc-generated code: op -> (Op enum, Attribute union member, the fields it fills
@@ -139,13 +142,6 @@ def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool, extern
                                  "large tensor data kept after it (too many small constants)", external)
     _write_graph(builder, blocks)
     return builder
-
-
-def needs_external_data(constant_bytes_total: int) -> bool:
-    """Whether a model whose constants take `constant_bytes_total` bytes in the file is written with
-    its tensor data after the flatbuffer (what `write_flatbuffer` decides, less the per-table
-    allowance: a consumer's early check)."""
-    return not writer.fits(constant_bytes_total)
 
 
 def _plan_block(graph: Graph, region: str, names: Names, variables: dict[str, str]) -> _Block:
