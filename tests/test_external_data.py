@@ -219,3 +219,18 @@ def test_past_2gb_tosa_keeps_every_constant(big_model):
         assert sum(read.attrs(n)["values"].nbytes for n in read.nodes() if read.op(n) == "tosa.const") > 2**31
     finally:
         os.unlink(out)
+
+
+def test_the_draft_layout_past_2gb_is_refused_before_the_conversion():
+    """The 0.100 layout has no offset/size: a model whose constants pass 2 GB is refused from what was
+    read, before any pass runs (a broadcast view stands in for 2 GB of weights without the memory)."""
+    from nn2tosa.api import refuse_past_2gb
+    from nn2tosa.diagnostics import UnsupportedError
+    from nn2tosa.ir import Graph, TensorType
+
+    g = Graph("big")
+    weights = np.broadcast_to(np.zeros(1, np.float16), (2**30 + 1,))
+    g.add_op("nn.constant", (), [TensorType(weights.shape, "f16")], {"value": weights})
+    with pytest.raises(UnsupportedError, match="past 2 GB, which the TOSA 0.100-draft layout cannot hold"):
+        refuse_past_2gb([g], "big.mpsgraph", "the TOSA 0.100-draft layout")
+    refuse_past_2gb([Graph("small")], "small.mpsgraph", "the TOSA 0.100-draft layout")  # nothing to say
