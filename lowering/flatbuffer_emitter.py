@@ -15,7 +15,10 @@ initial value, read and written by IDENTITY operators as tosa-opt writes them (`
 `tosa.const` -> a CONST operator whose output tensor holds the data; `tosa.const_shape` -> a
 CONST_SHAPE operator and a TosaShape in the block's `shapes`, its values as little-endian int64. Tensor data is the little-endian storage (bool one byte per
 element, i4 packed two per byte low nibble first, i48 six bytes per element) padded with zeros to
-a multiple of 8 bytes and 8-byte aligned, as the schema's force_align and tosa-opt's writer do.
+a multiple of 8 bytes and 8-byte aligned, as the schema's force_align and tosa-opt's writer do. A file
+that would pass the 2 GB a flatbuffer addresses (or any, with `external_data=True`) keeps tensor data of
+64 KiB or more after the flatbuffer instead, each at a 64-byte aligned file `offset` with its `size`
+(docs/tosa_formats.md, "Files past 2 GB").
 
 Every op's attribute table is filled from one table, `OP_TABLE`, derived from the tosa dialect's
 registry and the flatc-generated code: op -> (Op enum, Attribute union member, the fields it fills
@@ -40,7 +43,7 @@ from nn2tosa.dialects.tosa_target import require_tosa_1_0
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
 from nn2tosa.schemas import tosa_generated as fb
 from nn2tosa.tosa_flatbuffer import writer
-from nn2tosa.tosa_flatbuffer.common import FlatBuilder, Names, constant_bytes, storage_bytes
+from nn2tosa.tosa_flatbuffer.common import FlatBuilder, Names, constant_bytes, padded_size, storage_bytes
 from nn2tosa.tosa_flatbuffer.layout_1_0 import DTYPES, OP_TABLE, OpEntry
 
 from .program import reachable_branches, unknown_branches
@@ -98,20 +101,23 @@ def _problems(graph: Graph) -> list[Unsupported]:
 
 
 def build_flatbuffer(graph: Graph, branches: Mapping[str, Graph] | None = None,
-                     names: dict[tuple[str, Value], str] | None = None) -> memoryview:
+                     names: dict[tuple[str, Value], str] | None = None, external_data: bool | None = None) -> memoryview:
     """The TOSA 1.0 flatbuffer of one TOSA-level graph (with the branch graphs its control flow
     names, from `branches`, as further regions), as a view of the finished buffer. `names`, when
-    given, receives each value's tensor name, keyed by (graph name, value)."""
-    return _build(graph, branches or {}, defer_data=False, names=names).finished_view()
+    given, receives each value's tensor name, keyed by (graph name, value). `external_data`: keep
+    large tensor data after the flatbuffer (None: only when the file would pass 2 GB)."""
+    return _build(graph, branches or {}, defer_data=False, external_data=external_data, names=names).finished_view()
 
 
-def write_flatbuffer(graph: Graph, path: str | os.PathLike, branches: Mapping[str, Graph] | None = None) -> None:
+def write_flatbuffer(graph: Graph, path: str | os.PathLike, branches: Mapping[str, Graph] | None = None,
+                     external_data: bool | None = None) -> None:
     """Write the graph's TOSA 1.0 flatbuffer to `path` atomically ("-" is stdout). Large tensor
-    data goes from its numpy array straight to the file."""
-    write_atomic(path, _build(graph, branches or {}, defer_data=True).write_to)
+    data goes from its numpy array straight to the file, after the flatbuffer when `external_data`
+    (None: when the file would pass 2 GB)."""
+    write_atomic(path, _build(graph, branches or {}, defer_data=True, external_data=external_data).write_to)
 
 
-def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool,
+def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool, external_data: bool | None,
            names: dict[tuple[str, Value], str] | None = None) -> FlatBuilder:
     graphs = [graph] + reachable_branches(graph, branches)
     items = [item for g in graphs for item in _problems(g)] + unknown_branches(graphs, branches)
@@ -134,8 +140,12 @@ def _build(graph: Graph, branches: Mapping[str, Graph], defer_data: bool,
         len(b.region.encode()) + sum(len(o.location.encode()) for o in b.operators if o.location) for b in blocks)
     size = (sum(constant_bytes(g, n) for g in graphs for n in g.nodes()) + 2 * strings + 4096
             + sum(256 * (len(b.tensors) + 2 * len(b.operators) + len(b.shapes) + 2) for b in blocks))
-    builder = writer.new_builder(size, defer_data, graph.name, "TOSA flatbuffers over 2 GB need external tensor "
-                                 "data, which is not written yet")
+    external = not writer.fits(size) if external_data is None else external_data
+    if external:  # what stays in the flatbuffer: small tensor data (FlatBuilder.keeps_outside)
+        size -= sum(padded_size(t.data.size) for b in blocks for t in b.tensors
+                    if t.data is not None and t.data.size >= FlatBuilder.DEFER_BYTES)
+    builder = writer.new_builder(size, defer_data, graph.name, "past the 2 GB a flatbuffer addresses even with "
+                                 "large tensor data kept after it (too many small constants)", external)
     _write_graph(builder, blocks)
     return builder
 

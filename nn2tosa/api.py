@@ -100,8 +100,10 @@ class Result:
 
     def mlir_text(self, generic: bool = True, *, elide_constants: bool = False) -> str:
         """The module as MLIR text: the generic op form (every MLIR version parses it), or the pretty form."""
-        from nn2tosa.lowering.mlir_emitter import module_text
+        from nn2tosa.lowering.mlir_emitter import elided_text, module_text
 
+        if elide_constants and not self._modules:  # (a module built already may have been transformed)
+            return elided_text(self.functions, self.target, pretty=not generic)
         return module_text(self.mlir_module(), pretty=not generic, elide_constants=elide_constants)
 
     def mlir_bytecode(self) -> bytes:
@@ -147,19 +149,31 @@ class Result:
             return validate(self.mlir_module(), self.target)
 
     def write(self, path: str, kind: str, *, elide_constants: bool = False, pretty: bool = False,
-              tosa_version: str = "1.0") -> list[str]:
+              tosa_version: str = "1.0", external_data: bool | None = None) -> list[str]:
         """Write `kind` ("mlir" text, "mlirbc" bytecode, "tosa" flatbuffer) to `path` ("-": stdout) and
         return the paths written. `tosa_version` picks the flatbuffer layout (TOSA_VERSIONS). Several
-        functions go into one MLIR module, but one .tosa each: `NAME.<function>.tosa`."""
+        functions go into one MLIR module, but one .tosa each: `NAME.<function>.tosa`.
+        `external_data` (TOSA 1.0 .tosa): keep tensor data of 64 KiB or more after the flatbuffer, at
+        each tensor's offset/size; None (the default) does so only for a file past 2 GB."""
         if kind == "tosa":
             _flatbuffer_builder(tosa_version)  # checks the version
+            if external_data and tosa_version != "1.0":
+                raise UsageError(f"external tensor data needs TOSA 1.0 (the {tosa_version} layout has no "
+                                 "offset/size fields)")
             functions, branches = self._program()
             paths = [path] if len(functions) == 1 else [function_path(path, g.name) for g in functions]
             writer = _flatbuffer_writer(tosa_version)
             with self._timed("emit-tosa"):
                 for g, p in zip(functions, paths):
-                    writer(g, p, branches)
+                    writer(g, p, branches, external_data)
             return paths
+        if kind == "mlir" and elide_constants and not self._modules:
+            from nn2tosa.fileio import write_atomic
+
+            with self._timed("write-mlir"):
+                text = self.mlir_text(not pretty, elide_constants=True)
+                write_atomic(path, text.encode())
+            return [path]
         if kind in ("mlir", "mlirbc"):
             from nn2tosa.lowering.mlir_emitter import write_mlir
 
@@ -205,14 +219,39 @@ def _flatbuffer_builder(version: str) -> Callable[[Graph, dict[str, Graph]], Any
     raise UsageError(f"unknown TOSA flatbuffer version {version!r} (known: {', '.join(TOSA_VERSIONS)})")
 
 
-def _flatbuffer_writer(version: str) -> Callable[[Graph, str, dict[str, Graph]], None]:
+def _flatbuffer_writer(version: str) -> Callable[[Graph, str, dict[str, Graph], bool | None], None]:
     if version == "0.100-draft":
         from nn2tosa.lowering.flatbuffer_0100 import write_flatbuffer_0100
 
-        return lambda graph, path, branches: write_flatbuffer_0100(graph, path)
+        return lambda graph, path, branches, external_data: write_flatbuffer_0100(graph, path)
     from nn2tosa.lowering.flatbuffer_emitter import write_flatbuffer
 
     return write_flatbuffer
+
+
+def constant_bytes(graphs: Sequence[Graph]) -> int:
+    """Bytes of every array the graphs' ops hold (constants, weights): what a .tosa of them carries
+    as tensor data, give or take what the passes fold."""
+    import numpy as np
+
+    return sum(v.nbytes for g in graphs for n in g.nodes() for v in g.attrs(n).values() if isinstance(v, np.ndarray))
+
+
+def past_2gb(graphs: Sequence[Graph]) -> bool:
+    """Whether the graphs' constants take a .tosa past the 2 GB a flatbuffer addresses: its TOSA 1.0
+    writer keeps the tensor data after the flatbuffer then (nn2tosa.tosa_flatbuffer)."""
+    from nn2tosa.tosa_flatbuffer.writer import fits
+
+    return not fits(constant_bytes(graphs))
+
+
+def refuse_past_2gb(graphs: Sequence[Graph], source: str, consumer: str) -> None:
+    """UnsupportedError, before any conversion work, when `consumer` cannot take a .tosa past 2 GB
+    and these graphs' constants make one."""
+    if past_2gb(graphs):
+        raise UnsupportedError([Unsupported("flatbuffer", source, f"{constant_bytes(graphs)} bytes of constants: "
+                                            f"past 2 GB, which {consumer} cannot hold (a TOSA 1.0 .tosa keeps such "
+                                            "data after the flatbuffer; .mlirbc has no such limit)")])
 
 
 def blame(error: Nn2TosaError, graphs: Sequence[Graph], source: str) -> Nn2TosaError:

@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tosa-version", choices=TOSA_VERSIONS, default=TOSA_VERSIONS[0],
                    help=".tosa layout: 1.0 (default), or 0.100-draft, the older generation with TOSA 0.90 "
                         "semantics (zero points and shapes as attributes); what 0.90 cannot express is refused")
+    p.add_argument("--external-data", action="store_true",
+                   help=".tosa (1.0): keep every tensor's data of 64 KiB or more after the flatbuffer, addressed by "
+                        "its offset/size, as files past 2 GB must (those always are)")
     p.add_argument("--keep-int4", action="store_true",
                    help="keep int4 weights (MPS group-quantized linear layers) as int4 (TOSA EXT-INT4) instead of "
                         "float weights; where TOSA 1.0 cannot, the conversion stops and says why")
@@ -262,6 +265,9 @@ def output_kinds(args: argparse.Namespace) -> tuple[list[str], str | None]:
         kinds.append(kind)
     if args.host and not args.partial:
         raise UsageError("--host leaves ops to the host, which only a partial conversion does: add --partial")
+    if args.external_data and args.tosa_version != "1.0" and "tosa" in kinds:
+        raise UsageError(f"--external-data needs --tosa-version 1.0 (the {args.tosa_version} layout has no "
+                         "offset/size fields)")
     sidecar = _sidecar_path(args) if args.partial else None
     if args.vela_report:
         from nn2tosa.vela_support import vela_version
@@ -299,7 +305,10 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
     start = time.perf_counter()
     graphs = _load(args.input, partitions=args.partition is not None)
     load_time = time.perf_counter() - start
-    from nn2tosa.api import blame, convert, programs
+    from nn2tosa.api import blame, convert, programs, refuse_past_2gb
+
+    if "tosa" in kinds and args.tosa_version != "1.0":  # before the work, not after it
+        refuse_past_2gb(graphs, args.input, f"the TOSA {args.tosa_version} layout")
     from nn2tosa.fileio import all_or_nothing, write_atomic
     from nn2tosa.partial import PartialResult
 
@@ -340,7 +349,7 @@ def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, ba
                         bar(f"write {kind}", 0, 1)
                     target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
                     paths = result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty,
-                                         tosa_version=args.tosa_version)
+                                         tosa_version=args.tosa_version, external_data=args.external_data or None)
                     written[i].setdefault(kind, []).extend(paths)
             for i, result in enumerate(results):
                 if sidecar is not None and isinstance(result, PartialResult):  # (--partial made them all)

@@ -40,7 +40,7 @@ CRASHED, TIMEOUT = "crashed", "timeout"  # exit 1 and exit 2: what the parent se
 # The options of `convert` that apply to each model: convert_many's keyword arguments, with the
 # resource limits (nn2tosa.limits.Limits fields: max_tensor_bytes, ...).
 PER_MODEL_OPTIONS = ("profile", "semantics", "target", "partial", "host", "keep_int4", "validate", "mlir_pipeline",
-                     "tosa_version", "elide_constants", "mlir_pretty", "debug", "vela_report")
+                     "tosa_version", "external_data", "elide_constants", "mlir_pretty", "debug", "vela_report")
 
 # The options of `convert` that name one file or pick one partition, and what --out-dir does instead.
 SINGLE_MODEL_OPTIONS = {
@@ -91,8 +91,8 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     timeout: seconds one model may take; past it its worker is stopped and the model is "timeout", exit 2.
     on_result: called with each ModelResult as it finishes (in completion order).
     options: what `nn2tosa.convert` and the command line take for one model (PER_MODEL_OPTIONS: profile,
-      semantics, target, partial, host, keep_int4, validate, mlir_pipeline, tosa_version, elide_constants,
-      mlir_pretty)
+      semantics, target, partial, host, keep_int4, validate, mlir_pipeline, tosa_version, external_data,
+      elide_constants, mlir_pretty)
       and the resource limits (max_tensor_bytes, max_total_bytes, max_ops, max_rank, max_list_length).
     """
     from nn2tosa.limits import Limits
@@ -131,8 +131,8 @@ def _option_defaults() -> dict[str, Any]:
     from nn2tosa.limits import Limits
 
     return {"profile": None, "semantics": "litert", "target": None, "partial": False, "host": [], "keep_int4": False,
-            "validate": False, "mlir_pipeline": None, "tosa_version": TOSA_VERSIONS[0], "elide_constants": False,
-            "mlir_pretty": False, "vela_report": False,
+            "validate": False, "mlir_pipeline": None, "tosa_version": TOSA_VERSIONS[0], "external_data": False,
+            "elide_constants": False, "mlir_pretty": False, "vela_report": False,
             "debug": False, **{f.name: f.default for f in fields(Limits)}}
 
 

@@ -20,6 +20,8 @@ The patterns, each a small function registered for the ops it matches:
 - activations as clamp: relu -> clamp(0, inf); maximum/minimum with a constant of one value ->
   clamp; clamp(clamp) -> one clamp when the ranges overlap (so min(max(x, 0), 6) becomes
   clamp(0, 6)). Bounds are real values, so quantized ops keep their real bounds.
+- powers (power.py): nn.pow by a constant exponent 1, 2..8, -1, 0.5 or -0.5 becomes x itself,
+  products, a reciprocal, sqrt(x) + 0.0 or an rsqrt.
 - affine folding (affine_folding.py, tried last): batch_norm, and mul / add / sub of a
   per-output-channel constant, after a float conv or fully_connected with constant weights fold into
   its weights and bias; a batch norm with constant statistics otherwise becomes x * scale + shift.
@@ -35,6 +37,7 @@ import numpy as np
 from nn2tosa.ir import Graph, TensorType, Value, op_def
 
 from .affine_folding import AFFINE_FOLDING
+from .power import POWER
 from .cse import eliminate_common_subexpressions
 from .dce import dce
 from .layout import LayoutStats, compose, is_identity, moves_only_unit_dims, sink_transposes, transposed_type
@@ -342,7 +345,7 @@ def clamp_of_clamp(graph: Graph, node: int) -> bool:
 
 # ------------------------------------------------------------------------------ affine folding into convolutions
 # batch norms and per-channel mul / add / sub folded into weights (affine_folding.py), tried after the above
-for _pattern in AFFINE_FOLDING:
+for _pattern in [*POWER, *AFFINE_FOLDING]:
     CANONICAL.add(_pattern)
 
 

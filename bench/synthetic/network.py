@@ -35,6 +35,12 @@ class Network:
     seed: int
     ops: list[Op] = field(default_factory=list)
     outputs: list[int] = field(default_factory=list)
+    # float16 builds a multi-GB network's weights at half the memory (the MPS fp16 writer then takes
+    # them as they are); the values are the fp32 ones rounded
+    weight_dtype: type = np.float32
+    # for models too large to draw normals for (bench/big_model.py): float16 weights of random bits
+    # with magnitudes below 0.25, ten times faster; not for a forward pass to mean much
+    random_bits: bool = False
 
     def __post_init__(self) -> None:
         self.rng = np.random.default_rng(self.seed)
@@ -52,7 +58,9 @@ class Network:
         return self.ops[x].shape
 
     def normal(self, shape: tuple[int, ...], std: float) -> np.ndarray:
-        return (self.rng.standard_normal(shape, dtype=np.float32) * np.float32(std)).astype(np.float32)
+        if self.random_bits:  # sign, exponents up to 2**-3, any mantissa: finite, never NaN
+            return (self.rng.integers(0, 1 << 16, shape, dtype=np.uint16) & 0xB3FF).view(np.float16)
+        return (self.rng.standard_normal(shape, dtype=np.float32) * np.float32(std)).astype(self.weight_dtype)
 
     def input(self, name: str, shape: tuple[int, ...]) -> int:
         return self._add("input", name, (), shape)
@@ -172,13 +180,13 @@ def resnet50(*, image: int = 224, width: int = 64, blocks: tuple[int, ...] = (3,
 
 
 def transformer(*, layers: int = 12, hidden: int = 768, heads: int = 12, ffn: int | None = None, seq: int = 128,
-                seed: int = 12) -> Network:
+                seed: int = 12, weight_dtype: type = np.float32, random_bits: bool = False) -> Network:
     """A BERT-base-shaped encoder (post-layer-norm, exact GELU): `layers` blocks of multi-head
     self-attention and a feed-forward network on a [1, seq, hidden] input. At the defaults it
     holds 85 M weights, 340 MB in fp32."""
     ffn = ffn or 4 * hidden
     head = hidden // heads
-    net = Network(f"transformer_l{layers}_h{hidden}_s{seq}", seed)
+    net = Network(f"transformer_l{layers}_h{hidden}_s{seq}", seed, weight_dtype=weight_dtype, random_bits=random_bits)
     x = net.reshape("flatten", net.input("input", (1, seq, hidden)), (seq, hidden))
     for i in range(layers):
         name = f"layer{i}"

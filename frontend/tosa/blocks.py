@@ -358,6 +358,32 @@ def _external(t: Table) -> bool:
     return "offset" in t.fields() and int(t["offset"]) > 1
 
 
+EXTERNAL_ALIGNMENT = 8  # what TosaTensor.data's force_align asks of data inside the flatbuffer
+
+
+def check_external_data(readers: list[BlockReader]) -> None:
+    """The data tensors keep after the flatbuffer (1.x offset/size), checked across the whole file
+    before anything is read from it: each span 8-byte aligned, inside the file, and no two of them
+    overlapping (InvalidInputError naming the tensors)."""
+    spans = []
+    for r in readers:
+        for name, t in r.tensors.items():
+            if _external(t):
+                offset, size = int(t["offset"]), int(t["size"])
+                if offset % EXTERNAL_ALIGNMENT:
+                    r.fail(f"tensor {name!r} keeps its data at file offset {offset}, which is not "
+                           f"{EXTERNAL_ALIGNMENT}-byte aligned")
+                if offset + size > len(r.file_data):
+                    r.fail(f"tensor {name!r} keeps {size} bytes at file offset {offset}, past the end of the "
+                           f"file ({len(r.file_data)} bytes)")
+                spans.append((offset, size, name, r))
+    spans.sort(key=lambda s: s[:2])
+    for (a, a_size, a_name, a_reader), (b, _, b_name, b_reader) in zip(spans, spans[1:]):
+        if b < a + a_size:
+            b_reader.fail(f"tensor {b_name!r} keeps its data at file offset {b}, inside that of tensor {a_name!r} "
+                          f"({a_reader.where.rstrip(':')}, offset {a}, {a_size} bytes)")
+
+
 def decode_data(buf: Any, start: int, tensor_type: TensorType) -> np.ndarray:
     """The flat IR storage of `tensor_type.num_elements` elements stored at `buf[start:]` (the caller
     has checked that enough bytes are there)."""

@@ -28,7 +28,7 @@ from nn2tosa.tosa_flatbuffer.layout_1_0 import DTYPES, OP_TABLE, OPTIONAL_DEFAUL
 from nn2tosa.schemas import load_schema
 from nn2tosa.schemas.flatread import FlatBuffer, Table
 
-from .blocks import BlockReader, ElementType, Operator, const_op, read_blocks
+from .blocks import BlockReader, ElementType, Operator, check_external_data, const_op, read_blocks
 
 SCHEMA = load_schema("tosa")
 
@@ -231,4 +231,5 @@ def read_graphs(fb: FlatBuffer, file_data: memoryview) -> tuple[list[Graph], lis
             name = region_name if b == 0 else (block["name"] or f"{region_name}.block{b}")
             where = f"region {region_name!r} block {block['name'] or b!r}:"
             readers.append(BlockReader(layout, block, name, file_data, where))
+    check_external_data(readers)
     return read_blocks(readers)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from nn2tosa.fileio import mapping_of
 from nn2tosa.limits import reserve
 
 from .graph import Graph, Loc, Value
@@ -56,7 +57,10 @@ class Builder:
         if dtype is None:
             dtype = element_type_of(array.dtype)
         t = TensorType(array.shape, dtype, quant)
-        reserve(t.shape, t.dtype, "a constant built by a pass")  # nn2tosa.limits: one tensor, and the total
+        # nn2tosa.limits: one tensor, and the total; a view of the mapped input kept as it is (a
+        # multi-GB model's weights passed through a legalization) builds nothing and is not charged
+        if not (mapping_of(array) is not None and array.dtype == t.numpy_dtype and array.flags.c_contiguous):
+            reserve(t.shape, t.dtype, "a constant built by a pass")
         array = np.asarray(array, dtype=t.numpy_dtype)
         if not array.flags.c_contiguous:
             array = array.copy()

@@ -63,8 +63,9 @@ def _nested(items: list[str], shape: tuple[int, ...]) -> str:
 class _Builder:
     """Converts one graph's values into MLIR objects of one context, caching types."""
 
-    def __init__(self, resource_threshold: int):
+    def __init__(self, resource_threshold: int, blobs: bool = True):
         self.resource_threshold = resource_threshold
+        self.blobs = blobs  # False: large constants are dense_resource handles without data
         self.types: dict[str, ir.Type] = {}
         self.resource_count = 0
 
@@ -93,9 +94,11 @@ class _Builder:
             return ir.DenseElementsAttr.get(np.ascontiguousarray(array), type=mlir_type.element_type, shape=shape)
         name = f"cst{self.resource_count}"
         self.resource_count += 1
-        data = np.ascontiguousarray(array)
         if element_type == "i48":
             raise ValueError(f"large {element_type} constants are not supported in MLIR")
+        if not self.blobs:  # a handle the context knows no data of: text with elided constants prints it alike
+            return ir.Attribute.parse(f"dense_resource<{name}> : {mlir_type}")
+        data = np.ascontiguousarray(array)
         # i4 blobs hold one element per byte (the int8 array's bytes), as MLIR stores sub-byte
         # elements of dense attributes; the parser reads them back the same way.
         return ir.DenseResourceElementsAttr.get_from_buffer(
@@ -208,13 +211,16 @@ def to_module(
     context: ir.Context | None = None,
     *,
     resource_threshold: int = RESOURCE_THRESHOLD,
+    blobs: bool = True,
 ) -> ir.Module:
-    """Build an MLIR module holding one func.func per graph (not verified here)."""
+    """Build an MLIR module holding one func.func per graph (not verified here). Without `blobs`,
+    constants of more than `resource_threshold` elements name dense_resource blobs that hold no data
+    (a module only to print with its constants elided)."""
     from mlir.dialects import func
 
     graphs = [graphs] if isinstance(graphs, Graph) else list(graphs)
     ctx = context or new_context()
-    b = _Builder(resource_threshold)
+    b = _Builder(resource_threshold, blobs)
     with ctx, ir.Location.unknown():
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):

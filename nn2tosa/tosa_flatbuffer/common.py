@@ -17,6 +17,10 @@ from nn2tosa.ir import Graph, TensorType
 from nn2tosa.ir.types import beyond_type
 
 DATA_ALIGNMENT = 8  # TosaTensor.data / TosaShape.data / clamp bounds: (force_align: 8), padded to 8 bytes
+# Tensor data kept after the flatbuffer (TosaTensor.offset/size, files past 2 GB): each tensor starts at a
+# multiple of this from the start of the file, so a reader mapping the file gets cache-line and SIMD
+# aligned arrays whatever the element type.
+EXTERNAL_ALIGNMENT = 64
 
 
 # ------------------------------------------------------------------------------ raw data
@@ -53,24 +57,55 @@ def utf8_text(raw: np.ndarray | None) -> str:
     return "" if raw is None else raw.tobytes().decode("utf-8")
 
 
-def padded_size(n: int) -> int:
-    return -(-n // DATA_ALIGNMENT) * DATA_ALIGNMENT
+def padded_size(n: int, alignment: int = DATA_ALIGNMENT) -> int:
+    return -(-n // alignment) * alignment
 
 
 class FlatBuilder(flatbuffers.Builder):
     """A flatbuffers Builder whose buffer is an anonymous mmap of the final size, allocated once:
     no zero-filling pass, and pages never written cost no memory. With `defer_data`, large tensor
     data is not copied into the buffer at all: its place is reserved and `write_to` splices the
-    numpy bytes in while writing the file (one copy, the kernel's)."""
+    numpy bytes in while writing the file (one copy, the kernel's). With `external`, tensor data of
+    DEFER_BYTES or more is not in the flatbuffer at all but after it (`external_data`): what a file
+    past the 2 GB a flatbuffer can address needs."""
 
     DEFER_BYTES = 1 << 16
 
-    def __init__(self, size: int, defer_data: bool):
+    def __init__(self, size: int, defer_data: bool, external: bool = False):
         super().__init__(0)
         self.Bytes = mmap.mmap(-1, max(size, 1))  # type: ignore[assignment]
         self.head = len(self.Bytes)
         self.deferred: list[tuple[int, np.ndarray]] | None = [] if defer_data else None
         self.written: dict[Any, int] = {}  # content -> offset of an identical object already written
+        # (offset field's distance from the end of the buffer, offset in the data section, the bytes)
+        self.external: list[tuple[int, int, np.ndarray]] | None = [] if external else None
+        self.external_size = 0  # bytes of the data section so far (aligned)
+        self.external_base = 0  # where the data section starts in the file, once finished
+
+    def keeps_outside(self, raw: np.ndarray) -> bool:
+        """Whether tensor data `raw` goes after the flatbuffer rather than into its `data` vector."""
+        return self.external is not None and raw.size >= self.DEFER_BYTES
+
+    def external_data(self, add_offset: Callable[[Any, int], None], add_size: Callable[[Any, int], None],
+                      raw: np.ndarray) -> None:
+        """Fill the open table's offset and size fields for `raw`, kept in the data section after the
+        flatbuffer. The offset is from the start of the file, which is only known once the buffer is
+        finished: a placeholder (> 1, so the field is written) is patched by `place_external`."""
+        assert self.external is not None
+        start = self.external_size
+        self.external_size = padded_size(start + raw.size, EXTERNAL_ALIGNMENT)
+        add_offset(self, EXTERNAL_ALIGNMENT)
+        self.external.append((self.Offset(), start, raw))  # the field just written is at the head
+        add_size(self, raw.size)
+
+    def place_external(self) -> None:
+        """After Finish: the data section starts at the first aligned byte after the flatbuffer; write
+        every external tensor's absolute offset into its field."""
+        if not self.external:
+            return
+        self.external_base = padded_size(len(self.Bytes) - self.Head(), EXTERNAL_ALIGNMENT)
+        for from_end, start, _ in self.external:
+            struct.pack_into("<Q", self.Bytes, len(self.Bytes) - from_end, self.external_base + start)
 
     def once(self, key: Any, make: Callable[[], int]) -> int:
         """The offset of the object `make` writes, written only the first time `key` is asked for:
@@ -121,10 +156,21 @@ class FlatBuilder(flatbuffers.Builder):
         return self.CreateNumpyVector(raw)
 
     def finished_view(self) -> memoryview:
+        """The finished file in memory: the buffer itself, or (external data) the buffer and its
+        data section joined in one new buffer."""
         assert not self.deferred, "data was deferred: use write_to"
-        return memoryview(self.Bytes)[self.Head():]
+        view = memoryview(self.Bytes)[self.Head():]
+        if not self.external:
+            return view
+        out = bytearray(self.external_base + self.external_size)
+        out[:len(view)] = view
+        for _, start, raw in self.external:
+            out[self.external_base + start:self.external_base + start + raw.size] = raw.data
+        return memoryview(out)
 
     def write_to(self, f: Any) -> None:
+        """Write the file: the buffer, deferred data spliced in, then the data section (each tensor's
+        bytes straight from its array, e.g. the mapped input, zero padding between)."""
         view = memoryview(self.Bytes)
         pos = self.Head()
         for start, raw in sorted((len(self.Bytes) - rel, raw) for rel, raw in self.deferred or []):
@@ -132,6 +178,13 @@ class FlatBuilder(flatbuffers.Builder):
             f.write(raw.data)
             pos = start + raw.size
         f.write(view[pos:])
+        written = len(self.Bytes) - self.Head()
+        for _, start, raw in self.external or []:
+            f.write(bytes(self.external_base + start - written))
+            f.write(raw.data)
+            written = self.external_base + start + raw.size
+        if self.external:
+            f.write(bytes(self.external_base + self.external_size - written))
 
 
 def hashable(value: Any) -> Any:
@@ -188,5 +241,5 @@ def unique_io_names(graph: Graph) -> tuple[list[str], list[str]]:
     return [names.claim(graph.input_name(n)) for n in graph.inputs], [names.claim(o.name) for o in graph.outputs]
 
 
-__all__ = ["DATA_ALIGNMENT", "FlatBuilder", "Names", "camel", "constant_bytes", "hashable", "padded_size",
+__all__ = ["DATA_ALIGNMENT", "EXTERNAL_ALIGNMENT", "FlatBuilder", "Names", "camel", "constant_bytes", "hashable", "padded_size",
            "storage_bytes", "unique_io_names"]

@@ -20,19 +20,27 @@ from .common import FlatBuilder
 BLOCK_NAME = "main"  # the function's region and block
 
 
-def new_builder(size: int, defer_data: bool, graph_name: str, too_big: str) -> FlatBuilder:
-    """A builder of `size` bytes (the writer's estimate of everything it writes), or UnsupportedError
-    saying `too_big` when that is past what a flatbuffer can address."""
-    if size >= flatbuffers.Builder.MAX_BUFFER_SIZE:
+def fits(size: int) -> bool:
+    """Whether a flatbuffer of about `size` bytes is within the 2 GB its 32-bit offsets address."""
+    return size < flatbuffers.Builder.MAX_BUFFER_SIZE
+
+
+def new_builder(size: int, defer_data: bool, graph_name: str, too_big: str, external: bool = False) -> FlatBuilder:
+    """A builder of `size` bytes (the writer's estimate of everything it writes; with `external`,
+    of what stays in the flatbuffer), or UnsupportedError saying `too_big` when that is past what a
+    flatbuffer can address."""
+    if not fits(size):
         raise UnsupportedError([Unsupported("flatbuffer", graph_name, f"about {size} bytes: {too_big}")])
-    return FlatBuilder(size, defer_data)
+    return FlatBuilder(size, defer_data, external)
 
 
 def tensor(builder: FlatBuilder, fb: ModuleType, name: str, shape: Sequence[int], dtype: int,
            data: np.ndarray | None = None, variable_name: str | None = None) -> int:
     """A TosaTensor: `data` its storage bytes (a constant, a variable's initial value), `variable_name`
-    for a variable tensor (TOSA 1.0 only)."""
-    data_offset = builder.data_vector(data) if data is not None else None
+    for a variable tensor (TOSA 1.0 only). Data the builder keeps outside the flatbuffer is addressed
+    by the tensor's offset and size (TOSA 1.x only)."""
+    external = data is not None and builder.keeps_outside(data)
+    data_offset = builder.data_vector(data) if data is not None and not external else None
     shape_offset = builder.int32_vector(shape)
     name_offset = builder.string(name)
     variable_offset = None if variable_name is None else builder.string(variable_name)
@@ -42,6 +50,8 @@ def tensor(builder: FlatBuilder, fb: ModuleType, name: str, shape: Sequence[int]
     fb.TosaTensorAddType(builder, dtype)
     if data_offset is not None:
         fb.TosaTensorAddData(builder, data_offset)
+    if external:
+        builder.external_data(fb.TosaTensorAddOffset, fb.TosaTensorAddSize, data)  # type: ignore[arg-type]
     if variable_offset is not None:
         fb.TosaTensorAddVariable(builder, True)
         fb.TosaTensorAddVariableName(builder, variable_offset)
@@ -120,6 +130,7 @@ def finish(builder: FlatBuilder, fb: ModuleType, regions: list[int], version: tu
     fb.TosaGraphAddVersion(builder, version_offset)
     fb.TosaGraphAddRegions(builder, regions_vec)
     builder.Finish(fb.TosaGraphEnd(builder), file_identifier=b"TOSA")
+    builder.place_external()
 
 
-__all__ = ["BLOCK_NAME", "basic_block", "finish", "new_builder", "operator", "region", "tensor"]
+__all__ = ["BLOCK_NAME", "basic_block", "finish", "fits", "new_builder", "operator", "region", "tensor"]
