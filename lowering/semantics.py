@@ -27,7 +27,7 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
                    "right shift (EXT-DOUBLEROUND)",
                    "float32 product rounded half away from zero (RESCALE SINGLE_ROUND, halves fixed up)"),
     # functions of one int8 tensor are one exact TABLE either way; its entries are computed by a numpy model
-    # of LiteRT's kernel (lowering/litert_kernels.py) or through CpuRef's float32 function. Of an int16 tensor:
+    # of LiteRT's kernel (lowering/fixed_point/litert_kernels.py) or through CpuRef's float32 function. Of an int16 tensor:
     # RESCALEs by TFLite's multipliers (requantize, abs, relu / clamp, leaky_relu), else a TABLE or GATHER
     "hard_swish": ("int16 fixed point: gemmlowp rounding doubling high multiplies by 16-bit multipliers, a "
                    "truncating one for x * relu6(x + 3) / 6", _FLOAT),

@@ -30,7 +30,7 @@ from lstm_kernels import android_quantized_lstm_step, logistic16, tanh16, tflite
 from nn2tosa.api import convert
 from nn2tosa.ir import Graph, Loc, Quant, TensorType
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
-from nn2tosa.lowering.tflite_fixed import gemmlowp_logistic16, gemmlowp_tanh16
+from nn2tosa.lowering.fixed_point.tflite import gemmlowp_logistic16, gemmlowp_tanh16
 
 DATA = Path(__file__).parent / "data" / "lstm"
 

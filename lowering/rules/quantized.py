@@ -3,7 +3,7 @@ and results, quantize / dequantize (and constants), exact lookups of a function 
 tensor, requantization, and the float fallback.
 
 Every quantized rule runs instead of the float rule when an operand or result of the op is quantized
-(`@rule(..., quantized=True)`); values are carried as lowering/quant.py describes (QAsymmU8 as
+(`@rule(..., quantized=True)`); values are carried as lowering/fixed_point/carrier.py describes (QAsymmU8 as
 i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, compute, encode
 (round half away from zero, saturate).
 
@@ -17,7 +17,7 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32 result (Cast of QSymmS16 to
   Signed32) is CAST, MUL, ADD when the table is affine. Under litert semantics (lowering/semantics.py)
   the tables hold what TFLite's integer kernel of the op computes where it has one (`kernel_results`,
-  lowering/litert_kernels.py). The rules using it: quantized_unary.py.
+  lowering/fixed_point/litert_kernels.py). The rules using it: quantized_unary.py.
 - `requantize_value`: x re-encoded in another quantization (a table from i8, else one RESCALE).
 - `float_fallback`: ops with no integer lowering yet (power, L2 pooling, ...; L2 normalization
   and int16 softmax under semantics "cpuref" only) compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,
@@ -33,9 +33,10 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, constant_value
-from ..litert_kernels import kernel_for
-from ..quant import (QInfo, carried_values, narrow, qinfo, rescale, saturate_to, source_results, table_i16,
-                     ties_possible, widen)
+from ..fixed_point.carrier import QInfo, carried_values, qinfo
+from ..fixed_point.litert_kernels import kernel_for
+from ..fixed_point.rescale import narrow, rescale, saturate_to, ties_possible, widen
+from ..fixed_point.tables import source_results, table_i16
 from . import RULES, rule
 
 
@@ -218,7 +219,7 @@ def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str)
 
 def kernel_results(ctx: LoweringContext, xq: QInfo, yq: QInfo) -> np.ndarray | None:
     """Under litert semantics, what TFLite's integer kernel of the op stores for every carried input of
-    x's type, in order (lowering/litert_kernels.py); None where the op has none (then, and under cpuref,
+    x's type, in order (lowering/fixed_point/litert_kernels.py); None where the op has none (then, and under cpuref,
     the float function is tabulated as CpuRef computes it)."""
     kernel = kernel_for(ctx.op_name, ctx.attrs, xq, yq) if ctx.semantics == "litert" else None
     return None if kernel is None else kernel(np.arange(xq.qmin, xq.qmax + 1))

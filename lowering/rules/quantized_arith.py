@@ -36,9 +36,10 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value
 from ..npu_target import choose
-from ..quant import (QInfo, fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale, rescale_values,
-                     saturate_to, widen)
-from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.rescale import (fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale,
+                                   rescale_values, saturate_to, widen)
+from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
 from . import quantized_litert, rule
 from .quantized import (float_fallback, q_in, q_out, require_per_tensor,
                         requantize_value, same_quantization)

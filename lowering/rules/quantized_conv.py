@@ -21,7 +21,8 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..npu_target import choose
-from ..quant import QInfo, narrow, rescale
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.rescale import narrow, rescale
 from . import rule
 from .quantized import float_fallback, q_in, q_out, require_per_tensor
 from .quantized_conv_npu import subsample_first, upsample_then_convolve

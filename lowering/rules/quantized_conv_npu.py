@@ -14,7 +14,8 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..npu_target import choose
-from ..quant import QInfo, rescale
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.rescale import rescale
 from .conv import fit_windows
 from .quantized_convolution import quantized_convolution, widen_rather_than_trim
 

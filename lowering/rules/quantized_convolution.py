@@ -29,7 +29,8 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, constant_value
-from ..quant import QInfo, narrow, rescale
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.rescale import narrow, rescale
 from .conv import drop_extra, fit_windows
 from .quantized import q_in
 

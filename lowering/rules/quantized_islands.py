@@ -22,7 +22,7 @@ import numpy as np
 from nn2tosa.ir import Graph, TensorType, Type, Value, op_def
 
 from ..context import LoweringContext
-from ..quant import QInfo, qinfo
+from ..fixed_point.carrier import QInfo, qinfo
 from .quantized import lookup
 
 # element types of island values: f32 (the nn folders compute in the result's numpy type) and the

@@ -24,8 +24,9 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..npu_target import choose
-from ..quant import QInfo, rescale, rescale_values
-from ..tflite_fixed import multiply_by_quantized_multiplier, quantize_multiplier
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.rescale import rescale, rescale_values
+from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
 
 # TOSA 1.0 level 8K: kernel sizes up to MAX_KERNEL
 MAX_KERNEL = 8192

@@ -14,7 +14,7 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import carried_type, encode, qinfo
+from ..fixed_point.carrier import carried_type, encode, qinfo
 from . import RULES, rule
 from .quantized import q_in, q_out, require_per_tensor, requantize_value, same_quantization
 from .shape import concat, pad_constant

@@ -17,7 +17,8 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..quant import QInfo, rescale, saturate_to
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.rescale import rescale, saturate_to
 from . import rule
 from .conv import drop_extra, fit_windows
 from .pool import clip_windows, require_static_windows, static_windows, window_counts

@@ -20,8 +20,8 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..quant import narrow, requantize_like_tflite, saturate_to, widen
-from ..tflite_fixed import quantize_multiplier
+from ..fixed_point.rescale import narrow, requantize_like_tflite, saturate_to, widen
+from ..fixed_point.tflite import quantize_multiplier
 from . import rule
 from .quantized import float_fallback, q_in, q_out, require_per_tensor, requantize_value
 from .quantized_mean import mean_as_avg_pool, spatial_sum

@@ -17,7 +17,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..npu_target import choose
-from ..quant import narrow, rescale
+from ..fixed_point.rescale import narrow, rescale
 from . import rule
 from .quantized import float_fallback, q_in, q_out
 from .quantized_movement import movement

@@ -22,7 +22,7 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..quant import QInfo
+from ..fixed_point.carrier import QInfo
 from .quantized_convolution import quantized_convolution
 from .shape import concat
 

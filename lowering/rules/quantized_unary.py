@@ -19,10 +19,12 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..litert_kernels import sigmoid_fixed_point
-from ..quant import (QInfo, clamp_int, encode, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values,
-                     source_results, widen)
-from ..tflite_fixed import quantize_multiplier
+from ..fixed_point.carrier import QInfo, encode
+from ..fixed_point.litert_kernels import sigmoid_fixed_point
+from ..fixed_point.rescale import (clamp_int, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values,
+                                   widen)
+from ..fixed_point.tables import source_results
+from ..fixed_point.tflite import quantize_multiplier
 from . import rule
 from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, require_per_tensor, requantize_value,
                         same_quantization, source_function)

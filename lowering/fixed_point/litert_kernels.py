@@ -1,7 +1,7 @@
 """numpy models of TFLite's (LiteRT's) reference integer kernels for elementwise functions of one tensor.
 
 Each kernel maps every carried integer input of a quantized tensor (i8 values -128..127, i16 values
--32768..32767, uint8 data carried minus 128 as lowering/quant.py describes) to the integer TFLite's
+-32768..32767, uint8 data carried minus 128 as lowering/fixed_point/carrier.py describes) to the integer TFLite's
 reference kernel (the BUILTIN_REF op resolver) stores, bit for bit: the lowering turns those results
 into a TABLE (or a GATHER) instead of tabulating the float function the way Arm NN CpuRef computes it.
 
@@ -10,7 +10,7 @@ into a TABLE (or a GATHER) instead of tabulating the float function the way Arm 
 so the float tabulation already gives its integers.
 
 The fixed-point primitives (gemmlowp's, TFLite's MultiplyByQuantizedMultiplier and LUTPopulate) are
-lowering/tflite_fixed.py's.
+lowering/fixed_point/tflite.py's.
 """
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .quant import QInfo, RescaleRangeError
-from .tflite_fixed import (INT32_MAX, div_toward_zero, lut_int16_entries, lut_lookup_int16,
-                           multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot,
-                           saturating_multiply_by_pot, srdhm)
-from .tflite_fixed import round_half_away as _round_away
+from .carrier import QInfo
+from .carrier import round_half_away as _round_away
+from .rescale import RescaleRangeError
+from .tflite import (INT32_MAX, div_toward_zero, lut_int16_entries, lut_lookup_int16,
+                     multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot,
+                     saturating_multiply_by_pot, srdhm)
 
 Kernel = Callable[[np.ndarray], np.ndarray]  # carried integer inputs -> carried integer outputs
 Transform = Callable[[np.ndarray], np.ndarray]  # real inputs -> real outputs (float32), tabulated by the LUTs
@@ -366,7 +367,7 @@ def tanh16(x: QInfo, y: QInfo) -> Kernel:
 
 def lut_int16(x: QInfo, y: QInfo, transform: Transform) -> Kernel:
     """LUTPopulate<int16_t> and LUTLookup (int16 exp, log, rsqrt, gelu): TFLite's 513-entry float32
-    table (tflite_fixed.lut_int16_entries), interpolated within each 128-input segment. Zero points
+    table (tflite.lut_int16_entries), interpolated within each 128-input segment. Zero points
     enter only through the ranges: the table holds no output zero point, as TFLite's does not."""
     table = lut_int16_entries(transform, F32, x.scale, x.zero_point, y.scale, y.zero_point)
     return lambda v: _wrap16(lut_lookup_int16(v, table))
