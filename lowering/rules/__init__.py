@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import Value, ops_of
 from nn2tosa.ir.constraints import Constraint
 from nn2tosa.ir.registry import registering
 
@@ -42,12 +42,15 @@ def rule(*ops: str, quantized: bool = False, constraints: Iterable[Constraint] =
     return decorate
 
 
+def ops_with(trait: str) -> tuple[str, ...]:
+    """The nn ops whose definition declares `trait` (NAMED_TRAITS, nn2tosa/ir/registry.py): how quantized
+    lowering treats an op is said on the op (nn2tosa/dialects/nn/), not in a list beside the rules."""
+    return tuple(d.name for d in ops_of("nn") if trait in d.traits)
+
+
 # Ops that only move stored values: their float rule is right for quantized tensors too, as long
 # as every quantized operand and result has the same quantization (the integers are carried).
-CARRY_QUANTIZATION = frozenset({
-    "nn.constant", "nn.reshape", "nn.transpose", "nn.broadcast_to", "nn.slice", "nn.strided_slice", "nn.reverse",
-    "nn.tile", "nn.split", "nn.gather", "nn.gather_nd", "nn.identity",
-})
+CARRY_QUANTIZATION = frozenset(ops_with("carries_quantization"))
 
 
 def rule_for(op: str, quantized: bool) -> Rule | None:

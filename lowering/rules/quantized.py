@@ -37,7 +37,7 @@ from ..fixed_point.carrier import QInfo, carried_values, qinfo
 from ..fixed_point.litert_kernels import kernel_for
 from ..fixed_point.rescale import narrow, rescale, saturate_to, ties_possible, widen
 from ..fixed_point.tables import source_results, table_i16
-from . import RULES, rule
+from . import RULES, ops_with, rule
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -334,10 +334,6 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     return out[0] if single else out
 
 
-FLOAT_FALLBACK = ("nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_pool2d",
-                  "nn.l2_pool3d", "nn.layer_norm", "nn.instance_norm", "nn.local_response_norm", "nn.log_softmax")
-
-
-@rule(*FLOAT_FALLBACK, quantized=True)
+@rule(*ops_with("float_when_quantized"), quantized=True)
 def fallback(ctx: LoweringContext) -> Value | list[Value]:
     return float_fallback(ctx)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import Value, op_def
 
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo, encode
@@ -25,7 +25,7 @@ from ..fixed_point.rescale import (clamp_int, multiplier_shift, narrow, rescale,
                                    widen)
 from ..fixed_point.tables import source_results
 from ..fixed_point.tflite import quantize_multiplier
-from . import rule
+from . import ops_with, rule
 from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, require_per_tensor, requantize_value,
                         same_quantization, source_function)
 from .quantized_litert import sigmoid_tanh_int16
@@ -139,19 +139,6 @@ def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: f
     return None
 
 
-LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")
-TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn.relu", "nn.leaky_relu",
-             "nn.square", "nn.sigmoid", "nn.tanh", "nn.exp", "nn.exp2", "nn.log", "nn.log2", "nn.log10", "nn.sqrt",
-             "nn.rsqrt", "nn.reciprocal", "nn.sin", "nn.cos", "nn.tan", "nn.asin", "nn.acos", "nn.atan",
-             "nn.sinh", "nn.cosh", "nn.asinh", "nn.acosh", "nn.atanh", "nn.floor", "nn.ceil", "nn.round",
-             "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
-
-
-# i8 -> i8 functions that are a requantization (of |x - zp| for abs), clamped: RESCALE (+ CLAMP) where exact,
-# not a TABLE (whose fixed cost dwarfs them on small tensors: docs/vela.md)
-RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity", "nn.abs")
-
-
 def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
                   ) -> tuple[int, int, str, int | None, int | None] | None:
     """(multiplier, shift, rounding, low, high) of one RESCALE of the integers `u` (x - zp, or a
@@ -198,7 +185,7 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
     return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
 
-@rule(*TABULATED, quantized=True)
+@rule(*ops_with("tabulated"), quantized=True)
 def unary(ctx: LoweringContext) -> Value | list[Value]:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None:
@@ -207,11 +194,11 @@ def unary(ctx: LoweringContext) -> Value | list[Value]:
     x = ctx.operands[0]
     if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
         return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
-    if ctx.op_name in RESCALE_CLAMP and xq.dtype == yq.dtype == "i8":
+    if "rescale_clamp" in op_def(ctx.op_name).traits and xq.dtype == yq.dtype == "i8":
         y = rescale_and_clamp(ctx, x, xq, yq)
         if y is not None:
             return y
-    if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
+    if xq.dtype == "i16" and ctx.semantics == "litert" and "litert_int16_rescale" in op_def(ctx.op_name).traits:
         return _litert_i16(ctx, x, xq, yq)
     if xq.dtype == "i8" and yq.dtype == "i16" and ctx.op_name in ("nn.requantize", "nn.identity"):
         return requantize_value(ctx, x, xq, yq)
