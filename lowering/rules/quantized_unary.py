@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nn2tosa.ir import Value, op_def
+from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo, encode
@@ -185,26 +185,81 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
     return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
 
-@rule(*ops_with("tabulated"), quantized=True)
-def unary(ctx: LoweringContext) -> Value | list[Value]:
+# ------------------------------------------------------------------------------ the forms, most specific first
+TABULATED = ops_with("tabulated")
+
+
+def _ends(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo]:
+    """The operand and the quantizations of a form's op (both ends quantized, per tensor)."""
     xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
+    assert xq is not None and yq is not None, "the float form takes an end that is not quantized"
     require_per_tensor(ctx, xq, yq)
-    x = ctx.operands[0]
-    if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
-        return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
-    if "rescale_clamp" in op_def(ctx.op_name).traits and xq.dtype == yq.dtype == "i8":
-        y = rescale_and_clamp(ctx, x, xq, yq)
-        if y is not None:
-            return y
-    if xq.dtype == "i16" and ctx.semantics == "litert" and "litert_int16_rescale" in op_def(ctx.op_name).traits:
-        return _litert_i16(ctx, x, xq, yq)
-    if xq.dtype == "i8" and yq.dtype == "i16" and ctx.op_name in ("nn.requantize", "nn.identity"):
-        return requantize_value(ctx, x, xq, yq)
-    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq) if ctx.semantics == "litert" else None
-    if fixed_point is not None:  # TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does
-        return sigmoid_tanh_int16(ctx, x, fixed_point)
-    if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
-        return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
+    return ctx.operands[0], xq, yq
+
+
+def _dtypes(ctx: LoweringContext) -> tuple[str | None, str | None]:
+    xq, yq = q_in(ctx), q_out(ctx)
+    return (xq.dtype if xq else None), (yq.dtype if yq else None)
+
+
+@rule(*TABULATED, quantized=True, benefit=70, when=lambda ctx: q_in(ctx) is None or q_out(ctx) is None)
+def unary_in_float(ctx: LoweringContext) -> Value | list[Value]:
+    """An end not quantized: CpuRef's float computation."""
+    return float_fallback(ctx)
+
+
+def _clamp_in_one_quantization(ctx: LoweringContext) -> bool:
+    xq, yq = q_in(ctx), q_out(ctx)
+    return ctx.op_name in ("nn.clamp", "nn.relu") and xq is not None and yq is not None and same_quantization(xq, yq)
+
+
+@rule("nn.clamp", "nn.relu", quantized=True, benefit=60, when=_clamp_in_one_quantization)
+def clamp_encoded(ctx: LoweringContext) -> Value:
+    """CLAMP to the encoded bounds (i8 too)."""
+    return _clamp_encoded(ctx, *_ends(ctx))
+
+
+@rule(*ops_with("rescale_clamp"), quantized=True, benefit=50, when=lambda ctx: _dtypes(ctx) == ("i8", "i8"))
+def unary_rescale_and_clamp(ctx: LoweringContext) -> Value | None:
+    """i8 -> i8 as RESCALE + CLAMP where exact on all 256 inputs; else falls through (a TABLE)."""
+    return rescale_and_clamp(ctx, *_ends(ctx))
+
+
+@rule(*ops_with("litert_int16_rescale"), quantized=True, benefit=40, semantics="litert",
+      when=lambda ctx: _dtypes(ctx)[0] == "i16")
+def litert_int16(ctx: LoweringContext) -> Value:
+    """TFLite's int16 kernel: RESCALEs by its multipliers."""
+    return _litert_i16(ctx, *_ends(ctx))
+
+
+@rule("nn.requantize", "nn.identity", quantized=True, benefit=30, when=lambda ctx: _dtypes(ctx) == ("i8", "i16"))
+def requantize_to_int16(ctx: LoweringContext) -> Value:
+    return requantize_value(ctx, *_ends(ctx))
+
+
+def _sigmoid_tanh_fixed_point(ctx: LoweringContext) -> bool:
+    xq, yq = q_in(ctx), q_out(ctx)
+    return xq is not None and yq is not None and sigmoid_fixed_point(ctx.op_name, xq, yq) is not None
+
+
+@rule("nn.sigmoid", "nn.tanh", quantized=True, benefit=20, semantics="litert", when=_sigmoid_tanh_fixed_point)
+def litert_sigmoid_tanh_int16(ctx: LoweringContext) -> Value:
+    """TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does."""
+    x, xq, yq = _ends(ctx)
+    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq)
+    assert fixed_point is not None
+    return sigmoid_tanh_int16(ctx, x, fixed_point)
+
+
+@rule(*EXACT_I16, quantized=True, benefit=10, when=lambda ctx: _dtypes(ctx)[0] == "i16")
+def exact_int16(ctx: LoweringContext) -> Value:
+    """Piecewise-linear functions of i16 in exact integer arithmetic."""
+    x, xq, yq = _ends(ctx)
+    return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
+
+
+@rule(*TABULATED, quantized=True)
+def tabulated(ctx: LoweringContext) -> Value:
+    """The exact lookup of the target integers (TABLE or GATHER)."""
+    x, xq, yq = _ends(ctx)
     return lookup(ctx, x, source_function(ctx), xq, yq)
