@@ -1,5 +1,5 @@
 """Models of the integer LSTM kernels, element by element on Python integers, for tests; written from
-the kernels' arithmetic independently of the lowering (lowering/rules/quantized_lstm.py,
+the kernels' arithmetic independently of the lowering (lowering/rules/recurrent.py,
 lowering/fixed_point/tflite.py):
 
 - gemmlowp's 16-bit fixed point (fixedpoint.h: FixedPoint<int16_t, k>): logistic and tanh;

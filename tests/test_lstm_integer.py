@@ -1,4 +1,4 @@
-"""The integer LSTM cells in integer TOSA (lowering/rules/quantized_lstm.py), judged by LiteRT:
+"""The integer LSTM cells in integer TOSA (lowering/rules/recurrent.py), judged by LiteRT:
 
 - int8 UnidirectionalSequenceLstm and QLstm under the default semantics (litert) compute TFLite's
   integer LSTM kernel, QuantizedLstm Android NN's QUANTIZED_16BIT_LSTM (TFLite's uint8 LSTM cell);

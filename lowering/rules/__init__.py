@@ -63,8 +63,11 @@ class OpLowering:
         self.__qualname__ = f"{'quantized ' if quantized else ''}rule of {op}"  # how ctx.apply names it
 
     def add(self, form: Form) -> None:
-        if any(f.fn is form.fn for f in self.forms):
-            raise ValueError(f"form {form.fn.__qualname__} registered twice for {self.op}")
+        unconditional = (form.semantics, form.choice, form.when) == (None, None, None)
+        if any(f.fn is form.fn or (unconditional and (f.semantics, f.choice, f.when) == (None, None, None)
+                                   and f.benefit == form.benefit) for f in self.forms):
+            # two forms that would always be tried in the same place: the second could never run
+            raise ValueError(f"two {'quantized ' if self.quantized else ''}lowering rules for {self.op}")
         self.forms.append(form)
         self.forms.sort(key=lambda f: -f.benefit)  # stable: equal benefits keep their registration order
 
@@ -123,27 +126,24 @@ def rule_for(op: str, quantized: bool) -> OpLowering | None:
     return QUANTIZED_RULES.get(op) or (RULES.get(op) if op in CARRY_QUANTIZATION else None)
 
 
+# the op families (each module holds its ops' float, CpuRef, LiteRT and NPU forms)
 from . import elementwise  # noqa: E402,F401  (registration)
 from . import conv  # noqa: E402,F401  (registration)
 from . import matmul  # noqa: E402,F401  (registration)
-from . import pool  # noqa: E402,F401  (registration)
+from . import pooling  # noqa: E402,F401  (registration)
 from . import math  # noqa: E402,F401  (registration)
 from . import division  # noqa: E402,F401  (registration)
-from . import activation  # noqa: E402,F401  (registration)
+from . import activations  # noqa: E402,F401  (registration)
 from . import cast  # noqa: E402,F401  (registration)
 from . import resize  # noqa: E402,F401  (registration)
 from . import shape  # noqa: E402,F401  (registration)
-from . import reduce  # noqa: E402,F401  (registration)
+from . import reductions  # noqa: E402,F401  (registration)
 from . import norm  # noqa: E402,F401  (registration)
 from . import quantized  # noqa: E402,F401  (registration)
-from . import quantized_unary  # noqa: E402,F401  (registration)
 from . import quantized_movement  # noqa: E402,F401  (registration)
 from . import quantized_arith  # noqa: E402,F401  (registration)
-from . import quantized_reduce  # noqa: E402,F401  (registration)
 from . import quantized_conv  # noqa: E402,F401  (registration)
-from . import quantized_pool  # noqa: E402,F401  (registration)
-from . import quantized_resize  # noqa: E402,F401  (registration)
-from . import quantized_lstm  # noqa: E402,F401  (registration)
+from . import recurrent  # noqa: E402,F401  (registration)
 
 # The checks of helpers many rules share, whatever the rule (docs/supported_ops.md lists them once).
 LoweringContext.general = (float_rule_unquantized, quantized.quantized_per_tensor, quantized.quantizes_per_tensor,

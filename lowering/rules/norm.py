@@ -16,7 +16,7 @@ from nn2tosa.ir import Value
 from ..context import LoweringContext, constant_value, float_rule_unquantized
 from . import rule
 from .arith import Arith, floating_point_operands
-from .reduce import reduce_axes
+from .reductions import reduce_axes
 from .shape import pad_constant, slice_axis
 
 

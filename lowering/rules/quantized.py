@@ -17,7 +17,7 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32 result (Cast of QSymmS16 to
   Signed32) is CAST, MUL, ADD when the table is affine. Under litert semantics (lowering/semantics.py)
   the tables hold what TFLite's integer kernel of the op computes where it has one (`kernel_results`,
-  lowering/fixed_point/litert_kernels.py). The rules using it: quantized_unary.py.
+  lowering/fixed_point/litert_kernels.py). The rules using it: activations.py.
 - `requantize_value`: x re-encoded in another quantization (a table from i8, else one RESCALE).
 - `float_fallback`: ops with no integer lowering yet (power, L2 pooling, ...; L2 normalization
   and int16 softmax under semantics "cpuref" only) compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,

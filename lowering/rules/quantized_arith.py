@@ -1,5 +1,5 @@
 """Quantized lowering, part 2: elementwise arithmetic of several tensors, comparisons, select,
-softmax and batch normalization, in i32 fixed point (reductions: quantized_reduce.py).
+softmax and batch normalization, in i32 fixed point (reductions: reductions.py).
 
 CpuRef adds, compares, ... the float32 decodings of its operands. Here each operand x (carried,
 zero point zp, scale s) becomes an i32 `F = round((x - zp) * s / unit)` on one common `unit`

@@ -2,7 +2,7 @@
 `choose`), because Vela maps them better than the plain TOSA convolution: a strided 1x1 convolution
 as a subsample then stride 1 (`subsample_first`), a transposed convolution as a stride-1 CONV2D of
 its input spread out by the stride (`upsample_then_convolve`, `spread_by_stride`; the bilinear upscale of
-quantized_resize spreads its input the same way).
+resize.py's quantized bilinear spreads its input the same way).
 """
 from __future__ import annotations
 

@@ -453,7 +453,7 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     a = Arith(ctx, compute, 3)
     spread = a.select(ctx.reshape(hits, (rows, w, 1)), ctx.reshape(upd, (1, w, inner)), identity)  # [P, W, C]
     if reduction == "mul" and compute == "i32":  # REDUCE_PRODUCT is float only
-        from .reduce import product_tree  # (reduce builds on this module)
+        from .reductions import product_tree  # (reduce builds on this module)
         reduced = product_tree(ctx, spread, 1)
     else:
         reduced = ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1})

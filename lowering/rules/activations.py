@@ -1,5 +1,7 @@
-"""Quantized lowering: elementwise functions of one quantized tensor (requantize, activations, exp,
-log, ...: the `unary` rule).
+"""Activations and the functions of one tensor tabulated when quantized: the float clamp, relu,
+leaky_relu and prelu (the other float functions: math.py), and the quantized forms of every op with
+the "tabulated" trait (requantize, activations, exp, log, ...), registered with their conditions and
+tried most specific first (the forms below).
 
 Most are an exact lookup (quantized.lookup: TABLE or GATHER). i16 inputs use exact integer
 arithmetic where the function is piecewise linear (requantize, relu/clamp, abs, neg, leaky_relu,
@@ -9,24 +11,29 @@ RESCALE + CLAMP instead of a TABLE where that reproduces the table on all 256 in
 (docs/vela.md). Under litert semantics the int16 piecewise-linear functions rescale by TFLite's
 multipliers (`_litert_i16`), and its int16 logistic / tanh are computed step by step
 (quantized_litert.sigmoid_tanh_int16).
+
+Float clamps and activations: clamp, relu (TOSA CLAMP, or i32 MAXIMUM/MINIMUM for wider or unsigned
+integers), leaky_relu and prelu.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo, encode
 from ..fixed_point.litert_kernels import sigmoid_fixed_point
-from ..fixed_point.rescale import (clamp_int, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values,
-                                   widen)
+from ..fixed_point.rescale import clamp_int, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values, widen
 from ..fixed_point.tables import source_results
 from ..fixed_point.tflite import quantize_multiplier
 from . import ops_with, rule
-from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, require_per_tensor, requantize_value,
+from .arith import (Arith, FLOAT_TYPES, INF, UNSIGNED_WIDTH, check_unquantized, clamp_not_boolean, float_arith,
+                    floating_point_operands, from_i32, int_operands, integers_fit_i32, nn_in_dtype, operand_dtype)
+from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, requantize_value, require_per_tensor,
                         same_quantization, source_function)
 from .quantized_litert import sigmoid_tanh_int16
 
@@ -263,3 +270,64 @@ def tabulated(ctx: LoweringContext) -> Value:
     """The exact lookup of the target integers (TABLE or GATHER)."""
     x, xq, yq = _ends(ctx)
     return lookup(ctx, x, source_function(ctx), xq, yq)
+
+
+# ------------------------------------------------------------------------------ activations and clamps
+def _integer_bounds(nn_dtype: str) -> tuple[int, int]:
+    if nn_dtype in UNSIGNED_WIDTH:
+        return 0, (1 << UNSIGNED_WIDTH[nn_dtype]) - 1
+    info = np.iinfo(TensorType((), nn_dtype).numpy_dtype)
+    return int(info.min), int(info.max)
+
+
+def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
+    """min(max(x, lo), hi) on the op's operand 0 in its own type: TOSA CLAMP for floats and i8,
+    i32 MAXIMUM/MINIMUM for wider or unsigned integers (CLAMP has no i32 form, and its i16 form
+    would need EXT-INT16)."""
+    check_unquantized(ctx)
+    x = ctx.operands[0]
+    dtype, nn_dtype = operand_dtype(ctx), nn_in_dtype(ctx, 0)
+    lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
+    if dtype in FLOAT_TYPES:
+        return ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
+    ctx.check(clamp_not_boolean)
+    tmin, tmax = _integer_bounds(nn_dtype)
+    ilo = tmin if lo == -INF else min(max(math.ceil(lo), tmin), tmax)
+    ihi = tmax if hi == INF else max(min(math.floor(hi), tmax), tmin)
+    ilo = min(ilo, ihi)  # no integer between two bounds in one unit interval
+    if nn_dtype == "i8":
+        return ctx.op("tosa.clamp", [x], {"min_val": ilo, "max_val": ihi})
+    (wide,) = int_operands(ctx, "clamp")
+    a = Arith(ctx, "i32", ctx.type_of(wide).rank)
+    return from_i32(ctx, a.minimum(a.maximum(wide, max(ilo, -(1 << 31))), min(ihi, (1 << 31) - 1)))
+
+
+@rule("nn.clamp", checks=(clamp_not_boolean, integers_fit_i32))
+def clamp(ctx: LoweringContext) -> Value:
+    return clamp_values(ctx, float(ctx.attrs["min"]), float(ctx.attrs["max"]))
+
+
+@rule("nn.relu", checks=(clamp_not_boolean, integers_fit_i32))
+def relu(ctx: LoweringContext) -> Value:
+    return clamp_values(ctx, 0.0, INF)
+
+
+def _negative_slope(ctx: LoweringContext, x: Value, slope: Value, strict: bool) -> Value:
+    """x where x >= 0 (x > 0 when strict), slope * x elsewhere (NaN stays NaN)."""
+    a = Arith(ctx, ctx.type_of(x).dtype, ctx.out_types[0].rank)
+    keep = a.gt(x, 0.0) if strict else a.ge(x, 0.0)
+    return a.select(keep, x, a.mul(slope, x))
+
+
+@rule("nn.leaky_relu", checks=(floating_point_operands,))
+def leaky_relu(ctx: LoweringContext) -> Value:
+    a = float_arith(ctx, "leaky_relu")
+    x = ctx.operands[0]
+    return _negative_slope(ctx, x, ctx.scalar(float(ctx.attrs["alpha"]), operand_dtype(ctx), a.rank), strict=False)
+
+
+@rule("nn.prelu", checks=(floating_point_operands,))
+def prelu(ctx: LoweringContext) -> Value:
+    float_arith(ctx, "prelu")
+    x, alpha = ctx.same_rank(*ctx.operands)
+    return _negative_slope(ctx, x, alpha, strict=False)
