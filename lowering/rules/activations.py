@@ -17,8 +17,8 @@ integers), leaky_relu and prelu.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
+import math
 
 import numpy as np
 
@@ -30,9 +30,11 @@ from ..fixed_point.litert_kernels import sigmoid_fixed_point
 from ..fixed_point.rescale import clamp_int, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values, widen
 from ..fixed_point.tables import source_results
 from ..fixed_point.tflite import quantize_multiplier
+from ..npu_target import choose
 from . import ops_with, rule
 from .arith import (Arith, FLOAT_TYPES, INF, UNSIGNED_WIDTH, check_unquantized, clamp_not_boolean, float_arith,
                     floating_point_operands, from_i32, int_operands, integers_fit_i32, nn_in_dtype, operand_dtype)
+from .elementwise import operands_all_quantized, quantized_operands
 from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, requantize_value, require_per_tensor,
                         same_quantization, source_function)
 from .quantized_litert import sigmoid_tanh_int16
@@ -331,3 +333,26 @@ def prelu(ctx: LoweringContext) -> Value:
     float_arith(ctx, "prelu")
     x, alpha = ctx.same_rank(*ctx.operands)
     return _negative_slope(ctx, x, alpha, strict=False)
+
+
+@rule("nn.prelu", quantized=True, checks=(operands_all_quantized,))
+def quantized_prelu(ctx: LoweringContext) -> Value:
+    """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT (or, under
+    `--target ethos-u55|ethos-u65`, the same choice through x - zp's sign bit)."""
+    (x, alpha), (xq, aq) = quantized_operands(ctx)
+    yq = q_out(ctx)
+    assert yq is not None, "a quantized prelu with an unquantized result is not lowered"
+    require_per_tensor(ctx, yq)
+    xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
+    negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq, max_abs=xq.span * aq.span)
+    positive = narrow(ctx, xv, xq.scale / yq.scale, yq, max_abs=xq.span)
+    rank = ctx.type_of(xv).rank
+    if choose(ctx, "prelu_branch") == "sign_arithmetic":
+        # the same choice in arithmetic (npu_target.py): sign = -1 where x - zp < 0, else 0, and
+        # y = positive - sign * (negative - positive), on the encoded branches widened to i32 (exact)
+        sign = ctx.binary("tosa.arithmetic_right_shift", xv, ctx.scalar(31, "i32", rank), {"round": False})
+        p32, n32 = (rescale(ctx, v, 1.0, "i32", rounding="SINGLE_ROUND") for v in (positive, negative))
+        y = ctx.binary("tosa.sub", p32, ctx.mul(sign, ctx.binary("tosa.sub", n32, p32)))
+        return rescale(ctx, y, 1.0, yq.dtype, rounding="SINGLE_ROUND")
+    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", rank))
+    return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))

@@ -4,18 +4,28 @@ Every decomposition computes in f32 (f16/bf16 operands are cast in, the result c
 sums run over whole axes, where a 16-bit accumulator would lose the corpus' tolerance. Softmax
 subtracts the maximum before exponentiating (no overflow); the normalizations subtract the mean
 before squaring (no cancellation in the variance).
+
+Quantized: softmax of i8 data: d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes
+from a 256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
+(CpuRef's; semantics "litert" lowers softmax and L2 normalization as TFLite's integer kernels compute
+them: quantized_litert.py); batch_norm with constant statistics: a per-channel affine map, RESCALE per
+channel + an i32 bias; the other normalizations compute in f32 (the "float_when_quantized" trait).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
-from . import rule
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.rescale import fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
+from . import quantized_litert, rule
 from .arith import Arith, floating_point_operands
+from .quantized import float_fallback, q_in, q_out, require_per_tensor
 from .reductions import reduce_axes
 from .shape import pad_constant, slice_axis
 
@@ -149,3 +159,124 @@ def local_response_norm(ctx: LoweringContext) -> Value:
         window = a.add(window, slice_axis(ctx, padded, t.rank - 1, shift, channels))
     base = a.add(a.mul(window, float(ctx.attrs["alpha"])), float(ctx.attrs["bias"]))
     return _result(ctx, a.mul(x, a.pow(base, a.v(-float(ctx.attrs["beta"])))))
+
+
+def statistics_finite(ctx: LoweringContext, a: np.ndarray, b: np.ndarray) -> str | None:
+    """A quantized batch norm's folded statistics (scale and offset per channel) are finite."""
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):  # no fixed-point form (a damaged file's statistics)
+        return "batch-norm statistics that are not finite (NaN or infinity once folded)"
+    return None
+
+
+# ------------------------------------------------------------------------------ softmax
+def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
+    """k for exp values e <= 2**k: 2 * e / s_out + sum(e) (at most count * 2**k) stays in i32."""
+    return int(math.floor(30 - math.log2(2 * inverse_scale + count)))
+
+
+@rule("nn.softmax", quantized=True)
+def quantized_softmax(ctx: LoweringContext) -> Value | list[Value]:
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, xq, yq)
+    x = ctx.operands[0]
+    t = ctx.type_of(x)
+    axis, beta = int(ctx.attrs["axis"]) % t.rank, float(ctx.attrs["beta"])
+    if ctx.semantics == "litert":  # TFLite's integer kernel where TFLite accepts the quantization
+        kernel = quantized_litert.softmax_int16 if xq.dtype == "i16" else quantized_litert.softmax_int8
+        y = kernel(ctx, x, xq, yq, axis, beta)
+        if y is not None:
+            return y
+    if xq.dtype != "i8" or yq.dtype != "i8":
+        return float_fallback(ctx)
+    count = t.shape[axis]
+    k = _softmax_exp_bits(count, 1.0 / yq.scale)
+    k = min(k, int(math.floor(math.log2(max_input_for(2.0 / yq.scale) + 1))) - 1)  # RESCALE's input limit
+    if k < 16:
+        return float_fallback(ctx)
+    v = ctx.cast(x, "i32")
+    distance = ctx.binary("tosa.sub", ctx.op("tosa.reduce_max", [v], {"axis": axis}), v)  # 0..255
+    # exp(-beta * s * d) as CpuRef computes it in float32, scaled by 2**k
+    d = np.arange(256, dtype=np.float32)
+    real = np.exp(-(d * np.float32(xq.scale)) * np.float32(beta)).astype(np.float64)
+    table = np.floor(real * 2.0 ** k + 0.5).astype(np.int32)
+    n = t.num_elements
+    e = ctx.op("tosa.gather", [ctx.const(table.reshape(1, 256, 1), "i32"), ctx.reshape(distance, (1, n))],
+               types=[TensorType((1, n, 1), "i32")])
+    e = ctx.reshape(e, t.shape)
+    total = ctx.op("tosa.reduce_sum", [e], {"axis": axis})
+    # round(e / total / s_out) = floor((2 e / s_out + total) / (2 total)), every term non-negative
+    numerator = rescale(ctx, e, 2.0 / yq.scale, "i32")
+    quotient = ctx.binary("tosa.intdiv", ctx.binary("tosa.add", numerator, total),
+                          ctx.binary("tosa.add", total, total))
+    if yq.zero_point:
+        quotient = ctx.binary("tosa.add", quotient, ctx.scalar(yq.zero_point, "i32", t.rank))
+    return saturate_to(ctx, quotient, yq.dtype)
+
+
+@rule("nn.l2_normalize", quantized=True)
+def quantized_l2_normalize(ctx: LoweringContext) -> Value | list[Value]:
+    """TFLite's integer kernel under semantics "litert" (int8 / uint8 data); CpuRef's float32 otherwise."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if ctx.semantics == "litert" and xq is not None and yq is not None and not (xq.per_axis or yq.per_axis):
+        rank = ctx.type_of(ctx.operands[0]).rank
+        y = quantized_litert.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
+        if y is not None:
+            return y
+    return float_fallback(ctx)
+
+
+# ------------------------------------------------------------------------------ batch normalization
+@rule("nn.batch_norm", quantized=True, checks=(statistics_finite,))
+def quantized_batch_norm(ctx: LoweringContext) -> Value | list[Value]:
+    """y = a_c * x + b_c per channel (a_c = gamma / sqrt(var + eps), b_c = beta - mean * a_c, from
+    constant statistics): RESCALE per channel of +-(x - zp) to 2**p output units, plus round(b_c /
+    s_out * 2**p), then one RESCALE by 2**-p."""
+    x = ctx.operands[0]
+    xq, yq = q_in(ctx), q_out(ctx)
+    rank = ctx.type_of(x).rank
+    axis = int(ctx.attrs["axis"])
+    if xq is None or yq is None:
+        return float_fallback(ctx)
+    stats = []
+    for k in range(1, 5):
+        array = constant_value(ctx, ctx.operands[k])
+        if array is None:
+            return float_fallback(ctx)
+        q = q_in(ctx, k)
+        stats.append(array.astype(np.float64) if q is None else
+                     dequantize_constant(array, q))
+    require_per_tensor(ctx, xq, yq)
+    mean, var, gamma, beta = stats
+    a = gamma / np.sqrt(var + float(ctx.attrs["epsilon"]))
+    b = beta - mean * a
+    ctx.check(statistics_finite, a, b)
+    ratio = np.abs(a) * xq.scale / yq.scale
+    offset = b / yq.scale
+    channels = ctx.type_of(x).shape[axis]
+    ratio, offset = np.broadcast_to(ratio, (channels,)), np.broadcast_to(offset, (channels,))
+    peak = float(np.max(ratio * xq.span + np.abs(offset)))
+    p = fraction_bits(max(peak, 1e-30), 1.0, headroom=1)
+    p = min(p, min(fraction_bits(xq.span, float(r), headroom=1, input_span=xq.span) for r in ratio if r > 0)
+            if np.any(ratio > 0) else p)
+    bias = np.floor(offset * 2.0 ** p + 0.5).astype(np.int64)
+    if np.any(np.abs(bias) >= 1 << 30):
+        return float_fallback(ctx)
+    # RESCALE works per channel of the last axis: move the normalized axis there and back
+    to_last = [d for d in range(rank) if d != axis] + [axis]
+    along_last = (1,) * (rank - 1) + (channels,)
+    v = widen(ctx, ctx.transpose(x, to_last), xq)
+    signs = np.where(np.broadcast_to(a, (channels,)) < 0, -1, 1).astype(np.int32)
+    if np.any(signs < 0):  # RESCALE multipliers are non-negative: negative slopes negate first
+        v = ctx.mul(v, ctx.const(signs.reshape(along_last), "i32"))
+    scaled = rescale(ctx, v, ratio * 2.0 ** p, "i32")
+    acc = ctx.binary("tosa.add", scaled, ctx.const(bias.astype(np.int32).reshape(along_last), "i32"))
+    y = narrow(ctx, acc, 2.0 ** -p, yq)
+    return ctx.transpose(y, [to_last.index(d) for d in range(rank)])
+
+
+def dequantize_constant(array: np.ndarray, q: QInfo) -> np.ndarray:
+    """Stored (carried) integers of a constant as CpuRef's float32 decoding, widened to float64."""
+    return ((array.astype(np.int64) - np.asarray(q.zero_points)).astype(np.float32) *
+            np.asarray(q.scales, np.float32)).astype(np.float64)
