@@ -26,7 +26,8 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
 from . import rule
-from .shape import concat, tosa_slice
+from .shape import concat
+from .windows import drop_extra, fit_windows, slice_of
 
 FLOAT_TYPES = ("f32", "f16", "bf16")
 # accumulator of a TOSA convolution / average pool by element type: f32 for every float (TOSA
@@ -85,48 +86,6 @@ def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
     if perm is not None:
         v = ctx.transpose(v, perm)
     return ctx.reshape(v, shape) if shape is not None else v
-
-
-def slice_of(ctx: LoweringContext, x: Value, begin: Sequence[int], size: Sequence[int]) -> Value:
-    """x[begin : begin + size] in every dimension; constants (weights, biases) are sliced here."""
-    array = constant_value(ctx, x)
-    if array is None or tuple(size) == ctx.type_of(x).shape:
-        return tosa_slice(ctx, x, begin, size)
-    return ctx.const(np.ascontiguousarray(array[tuple(slice(b, b + s) for b, s in zip(begin, size))]),
-                     ctx.type_of(x).dtype)
-
-
-def fit_windows(ctx: LoweringContext, x: Value, windows: Sequence[int], strides: Sequence[int],
-                pads: Sequence[int]) -> tuple[Value, list[int], list[int]]:
-    """x (spatial dimensions 1..len(windows)) and pads such that every window extent fits a whole
-    number of strides, as TOSA requires: the (size + pads - window) % stride rows past the last window
-    are taken off the trailing padding first, then off the input.
-
-    When no window reaches the input along an axis, dropping rows could leave no input at all; the
-    trailing padding then grows to the next whole stride instead, and TOSA computes one output
-    position more than nn. Returns x, pads and those extra positions per axis (see `drop_extra`)."""
-    t = ctx.type_of(x)
-    pads = list(pads)
-    size = list(t.shape)
-    extra_outputs = [0] * len(windows)
-    for i, (window, stride) in enumerate(zip(windows, strides)):
-        extra = (t.shape[1 + i] + pads[2 * i] + pads[2 * i + 1] - window) % stride
-        from_pad = min(extra, pads[2 * i + 1])
-        if extra - from_pad >= t.shape[1 + i]:
-            pads[2 * i + 1] += stride - extra
-            extra_outputs[i] = 1
-            continue
-        pads[2 * i + 1] -= from_pad
-        size[1 + i] -= extra - from_pad
-    return slice_of(ctx, x, [0] * t.rank, size), pads, extra_outputs
-
-
-def drop_extra(ctx: LoweringContext, y: Value, extra_outputs: Sequence[int]) -> Value:
-    """y without the extra trailing output positions `fit_windows` made TOSA compute."""
-    shape = list(ctx.type_of(y).shape)
-    for i, extra in enumerate(extra_outputs):
-        shape[1 + i] -= extra
-    return slice_of(ctx, y, [0] * len(shape), shape)
 
 
 def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value | None, dtype: str, *,

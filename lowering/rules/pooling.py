@@ -48,7 +48,8 @@ from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import rescale, saturate_to
 from . import rule
-from .conv import ACCUMULATOR, FLOAT_TYPES, drop_extra, fit_windows, float_tensors, float_type, slice_of
+from .conv import ACCUMULATOR, FLOAT_TYPES, float_tensors, float_type
+from .windows import drop_extra, fit_windows, slice_of
 from .quantized import float_fallback, q_in, q_out
 from .quantized_convolution import ACCUMULATOR as INTEGER_ACCUMULATOR
 from .quantized_convolution import CONVOLUTION_CORE, quantized_convolution

@@ -16,7 +16,7 @@ from ..context import LoweringContext
 from ..npu_target import choose
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import rescale
-from .conv import fit_windows
+from .windows import fit_windows
 from .quantized_convolution import quantized_convolution, widen_rather_than_trim
 
 

@@ -31,7 +31,7 @@ from nn2tosa.ir import Value
 from ..context import LoweringContext, constant_value
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import narrow, rescale
-from .conv import drop_extra, fit_windows
+from .windows import drop_extra, fit_windows
 from .quantized import q_in
 
 ACCUMULATOR = {"i8": "i32", "i16": "i48"}
