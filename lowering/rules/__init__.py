@@ -128,7 +128,8 @@ def rule_for(op: str, quantized: bool) -> OpLowering | None:
 
 # the op families (each module holds its ops' float, CpuRef, LiteRT and NPU forms)
 from . import elementwise  # noqa: E402,F401  (registration)
-from . import conv  # noqa: E402,F401  (registration)
+from . import convolution  # noqa: E402,F401  (registration)
+from . import transpose_convolution  # noqa: E402,F401  (registration)
 from . import matmul  # noqa: E402,F401  (registration)
 from . import pooling  # noqa: E402,F401  (registration)
 from . import math  # noqa: E402,F401  (registration)
@@ -141,7 +142,6 @@ from . import reductions  # noqa: E402,F401  (registration)
 from . import normalization  # noqa: E402,F401  (registration)
 from . import quantized  # noqa: E402,F401  (registration)
 from . import quantized_movement  # noqa: E402,F401  (registration)
-from . import quantized_conv  # noqa: E402,F401  (registration)
 from . import recurrent  # noqa: E402,F401  (registration)
 
 # The checks of helpers many rules share, whatever the rule (docs/supported_ops.md lists them once).

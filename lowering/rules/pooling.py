@@ -30,7 +30,7 @@ Quantized lowering: average pooling.
 - avg_pool2d with one quantization in and out: TOSA AVG_POOL2D with zero points (counted padding
   is padded with the zero point explicitly). Under LiteRT semantics it is TFLite's integer
   AveragePool (`_tflite_average_pool`).
-- avg_pool3d: window sums from a CONV3D with a diagonal of ones (quantized_convolution), one
+- avg_pool3d: window sums from a CONV3D with a diagonal of ones (integer_convolution.py), one
   rounding.
 Other cases (a rescaling average, a window count that varies) compute in f32 as CpuRef does
 (quantized.float_fallback).
@@ -48,11 +48,11 @@ from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import rescale, saturate_to
 from . import rule
-from .conv import ACCUMULATOR, FLOAT_TYPES, float_tensors, float_type
+from .convolution import ACCUMULATOR, FLOAT_TYPES, float_tensors, float_type
 from .windows import drop_extra, fit_windows, slice_of
 from .quantized import float_fallback, q_in, q_out
-from .quantized_convolution import ACCUMULATOR as INTEGER_ACCUMULATOR
-from .quantized_convolution import CONVOLUTION_CORE, quantized_convolution
+from .integer_convolution import ACCUMULATOR as INTEGER_ACCUMULATOR
+from .integer_convolution import CONVOLUTION_CORE, quantized_convolution
 from .shape import pad_constant
 
 

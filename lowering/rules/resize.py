@@ -49,10 +49,9 @@ from ..context import LoweringContext
 from ..fixed_point.rescale import narrow, rescale
 from ..npu_target import choose
 from . import rule
-from .conv import FLOAT_TYPES
+from .convolution import FLOAT_TYPES
 from .quantized import float_fallback, q_in, q_out
-from .quantized_conv_npu import spread_by_stride
-from .quantized_convolution import ACCUMULATOR
+from .integer_convolution import ACCUMULATOR, spread_by_stride
 from .quantized_movement import movement
 
 

@@ -1,4 +1,7 @@
-"""A quantized transposed convolution as stride-1 convolutions of its input, one output channel per
+"""Transposed convolutions, quantized (the float rule: convolution.py): one TRANSPOSE_CONV2D and its RESCALE,
+or under a `--target ethos-u*` preset the spread form (integer_convolution.py) or the phase form below.
+
+The phase form: a quantized transposed convolution as stride-1 convolutions of its input, one output channel per
 (phase, channel), where a `--target ethos-u*` preset asks for it (lowering/npu_target.py:
 `transpose_conv` -> `phase_conv2d`).
 
@@ -8,7 +11,7 @@ with the taps of that phase, the same for every q. Each row phase is one CONV2D 
 (no spread input, no multiplications by the zero points between), its output channels the column
 phases times the channels, so that a CONCAT of the row phases along the width holds
 (q_y, r_y, q_x, r_x, c) in memory order: the output, after a RESHAPE. Vela fuses the requantizing
-RESCALE into each CONV2D, as into the stride-1 CONV2D of the spread form (quantized_conv_npu.py), and
+RESCALE into each CONV2D, as into the stride-1 CONV2D of the spread form (integer_convolution.upsample_then_convolve), and
 writes each CONV2D straight into its part of the CONCAT (a CONCAT along the rows of reshaped outputs
 costs a memory copy per phase), without the spread's own operation: q8_transpose_conv 2,689 -> 1,280
 cycles on Ethos-U55, against 1,920 for the `.tflite`'s convolution of its zero-upscaled input.
@@ -23,8 +26,12 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
-from .quantized_convolution import quantized_convolution
-from .shape import concat
+from ..npu_target import choose
+from . import rule
+from .convolution import convolution_quantizations
+from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights, out_channel_scales,
+                                  quantized_convolution, upsample_then_convolve)
+from .shape import concat, tosa_slice
 
 
 @dataclass(frozen=True)
@@ -122,3 +129,26 @@ def phase_convolutions(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo
                                           np.tile(out_scales, copies), yq, (1, 2, 3), attrs, list(weights.shape[1:3])))
     n, q_y, q_x, _ = ctx.type_of(rows[0]).shape
     return ctx.reshape(concat(ctx, rows, 2), (n, q_y * stride[0], q_x * stride[1], w.shape[0]))
+
+
+@rule("nn.transpose_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
+def transpose_conv2d(ctx: LoweringContext) -> Value:
+    xq, yq = convolution_quantizations(ctx)
+    w, wq = constant_weights(ctx)
+    o, kh, kw, _ = w.shape
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
+    out_pad = list(ctx.attrs["out_pad"])
+    # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
+    tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
+    attrs = {"stride": list(ctx.attrs["stride"]), "out_pad": tosa_pad}
+    form = choose(ctx, "transpose_conv") if xq.dtype == "i8" else "transpose_conv2d"
+    if form == "phase_conv2d" and phases_fit(ctx.type_of(ctx.operands[0]).shape, (kh, kw), attrs["stride"], tosa_pad):
+        y = phase_convolutions(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
+    elif form != "transpose_conv2d":
+        y = upsample_then_convolve(ctx, xq, w, wq, bias, acc_scales / yq.scale, yq, attrs["stride"], tosa_pad)
+    else:
+        y = quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], xq, w, wq, bias,
+                                  acc_scales / yq.scale, yq, (1, 2, 3), attrs)
+    crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
+    return tosa_slice(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
