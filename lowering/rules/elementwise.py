@@ -244,19 +244,39 @@ def _single_rescale_terms(op: str, qs: Sequence[QInfo], yq: QInfo, multipliers: 
 I32 = QInfo("i32", (1.0,), (0,), None)
 
 
-@rule("nn.mul", quantized=True, checks=(operands_all_quantized, product_fits_i32))
-def quantized_mul(ctx: LoweringContext) -> Value | list[Value]:
+MUL_CHECKS = (operands_all_quantized, product_fits_i32)
+
+
+@rule("nn.mul", quantized=True, checks=MUL_CHECKS, benefit=20, when=lambda ctx: q_out(ctx) is None)
+def mul_in_float(ctx: LoweringContext) -> Value | list[Value]:
+    """A result not quantized: CpuRef's float computation."""
+    quantized_operands(ctx)
+    return float_fallback(ctx)
+
+
+def _mul_terms(ctx: LoweringContext) -> tuple[Value, Value, list[QInfo], QInfo]:
+    """(a - zpa), (b - zpb) in i32, the operands' and the result's quantizations."""
     xs, qs = quantized_operands(ctx)
     yq = q_out(ctx)
-    if yq is None:
-        return float_fallback(ctx)
+    assert yq is not None, "the float form takes an unquantized result"
     require_per_tensor(ctx, yq)
     a, b = (widen(ctx, x, q) for x, q in zip(xs, qs))
     ctx.check(product_fits_i32, qs)
-    if ctx.semantics == "litert":
-        # TFLite computes s_a * s_b / s_out in float32 before QuantizeMultiplier
-        ratio = float(np.float32(qs[0].scale) * np.float32(qs[1].scale) / np.float32(yq.scale))
-        return requantize_like_tflite(ctx, ctx.mul(a, b), *quantize_multiplier(ratio), yq)
+    return a, b, qs, yq
+
+
+@rule("nn.mul", quantized=True, checks=MUL_CHECKS, benefit=10, semantics="litert")
+def litert_mul(ctx: LoweringContext) -> Value:
+    """TFLite's kernel: s_a * s_b / s_out computed in float32 before QuantizeMultiplier."""
+    a, b, qs, yq = _mul_terms(ctx)
+    ratio = float(np.float32(qs[0].scale) * np.float32(qs[1].scale) / np.float32(yq.scale))
+    return requantize_like_tflite(ctx, ctx.mul(a, b), *quantize_multiplier(ratio), yq)
+
+
+@rule("nn.mul", quantized=True, checks=MUL_CHECKS)
+def quantized_mul(ctx: LoweringContext) -> Value:
+    """The exact product, one RESCALE by sa * sb / s_out (halves away from zero as CpuRef)."""
+    a, b, qs, yq = _mul_terms(ctx)
     return narrow(ctx, ctx.mul(a, b), qs[0].scale * qs[1].scale / yq.scale, yq, max_abs=qs[0].span * qs[1].span)
 
 

@@ -215,15 +215,19 @@ def quantized_softmax(ctx: LoweringContext) -> Value | list[Value]:
     return saturate_to(ctx, quotient, yq.dtype)
 
 
+@rule("nn.l2_normalize", quantized=True, benefit=10, semantics="litert")
+def litert_l2_normalize(ctx: LoweringContext) -> Value | None:
+    """TFLite's integer kernel (int8 / uint8 data, per tensor); else falls through."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if xq is None or yq is None or xq.per_axis or yq.per_axis:
+        return None
+    rank = ctx.type_of(ctx.operands[0]).rank
+    return quantized_litert.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
+
+
 @rule("nn.l2_normalize", quantized=True)
 def quantized_l2_normalize(ctx: LoweringContext) -> Value | list[Value]:
-    """TFLite's integer kernel under semantics "litert" (int8 / uint8 data); CpuRef's float32 otherwise."""
-    xq, yq = q_in(ctx), q_out(ctx)
-    if ctx.semantics == "litert" and xq is not None and yq is not None and not (xq.per_axis or yq.per_axis):
-        rank = ctx.type_of(ctx.operands[0]).rank
-        y = quantized_litert.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
-        if y is not None:
-            return y
+    """CpuRef's float32."""
     return float_fallback(ctx)
 
 
