@@ -77,7 +77,7 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "fully_connected": ("LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once in double "
                            "(RESCALE SINGLE_ROUND), not with MultiplyByQuantizedMultiplier as its convolutions",
                            "the same, halves away from zero"),
-    "softmax": ("TFLite's reference kernels (lowering/rules/quantized_litert.py), where TFLite accepts the output "
+    "softmax": ("TFLite's reference kernels (lowering/fixed_point/litert_ops.py), where TFLite accepts the output "
                 "quantization (int8 1/256 zero point -128, uint8 1/256 zero point 0, int16 1/32768): int8/uint8 "
                 "gemmlowp's fixed-point exp (four int8 TABLEs of its bytes) and Newton-Raphson reciprocal; int16 "
                 "TFLite's interpolated exp and 1/(1+x) LUTs as int16 TABLEs. No GATHER, INTDIV or float",

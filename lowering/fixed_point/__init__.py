@@ -12,5 +12,8 @@ TOSA computes on integers instead; what the rules share for that:
 - `tflite`: TFLite's and gemmlowp's integer arithmetic on numpy integers (`quantize_multiplier`,
   `srdhm`, exp on negative values, int16 LUTs), for the constants and tables computed at lowering time;
 - `gemmlowp16`: the same gemmlowp int16 steps built as TOSA ops (the NPU form of int16 logistic / tanh);
-- `litert_kernels`: the integers LiteRT's kernels give on every input of an int8 / int16 tensor.
+- `litert_kernels`: the integers LiteRT's kernels give on every input of an int8 / int16 tensor (models
+  of kernels specific to one op register with `int8_kernel` beside the op's lowering);
+- `litert_ops`: LiteRT's integer kernels built as TOSA integer ops where no table reproduces them (int16
+  logistic / tanh, softmax, L2 normalization, division, the LSTM's inverse square root).
 """

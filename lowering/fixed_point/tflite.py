@@ -1,5 +1,5 @@
 """TFLite's fixed-point building blocks, for the tables and constants the LiteRT lowerings compute at
-lowering time (lowering/fixed_point/litert_kernels.py, lowering/rules/quantized_litert.py, elementwise.py).
+lowering time (lowering/fixed_point/litert_kernels.py, litert_ops.py, lowering/rules/elementwise.py).
 
 The arithmetic is gemmlowp's as TFLite's reference kernels use it, on Python integers or int64 numpy
 arrays alike:

@@ -140,10 +140,11 @@ from . import resize  # noqa: E402,F401  (registration)
 from . import shape  # noqa: E402,F401  (registration)
 from . import reductions  # noqa: E402,F401  (registration)
 from . import normalization  # noqa: E402,F401  (registration)
-from . import quantized  # noqa: E402,F401  (registration)
+from . import quantization  # noqa: E402,F401  (registration)
 from . import quantized_movement  # noqa: E402,F401  (registration)
 from . import recurrent  # noqa: E402,F401  (registration)
 
 # The checks of helpers many rules share, whatever the rule (docs/supported_ops.md lists them once).
-LoweringContext.general = (float_rule_unquantized, quantized.quantized_per_tensor, quantized.quantizes_per_tensor,
-                           quantized.real_function_known, quantized.lookup_types, quantized.has_float_rule)
+LoweringContext.general = (float_rule_unquantized, quantization.quantized_per_tensor,
+                           quantization.quantizes_per_tensor, quantization.real_function_known,
+                           quantization.lookup_types, quantization.has_float_rule)

@@ -3,14 +3,14 @@ leaky_relu and prelu (the other float functions: math.py), and the quantized for
 the "tabulated" trait (requantize, activations, exp, log, ...), registered with their conditions and
 tried most specific first (the forms below).
 
-Most are an exact lookup (quantized.lookup: TABLE or GATHER). i16 inputs use exact integer
+Most are an exact lookup (quantization.lookup: TABLE or GATHER). i16 inputs use exact integer
 arithmetic where the function is piecewise linear (requantize, relu/clamp, abs, neg, leaky_relu,
 square: RESCALE, CLAMP, MUL, SELECT). An i8 -> i8 requantize or relu / clamp with requantization is
 RESCALE + CLAMP instead of a TABLE where that reproduces the table on all 256 inputs
 (`rescale_and_clamp`; abs as RESCALE, ABS, RESCALE): the forms Vela fuses into one NPU operator
 (docs/vela.md). Under litert semantics the int16 piecewise-linear functions rescale by TFLite's
 multipliers (`_litert_i16`), and its int16 logistic / tanh are computed step by step
-(quantized_litert.sigmoid_tanh_int16).
+(fixed_point.litert_ops.sigmoid_tanh_int16).
 
 Float clamps and activations: clamp, relu (TOSA CLAMP, or i32 MAXIMUM/MINIMUM for wider or unsigned
 integers), leaky_relu and prelu.
@@ -27,6 +27,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo, encode
 from ..fixed_point.litert_kernels import sigmoid_fixed_point
+from ..fixed_point.litert_ops import sigmoid_tanh_int16
 from ..fixed_point.rescale import clamp_int, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values, widen
 from ..fixed_point.tables import source_results
 from ..fixed_point.tflite import quantize_multiplier
@@ -35,9 +36,8 @@ from . import ops_with, rule
 from .arith import (Arith, FLOAT_TYPES, INF, UNSIGNED_WIDTH, check_unquantized, clamp_not_boolean, float_arith,
                     floating_point_operands, from_i32, int_operands, integers_fit_i32, nn_in_dtype, operand_dtype)
 from .elementwise import operands_all_quantized, quantized_operands
-from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, requantize_value, require_per_tensor,
-                        same_quantization, source_function)
-from .quantized_litert import sigmoid_tanh_int16
+from .quantization import (float_fallback, kernel_results, lookup, q_in, q_out, requantize_value, require_per_tensor,
+                           same_quantization, source_function)
 
 
 # i16 piecewise-linear functions in exact integer arithmetic: (ctx, x, xq, yq) -> value

@@ -35,7 +35,7 @@ from . import rule
 from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
                                   convolution_quantized_both_ends, out_channel_scales, quantized_convolution,
                                   subsample_first)
-from .quantized import q_in, q_out, require_per_tensor
+from .quantization import q_in, q_out, require_per_tensor
 from .shape import concat, tosa_slice
 from .windows import drop_extra, fit_windows, slice_of
 

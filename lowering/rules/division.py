@@ -2,7 +2,7 @@
 fmod (float remainders exact, as numpy's, also for quotients beyond f32's integers), pow,
 squared_difference and square, on floats and on integers (through i32); quantized div (an exact
 rounding integer division of the operands on a common fixed-point unit, or TFLite's kernel under LiteRT
-semantics: quantized_litert.div).
+semantics: fixed_point.litert_ops.div).
 """
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, constant_value
+from ..fixed_point import litert_ops
 from ..fixed_point.rescale import fraction_bits, narrow, widen
-from . import quantized_litert, rule
+from . import rule
 from .arith import (Arith, FLOAT_TYPES, check_unquantized, float_arith, floating_point_operands, from_i32,
                     in_compute_type, int_operands, integers_fit_i32, operand_dtype, result_dtype, two_product)
 from .elementwise import operands_all_quantized, quantized_operands
-from .quantized import float_fallback, q_out, require_per_tensor
+from .quantization import float_fallback, q_out, require_per_tensor
 
 
 def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | None = None) -> tuple[Value, Value]:
@@ -218,14 +219,14 @@ def quantized_div(ctx: LoweringContext) -> Value | list[Value]:
     numerator's sign (0 / 0, a NaN CpuRef refuses to encode, gives the zero point). When the
     numerator leaves fewer than DIVISION_FRACTION_BITS for the quotient (int16 data), it computes in
     f32 as CpuRef does. That is CpuRef's division; semantics "litert" takes TFLite's integer kernel
-    (quantized_litert.div) wherever TFLite accepts the operands."""
+    (litert_ops.div) wherever TFLite accepts the operands."""
     (a, b), (aq, bq) = quantized_operands(ctx)
     yq = q_out(ctx)
     if yq is None:
         return float_fallback(ctx)
     require_per_tensor(ctx, yq)
     if ctx.semantics == "litert":  # TFLite's integer kernel
-        y = quantized_litert.div(ctx, a, b, aq, bq, yq)
+        y = litert_ops.div(ctx, a, b, aq, bq, yq)
         if y is not None:
             return y
     ratio = aq.scale / (bq.scale * yq.scale)

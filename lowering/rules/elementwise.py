@@ -33,7 +33,7 @@ from ..fixed_point.rescale import (fraction_bits, max_input_for, narrow, requant
                                    rescale_values, widen)
 from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
 from . import rule
-from .quantized import float_fallback, q_in, q_out, requantize_value, require_per_tensor, same_quantization
+from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor, same_quantization
 
 
 # nn op -> TOSA op, operands in the same order (rank equalized for broadcasting)

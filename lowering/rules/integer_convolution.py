@@ -38,7 +38,7 @@ from ..context import LoweringContext, constant_value
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import narrow, rescale
 from ..npu_target import choose
-from .quantized import q_in
+from .quantization import q_in
 from .windows import drop_extra, fit_windows
 
 

@@ -30,7 +30,7 @@ from .convolution import (FLOAT_TYPES, cast, convolution, convolution_quantizati
                           rearrange)
 from .integer_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
                                   matmul_operand_types, out_channel_scales, quantized_convolution)
-from .quantized import float_fallback, q_in, q_out, require_per_tensor
+from .quantization import float_fallback, q_in, q_out, require_per_tensor
 from .shape import tile
 
 

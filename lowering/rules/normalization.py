@@ -8,7 +8,7 @@ before squaring (no cancellation in the variance).
 Quantized: softmax of i8 data: d = max - x is an integer in 0..255, exp(-beta * s * d) * 2**k comes
 from a 256-entry GATHER table, and out = round(e / sum(e) / s_out) is one rounding integer division
 (CpuRef's; semantics "litert" lowers softmax and L2 normalization as TFLite's integer kernels compute
-them: quantized_litert.py); batch_norm with constant statistics: a per-channel affine map, RESCALE per
+them: fixed_point/litert_ops.py); batch_norm with constant statistics: a per-channel affine map, RESCALE per
 channel + an i32 bias; the other normalizations compute in f32 (the "float_when_quantized" trait).
 """
 from __future__ import annotations
@@ -21,11 +21,12 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
+from ..fixed_point import litert_ops
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
-from . import quantized_litert, rule
+from . import rule
 from .arith import Arith, floating_point_operands
-from .quantized import float_fallback, q_in, q_out, require_per_tensor
+from .quantization import float_fallback, q_in, q_out, require_per_tensor
 from .reductions import reduce_axes
 from .shape import pad_constant, slice_axis
 
@@ -184,7 +185,7 @@ def quantized_softmax(ctx: LoweringContext) -> Value | list[Value]:
     t = ctx.type_of(x)
     axis, beta = int(ctx.attrs["axis"]) % t.rank, float(ctx.attrs["beta"])
     if ctx.semantics == "litert":  # TFLite's integer kernel where TFLite accepts the quantization
-        kernel = quantized_litert.softmax_int16 if xq.dtype == "i16" else quantized_litert.softmax_int8
+        kernel = litert_ops.softmax_int16 if xq.dtype == "i16" else litert_ops.softmax_int8
         y = kernel(ctx, x, xq, yq, axis, beta)
         if y is not None:
             return y
@@ -222,7 +223,7 @@ def litert_l2_normalize(ctx: LoweringContext) -> Value | None:
     if xq is None or yq is None or xq.per_axis or yq.per_axis:
         return None
     rank = ctx.type_of(ctx.operands[0]).rank
-    return quantized_litert.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
+    return litert_ops.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
 
 
 @rule("nn.l2_normalize", quantized=True)

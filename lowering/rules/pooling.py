@@ -33,7 +33,7 @@ Quantized lowering: average pooling.
 - avg_pool3d: window sums from a CONV3D with a diagonal of ones (integer_convolution.py), one
   rounding.
 Other cases (a rescaling average, a window count that varies) compute in f32 as CpuRef does
-(quantized.float_fallback).
+(quantization.float_fallback).
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ from ..fixed_point.rescale import rescale, saturate_to
 from . import rule
 from .convolution import ACCUMULATOR, FLOAT_TYPES, float_tensors, float_type
 from .windows import drop_extra, fit_windows, slice_of
-from .quantized import float_fallback, q_in, q_out
+from .quantization import float_fallback, q_in, q_out
 from .integer_convolution import ACCUMULATOR as INTEGER_ACCUMULATOR
 from .integer_convolution import CONVOLUTION_CORE, quantized_convolution
 from .shape import pad_constant

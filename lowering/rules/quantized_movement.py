@@ -2,7 +2,7 @@
 argmax / argmin).
 
 The float rules move the integers as they are; a result quantized differently from its operand is
-requantized afterwards (quantized.requantize_value). concat requantizes each operand to the
+requantized afterwards (quantization.requantize_value). concat requantizes each operand to the
 result's quantization; constant pad fills with the encoded pad value.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..fixed_point.carrier import carried_type, encode, qinfo
 from . import RULES, ops_with, rule
-from .quantized import q_in, q_out, require_per_tensor, requantize_value, same_quantization
+from .quantization import q_in, q_out, require_per_tensor, requantize_value, same_quantization
 from .shape import concat, pad_constant
 
 

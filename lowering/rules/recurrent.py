@@ -39,12 +39,12 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext, constant_value
 from ..fixed_point import gemmlowp16
 from ..fixed_point.carrier import QInfo, qinfo
+from ..fixed_point.litert_ops import inverse_sqrt, rounding_divide
 from ..fixed_point.rescale import clamp_int, requantize_like_tflite, rescale, saturate_to
 from ..fixed_point.tflite import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quantize_multiplier
 from ..npu_target import choose
 from . import rule
-from .quantized import gather_lookup
-from .quantized_litert import inverse_sqrt, rounding_divide
+from .quantization import gather_lookup
 from .shape import pad_constant, tosa_slice
 
 

@@ -52,7 +52,7 @@ from ..npu_target import choose
 from . import rule
 from .arith import Arith, FLOAT_TYPES, UNSIGNED_WIDTH, to_i32
 from .cast import convert
-from .quantized import float_fallback, q_in, q_out, requantize_value, require_per_tensor
+from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor
 from .shape import slice_axis
 
 

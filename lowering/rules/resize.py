@@ -32,7 +32,7 @@ nearest moves the integers; bilinear is TOSA RESIZE's exact integer interpolatio
 Under LiteRT semantics TFLite's integer kernel: its 10-bit source coordinates as RESIZE's scale and
 offset, its rounding (an aligned integer upscale of int8 data as a DEPTHWISE_CONV2D where a `--target`
 preset asks for it: `_upscale`); nearest reads the rows TFLite's float32 coordinates give.
-Samplings RESIZE cannot take compute in f32 as CpuRef does (quantized.float_fallback).
+Samplings RESIZE cannot take compute in f32 as CpuRef does (quantization.float_fallback).
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ from ..fixed_point.rescale import narrow, rescale
 from ..npu_target import choose
 from . import rule
 from .convolution import FLOAT_TYPES
-from .quantized import float_fallback, q_in, q_out
+from .quantization import float_fallback, q_in, q_out
 from .integer_convolution import ACCUMULATOR, spread_by_stride
 from .quantized_movement import movement
 

@@ -30,7 +30,7 @@ from . import rule
 from .convolution import convolution_quantizations
 from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights, out_channel_scales,
                                   quantized_convolution, upsample_then_convolve)
-from .quantized import q_in
+from .quantization import q_in
 from .shape import concat, tosa_slice
 
 

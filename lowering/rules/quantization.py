@@ -1,5 +1,5 @@
-"""Quantized lowering, part 1: what every quantized rule builds on - the quantization of operands
-and results, quantize / dequantize (and constants), exact lookups of a function of one quantized
+"""The quantization ops (quantize, dequantize, requantize, quantized constants) and what every quantized
+form builds on: the quantization of operands and results, exact lookups of a function of one quantized
 tensor, requantization, and the float fallback.
 
 Every quantized rule runs instead of the float rule when an operand or result of the op is quantized
@@ -235,7 +235,7 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
     is why exactness decides, not the table size. TFLite's int16 exp, log, rsqrt and gelu interpolate
     513-entry tables as TOSA does (one exact TABLE); its int16 logistic and tanh round their input to
     another grid and interpolate 512- or 256-input segments of a different table: no TOSA TABLE pair
-    reproduces them, and `unary` computes them step by step (quantized_litert.sigmoid_tanh_int16)."""
+    reproduces them, and `unary` computes them step by step (fixed_point.litert_ops.sigmoid_tanh_int16)."""
     ctx.check(lookup_types, xq, yq)
     kernel = kernel_results(ctx, xq, yq)
     want = kernel if kernel is not None else source_results(fn, xq, yq)
