@@ -27,7 +27,7 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
                    "right shift (EXT-DOUBLEROUND)",
                    "float32 product rounded half away from zero (RESCALE SINGLE_ROUND, halves fixed up)"),
     # functions of one int8 tensor are one exact TABLE either way; its entries are computed by a numpy model
-    # of LiteRT's kernel (lowering/litert_kernels.py) or through CpuRef's float32 function. Of an int16 tensor:
+    # of LiteRT's kernel (lowering/fixed_point/litert_kernels.py) or through CpuRef's float32 function. Of an int16 tensor:
     # RESCALEs by TFLite's multipliers (requantize, abs, relu / clamp, leaky_relu), else a TABLE or GATHER
     "hard_swish": ("int16 fixed point: gemmlowp rounding doubling high multiplies by 16-bit multipliers, a "
                    "truncating one for x * relu6(x + 3) / 6", _FLOAT),
@@ -77,7 +77,7 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     "fully_connected": ("LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once in double "
                            "(RESCALE SINGLE_ROUND), not with MultiplyByQuantizedMultiplier as its convolutions",
                            "the same, halves away from zero"),
-    "softmax": ("TFLite's reference kernels (lowering/rules/quantized_litert.py), where TFLite accepts the output "
+    "softmax": ("TFLite's reference kernels (lowering/fixed_point/litert_ops.py), where TFLite accepts the output "
                 "quantization (int8 1/256 zero point -128, uint8 1/256 zero point 0, int16 1/32768): int8/uint8 "
                 "gemmlowp's fixed-point exp (four int8 TABLEs of its bytes) and Newton-Raphson reciprocal; int16 "
                 "TFLite's interpolated exp and 1/(1+x) LUTs as int16 TABLEs. No GATHER, INTDIV or float",

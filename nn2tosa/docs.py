@@ -9,7 +9,7 @@ What each section reads:
 - the legalization tables (passes/legalize_armnn RULES and NO_MEANING, passes/legalize_mps RULES):
   whether a type converts, and, reading each rule's code, the nn ops it can create;
 - the lowering tables (lowering/rules RULES, QUANTIZED_RULES, CARRY_QUANTIZATION): for each nn op
-  the TOSA ops its float and quantized rules can create;
+  the TOSA ops its float and quantized rules (any of their forms) can create;
 - the named constraints each rule declares (nn2tosa/ir/constraints.py) and those the helpers of every
   rule evaluate (`general`): their docstrings are the conditions listed, the same functions whose
   results are the run-time reasons;
@@ -71,11 +71,18 @@ def _nn_lowering() -> tuple[dict[str, Reading], dict[str, Reading], frozenset[st
     """For each nn op: what its float rule and its quantized rule can create."""
     from nn2tosa.ir import Builder
     from nn2tosa.lowering.context import LoweringContext
-    from nn2tosa.lowering.rules import CARRY_QUANTIZATION, QUANTIZED_RULES, RULES
+    from nn2tosa.lowering.rules import CARRY_QUANTIZATION, QUANTIZED_RULES, RULES, OpLowering
 
     reader = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder])
-    floats = {op: reader.read(fn, op) for op, fn in sorted(RULES.items())}
-    quantized = {op: reader.read(fn, op) for op, fn in sorted(QUANTIZED_RULES.items())}
+
+    def read(op: str, rule: OpLowering) -> Reading:  # what any of the op's forms can create
+        reading = Reading()
+        for form in rule.forms:
+            reading.merge(reader.read(form.fn, op), own=True)
+        return reading
+
+    floats = {op: read(op, fn) for op, fn in sorted(RULES.items())}
+    quantized = {op: read(op, fn) for op, fn in sorted(QUANTIZED_RULES.items())}
     return floats, quantized, CARRY_QUANTIZATION
 
 

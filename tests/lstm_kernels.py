@@ -1,6 +1,6 @@
 """Models of the integer LSTM kernels, element by element on Python integers, for tests; written from
-the kernels' arithmetic independently of the lowering (lowering/rules/quantized_lstm.py,
-lowering/tflite_fixed.py):
+the kernels' arithmetic independently of the lowering (lowering/rules/recurrent.py,
+lowering/fixed_point/tflite.py):
 
 - gemmlowp's 16-bit fixed point (fixedpoint.h: FixedPoint<int16_t, k>): logistic and tanh;
 - TFLite's integer LSTM cell (lstm_eval.cc LstmStepInteger8x8_16, portable_tensor_utils.cc, the

@@ -150,8 +150,8 @@ def test_sum_and_mean_are_tflites(op, s_in, zp_in, s_out, zp_out, dtype, shape, 
 def test_mean_multiplier_is_not_the_rounded_ratio():
     """The truncated (q << k) / n of TFLite differs from rounding s_in / (n * s_out) for these scales:
     the lowering must take TFLite's integer, which the test above checks end to end."""
-    from nn2tosa.lowering.quant import multiplier_shift
-    from nn2tosa.lowering.rules.quantized_reduce import tflite_mean_multiplier
+    from nn2tosa.lowering.fixed_point.rescale import multiplier_shift
+    from nn2tosa.lowering.rules.reductions import tflite_mean_multiplier
 
     ratio, n = f32(0.0078431) / f32(0.0031), 30
     q, e = tflite_mean_multiplier(ratio, n)

@@ -1,6 +1,6 @@
 """Functions of one quantized tensor under litert semantics: one-op graphs lowered to TOSA, run on the
 reference model over every input, against numpy models of TFLite's reference integer kernels written
-here in plain integer arithmetic, independently of lowering/litert_kernels.py (only TFLite's constant
+here in plain integer arithmetic, independently of lowering/fixed_point/litert_kernels.py (only TFLite's constant
 sigmoid table is shared: it is data). The quantizations are the LiteRT corpus files' and others; each
 case also checks that CpuRef's float tabulation differs, so a lowering that ignored the semantics fails."""
 from __future__ import annotations
@@ -101,7 +101,7 @@ def tfl_lut(v: int, xs: float, xz: int, ys: float, yz: int, fn) -> int:
 
 def tfl_int16_sigmoid_tanh(v: int, xs: float, tanh: bool) -> int:
     """reference_integer_ops Logistic / Tanh for int16 (output scale 2**-15)."""
-    from nn2tosa.lowering.litert_kernels import _SIGMOID_TABLE as table
+    from nn2tosa.lowering.fixed_point.litert_kernels import _SIGMOID_TABLE as table
 
     log2 = F32(np.log(F32(xs))) * (F32(1) / F32(np.log(F32(2))))
     rounded = F32(math.copysign(math.floor(abs(float(log2)) + 0.5), float(log2)))

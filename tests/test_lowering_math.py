@@ -1,4 +1,4 @@
-"""lowering/rules/math.py, division.py, activation.py and cast.py end to end: nn graphs -> numpy
+"""lowering/rules/math.py, division.py, activations.py and cast.py end to end: nn graphs -> numpy
 reference (tests/nn_reference.py) vs the lowered .tosa on the TOSA reference model, and the MLIR
 through strict tosa-validate.
 

@@ -1,4 +1,4 @@
-"""lowering/rules/norm.py end to end: nn graphs -> numpy reference (tests/nn_reference.py) vs the
+"""lowering/rules/normalization.py end to end: nn graphs -> numpy reference (tests/nn_reference.py) vs the
 lowered .tosa on the TOSA reference model, and the MLIR through strict tosa-validate."""
 from __future__ import annotations
 

@@ -190,7 +190,7 @@ def _covered(size: int, kernel: int, stride: int, before: int, after: int) -> li
        after=st.integers(0, 40))
 @settings(max_examples=400, deadline=None)
 def test_clipped_windows_hold_the_same_rows(size, kernel, stride, before, after):
-    from lowering.rules.pool import clip_windows
+    from nn2tosa.lowering.rules.pooling import clip_windows
     if size + before + after < kernel:
         return
     (k,), (b, a) = clip_windows([size], [kernel], [stride], [before, after])

@@ -1,4 +1,4 @@
-"""lowering/rules/reduce.py end to end: nn graphs -> numpy reference (tests/nn_reference.py) vs the
+"""lowering/rules/reductions.py end to end: nn graphs -> numpy reference (tests/nn_reference.py) vs the
 lowered .tosa on the TOSA reference model, and the MLIR through strict tosa-validate."""
 from __future__ import annotations
 

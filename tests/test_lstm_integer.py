@@ -1,4 +1,4 @@
-"""The integer LSTM cells in integer TOSA (lowering/rules/quantized_lstm.py), judged by LiteRT:
+"""The integer LSTM cells in integer TOSA (lowering/rules/recurrent.py), judged by LiteRT:
 
 - int8 UnidirectionalSequenceLstm and QLstm under the default semantics (litert) compute TFLite's
   integer LSTM kernel, QuantizedLstm Android NN's QUANTIZED_16BIT_LSTM (TFLite's uint8 LSTM cell);
@@ -30,7 +30,7 @@ from lstm_kernels import android_quantized_lstm_step, logistic16, tanh16, tflite
 from nn2tosa.api import convert
 from nn2tosa.ir import Graph, Loc, Quant, TensorType
 from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
-from nn2tosa.lowering.tflite_fixed import gemmlowp_logistic16, gemmlowp_tanh16
+from nn2tosa.lowering.fixed_point.tflite import gemmlowp_logistic16, gemmlowp_tanh16
 
 DATA = Path(__file__).parent / "data" / "lstm"
 

@@ -90,13 +90,13 @@ def test_vela_compiles_quantized_prelu_for_ethos_u55():
 @pytest.mark.parametrize("tanh", [False, True], ids=["logistic", "tanh"])
 def test_gemmlowp_int16_functions_in_arithmetic_on_every_input(tanh, integer_bits):
     """The integer LSTMs' activations without GATHER (--target ethos-u55/u65): gemmlowp's logistic and tanh
-    of every FixedPoint<int16, integer_bits> raw, as tflite_fixed's numpy model of gemmlowp computes them."""
+    of every FixedPoint<int16, integer_bits> raw, as fixed_point/tflite.py's numpy model of gemmlowp computes them."""
     from lowering_harness import run_reference_model
     from nn2tosa.ir import Graph, TensorType
     from nn2tosa.lowering.context import LoweringContext
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
-    from nn2tosa.lowering.rules.gemmlowp16 import logistic_or_tanh16, supported
-    from nn2tosa.lowering.tflite_fixed import gemmlowp_logistic16, gemmlowp_tanh16
+    from nn2tosa.lowering.fixed_point.gemmlowp16 import logistic_or_tanh16, supported
+    from nn2tosa.lowering.fixed_point.tflite import gemmlowp_logistic16, gemmlowp_tanh16
 
     assert supported(integer_bits, tanh)
     v = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)

@@ -13,7 +13,7 @@ import pytest
 
 from nn2tosa.ir import Builder, Graph, Loc, Quant, TensorType
 from nn2tosa.lowering.npu_target import NPU_TARGETS, set_npu_target
-from nn2tosa.lowering.rules.quantized_transpose_conv_npu import phases_fit
+from nn2tosa.lowering.rules.transpose_convolution import phases_fit
 from test_litert_arith import _all_pairs, f32, tfl_add, tfl_mean_or_sum
 from test_quant import armnn_decode, armnn_encode, one_op, qtype, run
 from tflite_kernels import mbqm, quantize_multiplier

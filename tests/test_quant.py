@@ -1,4 +1,4 @@
-"""Quantized lowering (lowering/quant.py, lowering/rules/quantized*.py): multiplier/shift golden
+"""Quantized lowering (lowering/fixed_point/, lowering/rules/quantized*.py): multiplier/shift golden
 values, TABLE contents against a direct numpy computation of Arm NN's semantics, and small
 quantized graphs lowered to TOSA, run on the reference model and compared with an independent
 numpy model of CpuRef (decode to float32, compute, encode rounding half away from zero)."""
@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from nn2tosa.ir import Builder, Graph, Loc, Quant, TensorType
-from nn2tosa.lowering.quant import QInfo, multiplier_shift, qinfo, table_i8, table_i16
+from nn2tosa.lowering.fixed_point.carrier import QInfo, qinfo
+from nn2tosa.lowering.fixed_point.rescale import multiplier_shift
+from nn2tosa.lowering.fixed_point.tables import table_i8, table_i16
 from nn2tosa.lowering.semantics import set_semantics
 
 from lowering_harness import lower, run_reference_model
@@ -211,7 +213,7 @@ def test_int16_requantization_rounds_halves_away_from_zero():
 
 
 def test_ties_are_detected_from_the_multiplier_bits():
-    from nn2tosa.lowering.quant import ties_possible
+    from nn2tosa.lowering.fixed_point.rescale import ties_possible
 
     assert ties_possible(0.5, 255) and ties_possible(1 / 8, 255) and ties_possible(0.75, 3)
     assert not ties_possible(1.0, 1 << 20)  # an integer factor never makes a half
@@ -457,7 +459,7 @@ def test_quantize_rounds_half_away_from_zero():
 
 
 def test_fraction_bits_keep_intermediates_in_range():
-    from nn2tosa.lowering.quant import fraction_bits, max_input_for
+    from nn2tosa.lowering.fixed_point.rescale import fraction_bits, max_input_for
 
     for span, ratio in ((255, 1.0), (255, 37.0), (65535, 1.0), (65535, 0.001)):
         p = fraction_bits(span, ratio, headroom=2, input_span=span)
@@ -632,7 +634,7 @@ def _quantize_multiplier(scale: float, bits: int = 31) -> tuple[int, int]:
 
 
 def test_multipliers_and_shifts_of_a_whole_axis_are_the_per_scale_integers():
-    from nn2tosa.lowering.quant import multipliers_shifts
+    from nn2tosa.lowering.fixed_point.rescale import multipliers_shifts
 
     rng = np.random.default_rng(7)
     scales = np.concatenate([rng.random(3000) * 10.0 ** rng.integers(-40, 4, 3000),
@@ -645,7 +647,7 @@ def test_multipliers_and_shifts_of_a_whole_axis_are_the_per_scale_integers():
 
 
 def test_multipliers_shifts_name_the_first_scale_rescale_cannot_take():
-    from nn2tosa.lowering.quant import RescaleRangeError, multipliers_shifts
+    from nn2tosa.lowering.fixed_point.rescale import RescaleRangeError, multipliers_shifts
 
     with pytest.raises(RescaleRangeError, match=r"rescale factor 1e\+30 is too large"):
         multipliers_shifts([0.5, 1e30, float("nan")])
@@ -655,7 +657,7 @@ def test_multipliers_shifts_name_the_first_scale_rescale_cannot_take():
 
 @pytest.mark.parametrize("max_abs", [1, 3, 17, 255, 1000])
 def test_ties_possible_over_an_axis_is_any_exact_half_by_brute_force(max_abs):
-    from nn2tosa.lowering.quant import ties_possible
+    from nn2tosa.lowering.fixed_point.rescale import ties_possible
 
     rng = np.random.default_rng(max_abs)
     factors = [0.5, 0.25, 0.75, 1.0, 3.0, 1 / 3, 2.0 ** -9, 0.1] + list(rng.integers(1, 64, 8) / 64.0)

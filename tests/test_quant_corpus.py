@@ -50,7 +50,7 @@ OFF_BY_ONE = {
                                                  "interpolation lands some of them just off the half",
 }
 # Quantized files computed partly in f32, as CpuRef computes them, because no integer lowering of
-# the op exists yet (quantized.float_fallback): the target adds pro_fp. Everything else is pro_int
+# the op exists yet (quantization.float_fallback): the target adds pro_fp. Everything else is pro_int
 # (+ int16) unless a float tensor is at the boundary (Quantize, Dequantize, Cast). These files run
 # with semantics "cpuref"; under "litert" the int16 softmax, int8/uint8 L2 normalization and int16
 # division files are integer only (TFLite's kernels: tests/test_quant_litert.py).

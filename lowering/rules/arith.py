@@ -1,4 +1,4 @@
-"""The building blocks of the elementwise math rules (math.py, division.py, activation.py, cast.py,
+"""The building blocks of the elementwise math rules (math.py, division.py, activations.py, cast.py,
 and norm, reduce, shape): the `Arith` helper, which keeps each decomposition close to the formula it
 implements, the element types, the support conditions the rules share, and the integer helpers
 (operands as i32, results narrowed back).

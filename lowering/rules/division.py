@@ -1,6 +1,8 @@
 """Divisions, remainders, powers and squares TOSA has no single operator for: div, floor_div, mod,
 fmod (float remainders exact, as numpy's, also for quotients beyond f32's integers), pow,
-squared_difference and square, on floats and on integers (through i32).
+squared_difference and square, on floats and on integers (through i32); quantized div (an exact
+rounding integer division of the operands on a common fixed-point unit, or TFLite's kernel under LiteRT
+semantics: fixed_point.litert_ops.div).
 """
 from __future__ import annotations
 
@@ -11,9 +13,13 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, constant_value
+from ..fixed_point import litert_ops
+from ..fixed_point.rescale import fraction_bits, narrow, widen
 from . import rule
-from .arith import (FLOAT_TYPES, Arith, check_unquantized, float_arith, floating_point_operands, from_i32,
+from .arith import (Arith, FLOAT_TYPES, check_unquantized, float_arith, floating_point_operands, from_i32,
                     in_compute_type, int_operands, integers_fit_i32, operand_dtype, result_dtype, two_product)
+from .elementwise import operands_all_quantized, quantized_operands
+from .quantization import float_fallback, q_out, require_per_tensor
 
 
 def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | None = None) -> tuple[Value, Value]:
@@ -200,3 +206,49 @@ def square(ctx: LoweringContext) -> Value:
         return ctx.mul(x, x)
     (wide,) = int_operands(ctx, "square")
     return from_i32(ctx, ctx.mul(wide, wide))
+
+
+DIVISION_FRACTION_BITS = 10
+
+
+@rule("nn.div", quantized=True, checks=(operands_all_quantized,))
+def quantized_div(ctx: LoweringContext) -> Value | list[Value]:
+    """round(A * K / B) for A = a - zpa, B = b - zpb, K = sa / (sb * sy): the numerator A * K * 2**p
+    (one RESCALE), INTDIV by B (truncating: an error below 2**-p of an output step), one RESCALE by
+    2**-p. Division by zero gives what CpuRef's float division encodes: the saturated extreme of the
+    numerator's sign (0 / 0, a NaN CpuRef refuses to encode, gives the zero point). When the
+    numerator leaves fewer than DIVISION_FRACTION_BITS for the quotient (int16 data), it computes in
+    f32 as CpuRef does. That is CpuRef's division; semantics "litert" takes TFLite's integer kernel
+    (litert_ops.div) wherever TFLite accepts the operands."""
+    (a, b), (aq, bq) = quantized_operands(ctx)
+    yq = q_out(ctx)
+    if yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, yq)
+    if ctx.semantics == "litert":  # TFLite's integer kernel
+        y = litert_ops.div(ctx, a, b, aq, bq, yq)
+        if y is not None:
+            return y
+    ratio = aq.scale / (bq.scale * yq.scale)
+    p = fraction_bits(aq.span, ratio, headroom=1, input_span=aq.span)
+    if p < DIVISION_FRACTION_BITS:  # wide numerators (int16) leave too few bits for the quotient
+        return float_fallback(ctx)
+    numerator = widen(ctx, a, aq, ratio * 2.0 ** p)
+    denominator = widen(ctx, b, bq)
+    numerator, denominator = ctx.same_rank(numerator, denominator)
+    rank = ctx.type_of(numerator).rank
+    zero, one = ctx.scalar(0, "i32", rank), ctx.scalar(1, "i32", rank)
+    by_zero = ctx.binary("tosa.equal", denominator, zero)
+    safe = ctx.op("tosa.select", [by_zero, one, denominator])
+    quotient = narrow(ctx, ctx.binary("tosa.intdiv", numerator, safe), 2.0 ** -p, yq)
+    dtype = yq.dtype
+    rank_y = ctx.type_of(quotient).rank
+
+    def extreme(value: int) -> Value:
+        return ctx.const(np.full((1,) * rank_y, value), dtype)
+
+    positive = ctx.binary("tosa.greater", numerator, zero)
+    negative = ctx.binary("tosa.greater", zero, numerator)
+    infinite = ctx.op("tosa.select", [positive, extreme(yq.qmax),
+                                      ctx.op("tosa.select", [negative, extreme(yq.qmin), extreme(yq.zero_point)])])
+    return ctx.op("tosa.select", [by_zero, infinite, quotient])

@@ -1,4 +1,4 @@
-"""Matrix products: matmul (batched, broadcasting) and fully_connected.
+"""Matrix products: matmul (batched, broadcasting) and fully_connected, float and quantized.
 
 TOSA has one MATMUL, [N, H, C] x [N, C, W] -> [N, H, W] with equal batches and zero points, and no
 FULLY_CONNECTED. So:
@@ -12,17 +12,27 @@ Floats multiply in their own type and accumulate in f32 (f16 and bf16 matmul pro
 f32 and one cast rounds to the result type; the convolution adds the bias in its f32 accumulator and
 rounds once). Plain i8 data multiplies exactly into i32 by MATMUL (then wraps to an i8 result, as
 nn integers do); wider integers have no TOSA product.
+Quantized: fully_connected is a 1x1 conv2d of the integer convolution (integer_convolution.py; under LiteRT
+semantics it rounds once); matmul of two tensors is TOSA MATMUL with both zero points (i16 x i16 -> i48
+with the int16 extension), then one RESCALE.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 import math
 
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
+from ..fixed_point.rescale import narrow, rescale
 from . import rule
-from .conv import FLOAT_TYPES, cast, convolution, float_tensors, float_type, rearrange
+from .convolution import (FLOAT_TYPES, cast, convolution, convolution_quantizations, float_tensors, float_type,
+                          rearrange)
+from .integer_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
+                                  matmul_operand_types, out_channel_scales, quantized_convolution)
+from .quantization import float_fallback, q_in, q_out, require_per_tensor
 from .shape import tile
+
 
 # element type -> type of the MATMUL result (its accumulator)
 PRODUCT_TYPE = {"f32": "f32", "f16": "f32", "bf16": "f32", "i8": "i32"}
@@ -97,3 +107,58 @@ def fully_connected(ctx: LoweringContext) -> Value:
     y = convolution(ctx, "tosa.conv2d", ctx.reshape(x, (1, rows, 1, k)), rearrange(ctx, w, shape=(o, 1, 1, k)), bias,
                     dtype, kernel=(1, 1), pad=(0, 0, 0, 0), stride=(1, 1), dilation=(1, 1))
     return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
+
+
+@rule("nn.fully_connected", quantized=True, checks=CONVOLUTION_CHECKS)
+def quantized_fully_connected(ctx: LoweringContext) -> Value:
+    """x [..., K] times W^T [K, O]: a 1x1 conv2d of [rows, 1, 1, K] with [O, 1, 1, K] weights."""
+    xq, yq = convolution_quantizations(ctx)
+    w, wq = constant_weights(ctx)
+    o, k = w.shape
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
+    x = ctx.operands[0]
+    rows = ctx.type_of(x).num_elements // k
+    attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
+    # LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once, in double (not
+    # MultiplyByQuantizedMultiplier as its convolutions do): one rounding, SINGLE_ROUND
+    rounding = "SINGLE_ROUND" if ctx.semantics == "litert" else None
+    y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
+                              bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs, rounding=rounding)
+    return ctx.reshape(y, ctx.out_types[0].shape)
+
+
+@rule("nn.matmul", quantized=True, checks=(matmul_operand_types,))
+def quantized_matmul(ctx: LoweringContext) -> Value | list[Value]:
+    """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
+    aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
+    if aq is None or bq is None or yq is None:
+        return float_fallback(ctx)
+    require_per_tensor(ctx, aq, bq, yq)
+    ctx.check(matmul_operand_types, aq, bq)
+    a, b = ctx.same_rank(*ctx.operands)
+    a_shape, b_shape = ctx.type_of(a).shape, ctx.type_of(b).shape
+    (m, k), n = a_shape[-2:], b_shape[-1]
+    batch = ctx.out_types[0].shape[:-2]
+    count = math.prod(batch)
+    a3 = ctx.reshape(_tiled(ctx, a, batch), (count, m, k))
+    b3 = ctx.reshape(_tiled(ctx, b, batch), (count, k, n))
+    acc_type = ACCUMULATOR[aq.dtype]
+    acc = ctx.op("tosa.matmul", [a3, b3, ctx.zero_point(aq.dtype, aq.zero_point), ctx.zero_point(bq.dtype, bq.zero_point)],
+                 types=[TensorType((count, m, n), acc_type)])
+    scale = aq.scale * bq.scale / yq.scale
+    if acc_type == "i48":
+        shift = max(0, math.ceil(math.log2(max(aq.span * bq.span * k, 1))) - 30)
+        acc = rescale(ctx, acc, 2.0 ** -shift, "i32")
+        scale *= 2.0 ** shift
+    exact_bound = None if acc_type == "i48" and shift else aq.span * bq.span * k
+    return ctx.reshape(narrow(ctx, acc, scale, yq, max_abs=exact_bound), ctx.out_types[0].shape)
+
+
+def _tiled(ctx: LoweringContext, x: Value, batch: Sequence[int]) -> Value:
+    shape = ctx.type_of(x).shape
+    multiples = [b // d for b, d in zip(batch, shape[:-2])] + [1, 1]
+    if all(mult == 1 for mult in multiples):
+        return x
+    out = tuple(d * mult for d, mult in zip(shape, multiples))
+    return ctx.op("tosa.tile", [x, ctx.shape(multiples)], types=[ctx.type_of(x).with_shape(out)])

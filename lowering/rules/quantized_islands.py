@@ -5,7 +5,7 @@ nn.dequantize, float ops, nn.quantize (Linear activations a * x + b, Casts betwe
 types, ...). When those float ops are elementwise and read nothing but the dequantized tensor and
 scalar constants, the island is a function of that one quantized tensor: its result for every
 possible input (256, or 65536 for i16) is computed here with the nn ops' own float32 folders, and
-lowering emits one exact lookup (quantized.lookup: TABLE or GATHER) instead of float TOSA ops,
+lowering emits one exact lookup (quantization.lookup: TABLE or GATHER) instead of float TOSA ops,
 so the graph stays in pro_int.
 
 `find_islands(graph)` runs before lowering (on nn types); lower-to-tosa lowers each island's
@@ -22,8 +22,8 @@ import numpy as np
 from nn2tosa.ir import Graph, TensorType, Type, Value, op_def
 
 from ..context import LoweringContext
-from ..quant import QInfo, qinfo
-from .quantized import lookup
+from ..fixed_point.carrier import QInfo, qinfo
+from .quantization import lookup
 
 # element types of island values: f32 (the nn folders compute in the result's numpy type) and the
 # booleans of comparisons and selects

@@ -2,7 +2,7 @@
 argmax / argmin).
 
 The float rules move the integers as they are; a result quantized differently from its operand is
-requantized afterwards (quantized.requantize_value). concat requantizes each operand to the
+requantized afterwards (quantization.requantize_value). concat requantizes each operand to the
 result's quantization; constant pad fills with the encoded pad value.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..quant import carried_type, encode, qinfo
-from . import RULES, rule
-from .quantized import q_in, q_out, require_per_tensor, requantize_value, same_quantization
+from ..fixed_point.carrier import carried_type, encode, qinfo
+from . import RULES, ops_with, rule
+from .quantization import q_in, q_out, require_per_tensor, requantize_value, same_quantization
 from .shape import concat, pad_constant
 
 
@@ -32,12 +32,7 @@ def float_rule_on_carried(ctx: LoweringContext, out_types: Sequence[TensorType] 
         ctx.nn_in_types, ctx.nn_out_types = saved
 
 
-MOVEMENT = ("nn.reshape", "nn.transpose", "nn.slice", "nn.strided_slice", "nn.tile", "nn.reverse",
-            "nn.broadcast_to", "nn.gather", "nn.gather_nd", "nn.split", "nn.pad", "nn.max_pool2d",
-            "nn.max_pool3d")
-
-
-@rule(*[op for op in MOVEMENT if op not in ("nn.pad",)], quantized=True)
+@rule(*ops_with("moves_data"), quantized=True)
 def movement(ctx: LoweringContext) -> Value | list[Value]:
     """The float rule moves (or, for max pooling, selects) the stored integers; results quantized
     unlike the data operand are requantized (max commutes with the monotonic encoding)."""

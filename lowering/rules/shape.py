@@ -242,7 +242,7 @@ def _subsample_spatial(ctx: LoweringContext, x: Value, stride: Sequence[int]) ->
     stride `stride` (its 1x1 windows tile that extent exactly), whose i32 result is the stored
     integer, and a RESCALE by 1 (2**30 >> 30: exact). Vela runs it as one strided read with the
     RESCALE fused, where the RESHAPE + SLICE form costs a copy per axis."""
-    from ..quant import rescale
+    from ..fixed_point.rescale import rescale
 
     channels = ctx.type_of(x).shape[3]
     operands = [x, ctx.const(np.ones((1, 1, channels, 1), np.int8), "i8"),
@@ -453,7 +453,7 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     a = Arith(ctx, compute, 3)
     spread = a.select(ctx.reshape(hits, (rows, w, 1)), ctx.reshape(upd, (1, w, inner)), identity)  # [P, W, C]
     if reduction == "mul" and compute == "i32":  # REDUCE_PRODUCT is float only
-        from .reduce import product_tree  # (reduce builds on this module)
+        from .reductions import product_tree  # (reduce builds on this module)
         reduced = product_tree(ctx, spread, 1)
     else:
         reduced = ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1})

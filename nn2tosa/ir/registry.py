@@ -74,6 +74,15 @@ NAMED_TRAITS = frozenset({
     "constant",  # holds its value in an attribute, no operands
     "control_flow",  # runs other graphs of the module, named in its attributes
     "variable",  # declares or accesses a persistent variable
+    # how quantized lowering treats the op (lowering/rules/): found on the op, not in lists beside the rules
+    "carries_quantization",  # only moves stored values: its float lowering carries integers of one quantization
+    "moves_data",  # quantized: its float lowering moves (max pooling: selects) the stored integers, results
+    #                quantized unlike the operand are requantized after
+    "tabulated",  # quantized: a function of one tensor, its integers exact for every input (TABLE, GATHER, or an
+    #               exact integer form)
+    "rescale_clamp",  # quantized i8 -> i8: a requantization (of |x - zp| for abs), clamped: RESCALE + CLAMP where exact
+    "litert_int16_rescale",  # quantized i16 under LiteRT semantics: TFLite's kernel is a RESCALE by its multipliers
+    "float_when_quantized",  # quantized: computed in f32 between dequantize and quantize, as CpuRef computes it
 })
 
 

@@ -19,7 +19,7 @@ def _infer_reshape(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 
 define_nn("nn.reshape", operands=1, attrs={"shape": attr("ints", "the result shape (static, no -1)")},
           doc="The same elements in row-major order, in a new shape.", infer=_infer_reshape,
-          fold=lambda a, v, t: [v[0].reshape(t[0].shape)])
+          fold=lambda a, v, t: [v[0].reshape(t[0].shape)], traits={"carries_quantization", "moves_data"})
 
 
 def _infer_transpose(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -31,7 +31,8 @@ def _infer_transpose(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 
 define_nn("nn.transpose", operands=1, attrs={"perm": attr("ints", "result dimension i is input dimension perm[i]")},
           doc="Permute dimensions: result.shape[i] = input.shape[perm[i]].", infer=_infer_transpose,
-          fold=lambda a, v, t: [np.ascontiguousarray(v[0].transpose(a["perm"]))])
+          fold=lambda a, v, t: [np.ascontiguousarray(v[0].transpose(a["perm"]))],
+          traits={"carries_quantization", "moves_data"})
 
 
 def _infer_broadcast_to(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -43,7 +44,8 @@ def _infer_broadcast_to(attrs: Attrs, types: list[TensorType]) -> list[TensorTyp
 
 define_nn("nn.broadcast_to", operands=1, attrs={"shape": attr("ints", "the result shape")},
           doc="Numpy broadcast_to.", infer=_infer_broadcast_to,
-          fold=lambda a, v, t: [np.ascontiguousarray(np.broadcast_to(v[0], t[0].shape))])
+          fold=lambda a, v, t: [np.ascontiguousarray(np.broadcast_to(v[0], t[0].shape))],
+          traits={"carries_quantization", "moves_data"})
 
 
 def _infer_concat(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -81,7 +83,7 @@ def _fold_split(a: Attrs, v: list[np.ndarray], t: list[TensorType]) -> list[np.n
 define_nn("nn.split", operands=1, results=(1, None),
           attrs={"axis": attr("int", "the axis to cut"), "sizes": attr("ints", "size of each piece along axis")},
           doc="Cut a tensor into consecutive pieces along `axis`; one result per piece.", infer=_infer_split,
-          fold=_fold_split)
+          fold=_fold_split, traits={"carries_quantization", "moves_data"})
 
 
 def _infer_slice(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -97,7 +99,8 @@ def _infer_slice(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 define_nn("nn.slice", operands=1,
           attrs={"begin": attr("ints", "first index per dimension"), "size": attr("ints", "extent per dimension")},
           doc="x[begin[i] : begin[i] + size[i]] in every dimension.", infer=_infer_slice,
-          fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, b + s) for b, s in zip(a["begin"], a["size"]))])])
+          fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, b + s) for b, s in zip(a["begin"], a["size"]))])],
+          traits={"carries_quantization", "moves_data"})
 
 
 def _infer_strided_slice(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -114,7 +117,8 @@ define_nn("nn.strided_slice", operands=1,
               "with a negative stride means 'before index 0' (use -dim-1).",
           infer=_infer_strided_slice,
           fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, None if (s < 0 and e < 0) else e, s)
-                                                               for b, e, s in zip(a["begin"], a["end"], a["strides"]))])])
+                                                               for b, e, s in zip(a["begin"], a["end"], a["strides"]))])],
+          traits={"carries_quantization", "moves_data"})
 
 
 def _infer_pad(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -147,10 +151,12 @@ def _infer_tile(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 
 
 define_nn("nn.tile", operands=1, attrs={"multiples": attr("ints", "repetitions per dimension")},
-          doc="Numpy tile.", infer=_infer_tile, fold=lambda a, v, t: [np.tile(v[0], a["multiples"])])
+          doc="Numpy tile.", infer=_infer_tile, fold=lambda a, v, t: [np.tile(v[0], a["multiples"])],
+          traits={"carries_quantization", "moves_data"})
 define_nn("nn.reverse", operands=1, attrs={"axes": attr("ints", "dimensions to reverse")},
           doc="Reverse the order of elements along each of `axes`.", infer=same,
-          fold=lambda a, v, t: [np.ascontiguousarray(np.flip(v[0], a["axes"]))])
+          fold=lambda a, v, t: [np.ascontiguousarray(np.flip(v[0], a["axes"]))],
+          traits={"carries_quantization", "moves_data"})
 
 
 def _infer_gather(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -162,7 +168,7 @@ def _infer_gather(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 define_nn("nn.gather", operands=2, attrs={"axis": attr("int", "the axis indexed")},
           doc="numpy.take(data, indices, axis): indices (operand 1, integers, non-negative, in range) select "
               "slices along `axis`.", infer=_infer_gather,
-          fold=lambda a, v, t: [np.take(v[0], v[1], axis=a["axis"])])
+          fold=lambda a, v, t: [np.take(v[0], v[1], axis=a["axis"])], traits={"carries_quantization", "moves_data"})
 
 
 def _infer_gather_nd(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -173,7 +179,7 @@ def _infer_gather_nd(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 
 define_nn("nn.gather_nd", operands=2,
           doc="result[i...] = data[indices[i..., :]]: the last dimension of indices (operand 1) holds a "
-              "prefix index into data.", infer=_infer_gather_nd)
+              "prefix index into data.", infer=_infer_gather_nd, traits={"carries_quantization", "moves_data"})
 define_nn("nn.scatter_nd", operands=3, attrs={"reduction": attr("str", "'none' (replace), 'add', 'mul', 'max' or 'min'")},
           doc="Copy of data (operand 0) with data[indices[i..., :]] = updates[i...] (indices operand 1, "
               "updates operand 2); with duplicates the last update wins unless a reduction combines them.",

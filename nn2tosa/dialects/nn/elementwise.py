@@ -19,7 +19,7 @@ define_nn(
     attrs={"value": attr("tensor", "the tensor, in the storage type of the result")},
     doc="A constant tensor. Quantized constants hold their stored integers; the result type carries the scale.",
     verify=constant_verifier("value"),
-    traits={"constant"},
+    traits={"constant", "carries_quantization"},
 )
 
 # ------------------------------------------------------------------------------ elementwise
@@ -47,10 +47,12 @@ _INT_BINARY: Table = {
     "shift_left": (np.left_shift, "x << y."),
     "shift_right": (np.right_shift, "x >> y, arithmetic for signed types."),
 }
+# quantized, these are computed in f32 between dequantize and quantize, as CpuRef computes them
+_IN_FLOAT_WHEN_QUANTIZED = ("pow", "floor_div", "mod", "fmod")
 for _table in (_FLOAT_INT_BINARY, _DIVISIONS, _INT_BINARY):
     for _name, (_fn, _doc) in _table.items():
-        define_nn(f"nn.{_name}", operands=2, doc=_doc, infer=broadcast(), fold=fold_with(_fn),
-                  verify=same_dtypes, traits={"elementwise"})
+        define_nn(f"nn.{_name}", operands=2, doc=_doc, infer=broadcast(), fold=fold_with(_fn), verify=same_dtypes,
+                  traits={"elementwise", *(["float_when_quantized"] if _name in _IN_FLOAT_WHEN_QUANTIZED else [])})
 
 _COMPARISONS: Table = {
     "equal": (np.equal, "x == y, boolean result."),
@@ -87,39 +89,43 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
-_UNARY: Table = {
-    "neg": (np.negative, "-x."),
-    "abs": (np.abs, "|x|."),
-    "sqrt": (np.sqrt, "sqrt(x)."),
-    "rsqrt": (lambda x: 1 / np.sqrt(x), "1 / sqrt(x)."),
-    "reciprocal": (lambda x: 1 / x, "1 / x."),
-    "square": (np.square, "x * x."),
-    "exp": (np.exp, "e^x."),
-    "exp2": (np.exp2, "2^x."),
-    "log": (np.log, "natural logarithm."),
-    "log2": (np.log2, "base-2 logarithm."),
-    "log10": (np.log10, "base-10 logarithm."),
-    "sin": (np.sin, "sine."), "cos": (np.cos, "cosine."), "tan": (np.tan, "tangent."),
-    "asin": (np.arcsin, "arcsine."), "acos": (np.arccos, "arccosine."), "atan": (np.arctan, "arctangent."),
-    "sinh": (np.sinh, "hyperbolic sine."), "cosh": (np.cosh, "hyperbolic cosine."),
-    "asinh": (np.arcsinh, "inverse hyperbolic sine."), "acosh": (np.arccosh, "inverse hyperbolic cosine."),
-    "atanh": (np.arctanh, "inverse hyperbolic tangent."),
-    "floor": (np.floor, "round toward -inf."),
-    "ceil": (np.ceil, "round toward +inf."),
-    "round": (_np_round_half_even, "round half to even."),
-    "sign": (np.sign, "-1, 0 or 1 (0 for 0, NaN for NaN)."),
-    "erf": (_erf, "the error function."),
-    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + e^-x)."),
-    "tanh": (np.tanh, "hyperbolic tangent."),
-    "relu": (lambda x: np.maximum(x, 0), "max(x, 0)."),
-    "hard_swish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, "x * relu6(x + 3) / 6."),
-    "softplus": (lambda x: np.log1p(np.exp(x)), "log(1 + e^x)."),
-    "bitwise_not": (np.invert, "~x on integers."),
-    "logical_not": (np.logical_not, "not x on booleans."),
-    "identity": (lambda x: x, "x (removed by canonicalization)."),
+# Traits of the quantized lowering (nn2tosa/ir/registry.py NAMED_TRAITS): TAB a function of one quantized tensor
+# computed exactly per integer; requantizations also RESCALE + CLAMP for i8 and RESCALE for LiteRT's int16.
+TAB = frozenset({"tabulated"})
+REQUANTIZING = TAB | {"rescale_clamp", "litert_int16_rescale"}
+_UNARY: dict[str, tuple[Callable[..., Any], str, frozenset[str]]] = {  # name -> (numpy function, doc, traits)
+    "neg": (np.negative, "-x.", TAB),
+    "abs": (np.abs, "|x|.", REQUANTIZING),
+    "sqrt": (np.sqrt, "sqrt(x).", TAB),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), "1 / sqrt(x).", TAB),
+    "reciprocal": (lambda x: 1 / x, "1 / x.", TAB),
+    "square": (np.square, "x * x.", TAB),
+    "exp": (np.exp, "e^x.", TAB),
+    "exp2": (np.exp2, "2^x.", TAB),
+    "log": (np.log, "natural logarithm.", TAB),
+    "log2": (np.log2, "base-2 logarithm.", TAB),
+    "log10": (np.log10, "base-10 logarithm.", TAB),
+    "sin": (np.sin, "sine.", TAB), "cos": (np.cos, "cosine.", TAB), "tan": (np.tan, "tangent.", TAB),
+    "asin": (np.arcsin, "arcsine.", TAB), "acos": (np.arccos, "arccosine.", TAB), "atan": (np.arctan, "arctangent.", TAB),
+    "sinh": (np.sinh, "hyperbolic sine.", TAB), "cosh": (np.cosh, "hyperbolic cosine.", TAB),
+    "asinh": (np.arcsinh, "inverse hyperbolic sine.", TAB), "acosh": (np.arccosh, "inverse hyperbolic cosine.", TAB),
+    "atanh": (np.arctanh, "inverse hyperbolic tangent.", TAB),
+    "floor": (np.floor, "round toward -inf.", TAB),
+    "ceil": (np.ceil, "round toward +inf.", TAB),
+    "round": (_np_round_half_even, "round half to even.", TAB),
+    "sign": (np.sign, "-1, 0 or 1 (0 for 0, NaN for NaN).", TAB),
+    "erf": (_erf, "the error function.", TAB),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + e^-x).", TAB),
+    "tanh": (np.tanh, "hyperbolic tangent.", TAB),
+    "relu": (lambda x: np.maximum(x, 0), "max(x, 0).", REQUANTIZING),
+    "hard_swish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, "x * relu6(x + 3) / 6.", TAB),
+    "softplus": (lambda x: np.log1p(np.exp(x)), "log(1 + e^x).", TAB),
+    "bitwise_not": (np.invert, "~x on integers.", frozenset()),
+    "logical_not": (np.logical_not, "not x on booleans.", frozenset()),
+    "identity": (lambda x: x, "x (removed by canonicalization).", REQUANTIZING | {"carries_quantization"}),
 }
-for _name, (_fn, _doc) in _UNARY.items():
-    define_nn(f"nn.{_name}", operands=1, doc=_doc, infer=same, fold=fold_with(_fn), traits={"elementwise"},
+for _name, (_fn, _doc, _traits) in _UNARY.items():
+    define_nn(f"nn.{_name}", operands=1, doc=_doc, infer=same, fold=fold_with(_fn), traits={"elementwise", *_traits},
               verify=_booleans if _name == "logical_not" else None)
 
 for _name, _fn in {"isnan": np.isnan, "isinf": np.isinf}.items():
@@ -136,16 +142,17 @@ define_nn("nn.clamp", operands=1, attrs={"min": attr("float", "lower bound"), "m
           doc="min(max(x, min), max), so max everywhere when min > max (numpy.clip, torch.clamp). Bounds are real "
               "values (quantized ops compare dequantized values); NaN is not a bound.",
           infer=same, verify=_bounds_are_numbers, fold=fold_with(lambda x, min, max: np.clip(x, min, max)),
-          traits={"elementwise"})
+          traits={"elementwise", *REQUANTIZING})
 define_nn("nn.leaky_relu", operands=1, attrs={"alpha": attr("float", "slope for x < 0")},
           doc="x if x >= 0 else alpha * x.", infer=same,
-          fold=fold_with(lambda x, alpha: np.where(x >= 0, x, alpha * x)), traits={"elementwise"})
+          fold=fold_with(lambda x, alpha: np.where(x >= 0, x, alpha * x)),
+          traits={"elementwise", *TAB, "litert_int16_rescale"})
 define_nn("nn.elu", operands=1, attrs={"alpha": attr("float", "scale of the negative part")},
           doc="x if x > 0 else alpha * (e^x - 1).", infer=same,
-          fold=fold_with(lambda x, alpha: np.where(x > 0, x, alpha * np.expm1(x))), traits={"elementwise"})
+          fold=fold_with(lambda x, alpha: np.where(x > 0, x, alpha * np.expm1(x))), traits={"elementwise", *TAB})
 define_nn("nn.gelu", operands=1, attrs={"approximate": attr("str", "'none' (erf form) or 'tanh'")},
           doc="x * Phi(x); approximate='tanh': 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).", infer=same,
-          traits={"elementwise"})
+          traits={"elementwise", *TAB})
 define_nn("nn.prelu", operands=2, doc="x if x >= 0 else alpha * x, alpha broadcast against x (operand 1).",
           infer=broadcast(), fold=fold_with(lambda x, a: np.where(x >= 0, x, a * x)), traits={"elementwise"})
 

@@ -10,7 +10,7 @@ define_nn("nn.quantize", operands=1, doc="Float to the quantized result type: cl
           infer=None, verify=same_shape)
 define_nn("nn.dequantize", operands=1, doc="Quantized to float: (q - zp) * scale.", infer=None, verify=same_shape)
 define_nn("nn.requantize", operands=1, doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None,
-          verify=same_shape)
+          verify=same_shape, traits={"tabulated", "rescale_clamp", "litert_int16_rescale"})
 
 
 # ------------------------------------------------------------------------------ integer recurrent cells

@@ -53,11 +53,12 @@ for _name in ("argmax", "argmin"):
 define_nn("nn.softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
           doc="exp(beta*x - max) / sum(exp(beta*x - max)) along `axis`.", infer=same)
 define_nn("nn.log_softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
-          doc="beta*x - max - log(sum(exp(beta*x - max))) along `axis`.", infer=same)
+          doc="beta*x - max - log(sum(exp(beta*x - max))) along `axis`.", infer=same, traits={"float_when_quantized"})
 define_nn("nn.layer_norm", operands=(1, 3),
           attrs={"axes": attr("ints", "normalized trailing dimensions"), "epsilon": attr("float", "added to the variance")},
           doc="(x - mean) / sqrt(var + epsilon) * gamma + beta over `axes` (biased variance); gamma and beta "
-              "(operands 1 and 2, optional) broadcast against x.", infer=same)
+              "(operands 1 and 2, optional) broadcast against x.", infer=same, traits={"float_when_quantized"})
+
 _BATCH_NORM_STATISTICS = ("mean", "variance", "gamma", "beta")
 
 
@@ -84,7 +85,7 @@ define_nn("nn.batch_norm", operands=5, attrs={"epsilon": attr("float", "added to
           verify=_statistics_per_channel)
 define_nn("nn.instance_norm", operands=3, attrs={"epsilon": attr("float", "added to the variance")},
           doc="Per sample and channel of an NHWC tensor: (x - mean_hw) / sqrt(var_hw + epsilon) * gamma + beta "
-              "(gamma, beta of shape [C]).", infer=same)
+              "(gamma, beta of shape [C]).", infer=same, traits={"float_when_quantized"})
 define_nn("nn.l2_normalize", operands=1, attrs={"axes": attr("ints", "normalized dimensions"), "epsilon": attr("float", "lower bound of the sum of squares")},
           doc="x / sqrt(max(sum(x^2 over axes), epsilon)).", infer=same)
 define_nn("nn.local_response_norm", operands=1,
@@ -92,4 +93,5 @@ define_nn("nn.local_response_norm", operands=1,
                  "bias": attr("float", "k")},
           doc="x / (bias + alpha * sum(x_c^2 over channels c-radius..c+radius)) ^ beta, channels last.", infer=same,
           verify=lambda graph, node: [] if graph.tensor_type(graph.operand(node, 0)).rank else
-          ["a local response normalization of a scalar (it normalizes across the last, channel, axis)"])
+          ["a local response normalization of a scalar (it normalizes across the last, channel, axis)"],
+          traits={"float_when_quantized"})

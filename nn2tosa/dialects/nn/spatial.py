@@ -134,7 +134,7 @@ _POOL_ATTRS = {"kernel": attr("ints", "[y, x]"), "stride": attr("ints", "[y, x]"
                "pad": attr("ints", "[top, bottom, left, right]")}
 define_nn("nn.max_pool2d", operands=1, attrs={**_POOL_ATTRS, "dilation": attr("ints", "[y, x]")},
           doc="Max over windows of NHWC input; padding never wins (acts as -inf: a window over padding only "
-              "gives -inf, or the minimum of an integer type).", infer=_infer_pool)
+              "gives -inf, or the minimum of an integer type).", infer=_infer_pool, traits={"moves_data"})
 define_nn("nn.avg_pool2d", operands=1,
           attrs={**_POOL_ATTRS,
                  "count_pad": attr("ints", "[top, bottom, left, right]: the part of `pad` counted in the divisor "
@@ -144,7 +144,8 @@ define_nn("nn.avg_pool2d", operands=1,
               "lie in the input or in the counted padding (`divisor` overrides; a window with none gives 0/0 = NaN).",
           infer=_infer_pool)
 define_nn("nn.l2_pool2d", operands=1, attrs=dict(_POOL_ATTRS),
-          doc="sqrt(mean of x^2 over windows), padding excluded from the count.", infer=_infer_pool)
+          doc="sqrt(mean of x^2 over windows), padding excluded from the count.", infer=_infer_pool,
+          traits={"float_when_quantized"})
 
 
 def _infer_pool3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
@@ -159,13 +160,14 @@ def _infer_pool3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 _POOL3D_ATTRS = {"kernel": attr("ints", "[z, y, x]"), "stride": attr("ints", "[z, y, x]"),
                  "pad": attr("ints", "[front, back, top, bottom, left, right]")}
 define_nn("nn.max_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS), doc="Max over windows of NDHWC input (see max_pool2d).",
-          infer=_infer_pool3d)
+          infer=_infer_pool3d, traits={"moves_data"})
 define_nn("nn.avg_pool3d", operands=1,
           attrs={**_POOL3D_ATTRS, "count_pad": attr("ints", "the part of `pad` counted as zeros"),
                  "divisor": attr("int", "if > 0, the divisor")},
           doc="Mean over windows of NDHWC input (see avg_pool2d).", infer=_infer_pool3d)
 define_nn("nn.l2_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS),
-          doc="sqrt(mean of x^2 over windows) of NDHWC input, padding excluded.", infer=_infer_pool3d)
+          doc="sqrt(mean of x^2 over windows) of NDHWC input, padding excluded.", infer=_infer_pool3d,
+          traits={"float_when_quantized"})
 
 
 def _infer_resize(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:

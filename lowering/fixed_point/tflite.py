@@ -1,5 +1,5 @@
 """TFLite's fixed-point building blocks, for the tables and constants the LiteRT lowerings compute at
-lowering time (lowering/litert_kernels.py, lowering/rules/quantized_litert.py, quantized_arith.py).
+lowering time (lowering/fixed_point/litert_kernels.py, litert_ops.py, lowering/rules/elementwise.py).
 
 The arithmetic is gemmlowp's as TFLite's reference kernels use it, on Python integers or int64 numpy
 arrays alike:
@@ -20,7 +20,8 @@ from typing import TypeAlias
 
 import numpy as np
 
-from .quant import RescaleRangeError, round_half_away
+from .carrier import round_half_away
+from .rescale import RescaleRangeError
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 

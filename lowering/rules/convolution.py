@@ -15,6 +15,11 @@ Where TOSA is stricter than nn:
   group on a channel slice, concatenated.
 - transpose_conv2d's out_pad must be > -kernel: a deeper crop keeps out_pad at 1 - kernel and
   slices the rest off the result.
+
+Quantized conv2d (grouped: depthwise or one convolution per group), depthwise_conv2d and conv3d read their
+quantizations and constant operands and hand them to `quantized_convolution` (integer_convolution.py: the
+integer convolution, its accumulator and RESCALE, and the forms an NPU preset asks for); quantized
+transposed convolutions: transpose_convolution.py.
 """
 from __future__ import annotations
 
@@ -25,8 +30,15 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
+from ..fixed_point.carrier import QInfo
 from . import rule
+from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
+                                  convolution_quantized_both_ends, out_channel_scales, quantized_convolution,
+                                  subsample_first)
+from .quantization import q_in, q_out, require_per_tensor
 from .shape import concat, tosa_slice
+from .windows import drop_extra, fit_windows, slice_of
+
 
 FLOAT_TYPES = ("f32", "f16", "bf16")
 # accumulator of a TOSA convolution / average pool by element type: f32 for every float (TOSA
@@ -85,48 +97,6 @@ def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
     if perm is not None:
         v = ctx.transpose(v, perm)
     return ctx.reshape(v, shape) if shape is not None else v
-
-
-def slice_of(ctx: LoweringContext, x: Value, begin: Sequence[int], size: Sequence[int]) -> Value:
-    """x[begin : begin + size] in every dimension; constants (weights, biases) are sliced here."""
-    array = constant_value(ctx, x)
-    if array is None or tuple(size) == ctx.type_of(x).shape:
-        return tosa_slice(ctx, x, begin, size)
-    return ctx.const(np.ascontiguousarray(array[tuple(slice(b, b + s) for b, s in zip(begin, size))]),
-                     ctx.type_of(x).dtype)
-
-
-def fit_windows(ctx: LoweringContext, x: Value, windows: Sequence[int], strides: Sequence[int],
-                pads: Sequence[int]) -> tuple[Value, list[int], list[int]]:
-    """x (spatial dimensions 1..len(windows)) and pads such that every window extent fits a whole
-    number of strides, as TOSA requires: the (size + pads - window) % stride rows past the last window
-    are taken off the trailing padding first, then off the input.
-
-    When no window reaches the input along an axis, dropping rows could leave no input at all; the
-    trailing padding then grows to the next whole stride instead, and TOSA computes one output
-    position more than nn. Returns x, pads and those extra positions per axis (see `drop_extra`)."""
-    t = ctx.type_of(x)
-    pads = list(pads)
-    size = list(t.shape)
-    extra_outputs = [0] * len(windows)
-    for i, (window, stride) in enumerate(zip(windows, strides)):
-        extra = (t.shape[1 + i] + pads[2 * i] + pads[2 * i + 1] - window) % stride
-        from_pad = min(extra, pads[2 * i + 1])
-        if extra - from_pad >= t.shape[1 + i]:
-            pads[2 * i + 1] += stride - extra
-            extra_outputs[i] = 1
-            continue
-        pads[2 * i + 1] -= from_pad
-        size[1 + i] -= extra - from_pad
-    return slice_of(ctx, x, [0] * t.rank, size), pads, extra_outputs
-
-
-def drop_extra(ctx: LoweringContext, y: Value, extra_outputs: Sequence[int]) -> Value:
-    """y without the extra trailing output positions `fit_windows` made TOSA compute."""
-    shape = list(ctx.type_of(y).shape)
-    for i, extra in enumerate(extra_outputs):
-        shape[1 + i] -= extra
-    return slice_of(ctx, y, [0] * len(shape), shape)
 
 
 def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value | None, dtype: str, *,
@@ -211,3 +181,81 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
     y = slice_of(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
     return _finish(ctx, y)
+
+
+def convolution_quantizations(ctx: LoweringContext) -> tuple[QInfo, QInfo]:
+    xq, yq = q_in(ctx), q_out(ctx)
+    ctx.check(convolution_quantized_both_ends, xq, yq)
+    assert xq is not None and yq is not None
+    require_per_tensor(ctx, xq, yq)
+    return xq, yq
+
+
+def _window_attrs(ctx: LoweringContext) -> dict:
+    return {"stride": list(ctx.attrs["stride"]), "pad": list(ctx.attrs["pad"]), "dilation": list(ctx.attrs["dilation"])}
+
+
+def _windows(kernel: Sequence[int], dilation: Sequence[int]) -> list[int]:
+    return [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+
+
+@rule("nn.conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
+def quantized_conv2d(ctx: LoweringContext) -> Value:
+    xq, yq = convolution_quantizations(ctx)
+    w, wq = constant_weights(ctx)
+    o, kh, kw, per_group = w.shape
+    groups = int(ctx.attrs["groups"])
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
+    out_scales = acc_scales / yq.scale
+    attrs = _window_attrs(ctx)
+    window = _windows((kh, kw), attrs["dilation"])
+    x = ctx.operands[0]
+    if groups == 1:
+        if window == [1, 1]:
+            x, attrs = subsample_first(ctx, x, xq, attrs)
+        return quantized_convolution(ctx, "tosa.conv2d", x, xq, w, wq, bias, out_scales, yq, (1, 2, 3), attrs, window)
+    if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
+        dw = np.ascontiguousarray(w.reshape(groups, o // groups, kh, kw).transpose(2, 3, 0, 1))
+        return quantized_convolution(ctx, "tosa.depthwise_conv2d", x, xq, dw, wq, bias, out_scales, yq, (0, 1),
+                                     attrs, window)
+    n, h, wd, _ = ctx.type_of(x).shape
+    per_out = o // groups
+    parts = []
+    for g in range(groups):
+        xg = tosa_slice(ctx, x, (0, 0, 0, g * per_group), (n, h, wd, per_group))
+        sl = slice(g * per_out, (g + 1) * per_out)
+        parts.append(quantized_convolution(ctx, "tosa.conv2d", xg, xq, np.ascontiguousarray(w[sl]), wq, bias[sl],
+                                           out_scales[sl], yq, (1, 2, 3), attrs, window))
+    return ctx.op("tosa.concat", parts, {"axis": 3})
+
+
+@rule("nn.depthwise_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
+def quantized_depthwise_conv2d(ctx: LoweringContext) -> Value:
+    xq, yq = convolution_quantizations(ctx)
+    w, wq = constant_weights(ctx)
+    kh, kw, c, m = w.shape
+    if wq.axis is None or len(wq.scales) == 1:
+        weight_scales = out_channel_scales(wq, c * m)
+    elif wq.axis == 2:
+        weight_scales = out_channel_scales(wq, c * m, repeat=m)
+    else:
+        weight_scales = out_channel_scales(wq, c * m, tile=c)
+    acc_scales = xq.scale * weight_scales
+    bias = bias_in_accumulator(ctx, acc_scales)
+    attrs = _window_attrs(ctx)
+    # the accumulator bound sums over the window of each (c, m) output channel
+    return quantized_convolution(ctx, "tosa.depthwise_conv2d", ctx.operands[0], xq, w, wq, bias,
+                                 acc_scales / yq.scale, yq, (0, 1), attrs, _windows((kh, kw), attrs["dilation"]))
+
+
+@rule("nn.conv3d", quantized=True, checks=CONVOLUTION_CHECKS)
+def quantized_conv3d(ctx: LoweringContext) -> Value:
+    xq, yq = convolution_quantizations(ctx)
+    w, wq = constant_weights(ctx)
+    o, kd, kh, kw, _ = w.shape
+    acc_scales = xq.scale * out_channel_scales(wq, o)
+    bias = bias_in_accumulator(ctx, acc_scales)
+    attrs = _window_attrs(ctx)
+    return quantized_convolution(ctx, "tosa.conv3d", ctx.operands[0], xq, w, wq, bias, acc_scales / yq.scale, yq,
+                                 (1, 2, 3, 4), attrs, _windows((kd, kh, kw), attrs["dilation"]))

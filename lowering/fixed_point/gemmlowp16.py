@@ -1,7 +1,7 @@
 """gemmlowp's int16 fixed-point logistic and tanh (TFLite's ApplySigmoid / ApplyTanh in the integer
 LSTMs) computed step by step in TOSA i32 arithmetic, for NPUs that map no GATHER (Ethos-U55 and U65).
 
-Each step is one of gemmlowp's (lowering/tflite_fixed.py models them in numpy on all 65536 inputs):
+Each step is one of gemmlowp's (fixed_point/tflite.py models them in numpy on all 65536 inputs):
 FixedPoint<int16> raws held in i32; SaturatingRoundingDoublingHighMul is MUL with shift 15 (its rounding
 is half up, as TOSA's) capped at 32767 (the one overflowing product, -32768 squared); int16's wrapping
 addition is a left shift by 16 and an arithmetic right shift back; RoundingDivideByPOT rounds the
@@ -17,8 +17,8 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..quant import rescale
-from ..tflite_fixed import EXP_POWERS, rounding_divide_by_pot
+from .rescale import rescale
+from .tflite import EXP_POWERS, rounding_divide_by_pot
 
 _ONE = 32767  # FixedPoint<int16, 0>::One()
 
@@ -84,7 +84,7 @@ class _Int16:
 
 
 def _const16(raw32: int) -> int:
-    """gemmlowp's 16-bit constant from its 32-bit raw (as tflite_fixed._const16)."""
+    """gemmlowp's 16-bit constant from its 32-bit raw (as tflite._const16)."""
     return int(rounding_divide_by_pot(raw32, 16))
 
 

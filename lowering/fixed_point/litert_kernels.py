@@ -1,7 +1,7 @@
 """numpy models of TFLite's (LiteRT's) reference integer kernels for elementwise functions of one tensor.
 
 Each kernel maps every carried integer input of a quantized tensor (i8 values -128..127, i16 values
--32768..32767, uint8 data carried minus 128 as lowering/quant.py describes) to the integer TFLite's
+-32768..32767, uint8 data carried minus 128 as lowering/fixed_point/carrier.py describes) to the integer TFLite's
 reference kernel (the BUILTIN_REF op resolver) stores, bit for bit: the lowering turns those results
 into a TABLE (or a GATHER) instead of tabulating the float function the way Arm NN CpuRef computes it.
 
@@ -10,69 +10,59 @@ into a TABLE (or a GATHER) instead of tabulating the float function the way Arm 
 so the float tabulation already gives its integers.
 
 The fixed-point primitives (gemmlowp's, TFLite's MultiplyByQuantizedMultiplier and LUTPopulate) are
-lowering/tflite_fixed.py's.
+lowering/fixed_point/tflite.py's.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
-from .quant import QInfo, RescaleRangeError
-from .tflite_fixed import (INT32_MAX, div_toward_zero, lut_int16_entries, lut_lookup_int16,
-                           multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot,
-                           saturating_multiply_by_pot, srdhm)
-from .tflite_fixed import round_half_away as _round_away
+from .carrier import QInfo
+from .carrier import round_half_away as _round_away
+from .rescale import RescaleRangeError
+from .tflite import (INT32_MAX, lut_int16_entries, lut_lookup_int16, multiply_by_quantized_multiplier,
+                     quantize_multiplier, rounding_divide_by_pot, saturating_multiply_by_pot, srdhm)
 
 Kernel = Callable[[np.ndarray], np.ndarray]  # carried integer inputs -> carried integer outputs
 Transform = Callable[[np.ndarray], np.ndarray]  # real inputs -> real outputs (float32), tabulated by the LUTs
 F32 = np.float32
 
 
-def _clip(v: np.ndarray, q: QInfo) -> np.ndarray:
+# nn op -> (x, y, attrs) -> the model of TFLite's int8 -> int8 kernel of an op whose kernel is registered
+# beside the op's lowering (`int8_kernel`), tried before the kernels below
+INT8_KERNELS: dict[str, Callable[[QInfo, QInfo, Mapping], Kernel]] = {}
+KernelFactory = TypeVar("KernelFactory", bound=Callable[[QInfo, QInfo, Mapping], Kernel])
+
+
+def int8_kernel(op: str) -> Callable[[KernelFactory], KernelFactory]:
+    """Register the model of TFLite's int8 kernel of nn op `op`, a function (x, y, attrs) -> Kernel: a
+    quantized int8 function of one tensor whose LiteRT integers are that kernel's (rules/ says where)."""
+    def register(factory: KernelFactory) -> KernelFactory:
+        if op in INT8_KERNELS:
+            raise ValueError(f"two int8 kernels of {op}")
+        INT8_KERNELS[op] = factory
+        return factory
+
+    return register
+
+
+def clip_to(v: np.ndarray, q: QInfo) -> np.ndarray:
     return np.clip(v, q.qmin, q.qmax).astype(np.int64)
 
 
 # ------------------------------------------------------------------------------ 8-bit kernels
-def hard_swish(x: QInfo, y: QInfo) -> Kernel:
-    """reference_ops::HardSwish (quantized): 16-bit fixed point. The input, shifted left 7 bits, times
-    an int16 output multiplier (rounding doubling high multiply) is x on the pre-shift output scale; the
-    input rescaled so that 3.0 is 32768 (saturating shifts), mapped to [0, 1], is relu6(x + 3) / 6;
-    their truncating doubling high product is rounded right by the output exponent. The multipliers
-    come from float32 scale ratios (QuantizeMultiplier, then rounded to 16 bits)."""
-    hires = F32(1.0 / 128.0) * F32(x.scale)
-    out_m, out_e = _int16_multiplier(float(hires / F32(y.scale)))
-    relu_m, relu_e = _int16_multiplier(float(hires / (F32(3.0) / F32(32768.0))))
-
-    def run(v: np.ndarray) -> np.ndarray:
-        hires_v = (np.asarray(v, np.int64) - x.zero_point) * 128
-        preshift = srdhm(hires_v, out_m, 15)
-        relu = hires_v
-        if relu_e > 0:  # a saturating shift: past 31 bits every nonzero value saturates alike
-            relu = np.clip(relu * (1 << min(relu_e - 1, 31)), -32768, 32767)
-        relu = srdhm(relu, relu_m, 15)
-        if relu_e > 0:
-            relu = np.clip(relu * 2, -32768, 32767)
-        elif relu_e < 0:
-            relu = rounding_divide_by_pot(relu, -relu_e)
-        relu = (relu + (1 << 15)) >> 1
-        product = np.where((relu == -32768) & (preshift == -32768), 32767, div_toward_zero(relu * preshift, 1 << 15))
-        out = rounding_divide_by_pot(product, -out_e)
-        return _clip(_wrap16(out + y.zero_point), y)
-
-    return run
-
-
-def _int16_multiplier(real: float) -> tuple[int, int]:
+def int16_multiplier(real: float) -> tuple[int, int]:
     """QuantizeMultiplier, then DownScaleInt32ToInt16Multiplier: the 32-bit multiplier rounded to its
     high 16 bits (saturating at 32767)."""
     m, e = quantize_multiplier(real)
     return (32767 if m >= INT32_MAX - (1 << 15) else (m + (1 << 15)) >> 16), e
 
 
-def _wrap16(v: np.ndarray) -> np.ndarray:
+def wrap16(v: np.ndarray) -> np.ndarray:
     """An int16 C variable's wrap-around."""
     return ((np.asarray(v, np.int64) + 32768) & 0xFFFF) - 32768
 
@@ -87,7 +77,7 @@ def leaky_relu(x: QInfo, y: QInfo, alpha: float) -> Kernel:
     def run(v: np.ndarray) -> np.ndarray:
         d = np.asarray(v, np.int64) - x.zero_point
         low = multiply_by_quantized_multiplier(d, abs(alpha_m), alpha_e) * (-1 if alpha_m < 0 else 1)
-        return _clip(np.where(d >= 0, multiply_by_quantized_multiplier(d, *identity), low) + y.zero_point, y)
+        return clip_to(np.where(d >= 0, multiply_by_quantized_multiplier(d, *identity), low) + y.zero_point, y)
 
     return run
 
@@ -119,7 +109,7 @@ def requantize(x: QInfo, y: QInfo) -> Kernel:
     m, e = quantize_multiplier(float(x.scale) / float(y.scale))
 
     def run(v: np.ndarray) -> np.ndarray:
-        return _clip(multiply_by_quantized_multiplier(np.asarray(v, np.int64) - x.zero_point, m, e) + y.zero_point, y)
+        return clip_to(multiply_by_quantized_multiplier(np.asarray(v, np.int64) - x.zero_point, m, e) + y.zero_point, y)
 
     return run
 
@@ -132,7 +122,7 @@ def abs_(x: QInfo, y: QInfo) -> Kernel:
 
     def run(v: np.ndarray) -> np.ndarray:
         d = np.abs(np.asarray(v, np.int64) - x.zero_point)
-        return _clip((d if same else multiply_by_quantized_multiplier(d, m, e)) + y.zero_point, y)
+        return clip_to((d if same else multiply_by_quantized_multiplier(d, m, e)) + y.zero_point, y)
 
     return run
 
@@ -155,7 +145,7 @@ def rsqrt(x: QInfo, y: QInfo) -> Kernel:
     def run(v: np.ndarray) -> np.ndarray:
         d = np.asarray(v, np.int64) - x.zero_point
         table = {int(k): one(int(k)) for k in np.unique(d)}
-        return _clip(np.vectorize(table.__getitem__, otypes=[np.int64])(d), y)
+        return clip_to(np.vectorize(table.__getitem__, otypes=[np.int64])(d), y)
 
     return run
 
@@ -197,7 +187,7 @@ def sqrt(x: QInfo, y: QInfo) -> Kernel:
     def run(v: np.ndarray) -> np.ndarray:
         real = F32(x.scale) * (np.asarray(v, np.int64) - x.zero_point).astype(F32)
         out = np.sqrt(np.maximum(real, F32(0))) / F32(y.scale)
-        return _clip(np.trunc(out).astype(np.int64) + y.zero_point, y)
+        return clip_to(np.trunc(out).astype(np.int64) + y.zero_point, y)
 
     return run
 
@@ -212,7 +202,7 @@ def lut_int8(x: QInfo, y: QInfo, transform: Transform) -> Kernel:
         real = F32(x.scale) * (np.asarray(v, np.int64) - x.zero_point).astype(F32)
         with np.errstate(all="ignore"):
             out = np.asarray(transform(real), F32) * inverse
-        return _clip(_round_away(np.nan_to_num(out, nan=0.0, posinf=1e30, neginf=-1e30)) + y.zero_point, y)
+        return clip_to(_round_away(np.nan_to_num(out, nan=0.0, posinf=1e30, neginf=-1e30)) + y.zero_point, y)
 
     return run
 
@@ -344,7 +334,7 @@ def logistic16(x: QInfo, y: QInfo) -> Kernel:
         s = _scaled_input_16(v, multiplier, shift)
         result = _sigmoid_segment(np.abs(s), 9, 0x7FFF << 10)
         result = np.where(s >= 0, result + (1 << 9), (1 << 25) - result + (1 << 9) - 1)
-        return _clip(result >> 10, y)
+        return clip_to(result >> 10, y)
 
     return run
 
@@ -359,17 +349,17 @@ def tanh16(x: QInfo, y: QInfo) -> Kernel:
         s = _scaled_input_16(v, multiplier, shift)
         result = _sigmoid_segment(np.abs(s), 8, 0xFFFF << 8)
         result = np.where(s >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
-        return _clip(result >> 8, y)
+        return clip_to(result >> 8, y)
 
     return run
 
 
 def lut_int16(x: QInfo, y: QInfo, transform: Transform) -> Kernel:
     """LUTPopulate<int16_t> and LUTLookup (int16 exp, log, rsqrt, gelu): TFLite's 513-entry float32
-    table (tflite_fixed.lut_int16_entries), interpolated within each 128-input segment. Zero points
+    table (tflite.lut_int16_entries), interpolated within each 128-input segment. Zero points
     enter only through the ranges: the table holds no output zero point, as TFLite's does not."""
     table = lut_int16_entries(transform, F32, x.scale, x.zero_point, y.scale, y.zero_point)
-    return lambda v: _wrap16(lut_lookup_int16(v, table))
+    return lambda v: wrap16(lut_lookup_int16(v, table))
 
 
 # ------------------------------------------------------------------------------ which kernel
@@ -377,8 +367,8 @@ def kernel_for(op: str, attrs: Mapping, x: QInfo, y: QInfo) -> Kernel | None:
     """The TFLite kernel model nn op `op` (attributes `attrs`) lowers to for input `x` and output `y`
     quantizations, or None where TFLite computes what CpuRef computes (dequantize, float32, quantize)."""
     if x.dtype == "i8" and y.dtype == "i8":
-        if op == "nn.hard_swish":
-            return hard_swish(x, y)
+        if op in INT8_KERNELS:
+            return INT8_KERNELS[op](x, y, attrs)
         if op == "nn.leaky_relu":
             return leaky_relu(x, y, float(attrs["alpha"]))
         if op in ("nn.relu", "nn.clamp"):

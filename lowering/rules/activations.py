@@ -1,32 +1,43 @@
-"""Quantized lowering: elementwise functions of one quantized tensor (requantize, activations, exp,
-log, ...: the `unary` rule).
+"""Activations and the functions of one tensor tabulated when quantized: the float clamp, relu,
+leaky_relu and prelu (the other float functions: math.py), and the quantized forms of every op with
+the "tabulated" trait (requantize, activations, exp, log, ...), registered with their conditions and
+tried most specific first (the forms below).
 
-Most are an exact lookup (quantized.lookup: TABLE or GATHER). i16 inputs use exact integer
+Most are an exact lookup (quantization.lookup: TABLE or GATHER). i16 inputs use exact integer
 arithmetic where the function is piecewise linear (requantize, relu/clamp, abs, neg, leaky_relu,
 square: RESCALE, CLAMP, MUL, SELECT). An i8 -> i8 requantize or relu / clamp with requantization is
 RESCALE + CLAMP instead of a TABLE where that reproduces the table on all 256 inputs
 (`rescale_and_clamp`; abs as RESCALE, ABS, RESCALE): the forms Vela fuses into one NPU operator
 (docs/vela.md). Under litert semantics the int16 piecewise-linear functions rescale by TFLite's
 multipliers (`_litert_i16`), and its int16 logistic / tanh are computed step by step
-(quantized_litert.sigmoid_tanh_int16).
+(fixed_point.litert_ops.sigmoid_tanh_int16).
+
+Float clamps and activations: clamp, relu (TOSA CLAMP, or i32 MAXIMUM/MINIMUM for wider or unsigned
+integers), leaky_relu and prelu.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 
 import numpy as np
 
-from nn2tosa.ir import Value
+from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
-from ..litert_kernels import sigmoid_fixed_point
-from ..quant import (QInfo, clamp_int, encode, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values,
-                     source_results, widen)
-from ..tflite_fixed import quantize_multiplier
-from . import rule
-from .quantized import (float_fallback, kernel_results, lookup, q_in, q_out, require_per_tensor, requantize_value,
-                        same_quantization, source_function)
-from .quantized_litert import sigmoid_tanh_int16
+from ..fixed_point.carrier import QInfo, encode
+from ..fixed_point.litert_kernels import sigmoid_fixed_point
+from ..fixed_point.litert_ops import sigmoid_tanh_int16
+from ..fixed_point.rescale import clamp_int, multiplier_shift, narrow, rescale, rescale_saturated, rescale_values, widen
+from ..fixed_point.tables import source_results
+from ..fixed_point.tflite import quantize_multiplier
+from ..npu_target import choose
+from . import ops_with, rule
+from .arith import (Arith, FLOAT_TYPES, INF, UNSIGNED_WIDTH, check_unquantized, clamp_not_boolean, float_arith,
+                    floating_point_operands, from_i32, int_operands, integers_fit_i32, nn_in_dtype, operand_dtype)
+from .elementwise import operands_all_quantized, quantized_operands
+from .quantization import (float_fallback, kernel_results, lookup, q_in, q_out, requantize_value, require_per_tensor,
+                           same_quantization, source_function)
 
 
 # i16 piecewise-linear functions in exact integer arithmetic: (ctx, x, xq, yq) -> value
@@ -137,19 +148,6 @@ def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: f
     return None
 
 
-LITERT_I16 = ("nn.requantize", "nn.identity", "nn.abs", "nn.clamp", "nn.relu", "nn.leaky_relu")
-TABULATED = ("nn.requantize", "nn.identity", "nn.abs", "nn.neg", "nn.clamp", "nn.relu", "nn.leaky_relu",
-             "nn.square", "nn.sigmoid", "nn.tanh", "nn.exp", "nn.exp2", "nn.log", "nn.log2", "nn.log10", "nn.sqrt",
-             "nn.rsqrt", "nn.reciprocal", "nn.sin", "nn.cos", "nn.tan", "nn.asin", "nn.acos", "nn.atan",
-             "nn.sinh", "nn.cosh", "nn.asinh", "nn.acosh", "nn.atanh", "nn.floor", "nn.ceil", "nn.round",
-             "nn.sign", "nn.erf", "nn.elu", "nn.gelu", "nn.hard_swish", "nn.softplus")
-
-
-# i8 -> i8 functions that are a requantization (of |x - zp| for abs), clamped: RESCALE (+ CLAMP) where exact,
-# not a TABLE (whose fixed cost dwarfs them on small tensors: docs/vela.md)
-RESCALE_CLAMP = ("nn.clamp", "nn.relu", "nn.requantize", "nn.identity", "nn.abs")
-
-
 def exact_rescale(ctx: LoweringContext, u: np.ndarray, xq: QInfo, yq: QInfo
                   ) -> tuple[int, int, str, int | None, int | None] | None:
     """(multiplier, shift, rounding, low, high) of one RESCALE of the integers `u` (x - zp, or a
@@ -196,26 +194,165 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
     return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
 
-@rule(*TABULATED, quantized=True)
-def unary(ctx: LoweringContext) -> Value | list[Value]:
+# ------------------------------------------------------------------------------ the forms, most specific first
+TABULATED = ops_with("tabulated")
+
+
+def _ends(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo]:
+    """The operand and the quantizations of a form's op (both ends quantized, per tensor)."""
     xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
+    assert xq is not None and yq is not None, "the float form takes an end that is not quantized"
     require_per_tensor(ctx, xq, yq)
-    x = ctx.operands[0]
-    if ctx.op_name in ("nn.clamp", "nn.relu") and same_quantization(xq, yq):
-        return _clamp_encoded(ctx, x, xq, yq)  # CLAMP to the encoded bounds, for i8 too
-    if ctx.op_name in RESCALE_CLAMP and xq.dtype == yq.dtype == "i8":
-        y = rescale_and_clamp(ctx, x, xq, yq)
-        if y is not None:
-            return y
-    if xq.dtype == "i16" and ctx.semantics == "litert" and ctx.op_name in LITERT_I16:
-        return _litert_i16(ctx, x, xq, yq)
-    if xq.dtype == "i8" and yq.dtype == "i16" and ctx.op_name in ("nn.requantize", "nn.identity"):
-        return requantize_value(ctx, x, xq, yq)
-    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq) if ctx.semantics == "litert" else None
-    if fixed_point is not None:  # TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does
-        return sigmoid_tanh_int16(ctx, x, fixed_point)
-    if xq.dtype == "i16" and ctx.op_name in EXACT_I16:
-        return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
+    return ctx.operands[0], xq, yq
+
+
+def _dtypes(ctx: LoweringContext) -> tuple[str | None, str | None]:
+    xq, yq = q_in(ctx), q_out(ctx)
+    return (xq.dtype if xq else None), (yq.dtype if yq else None)
+
+
+@rule(*TABULATED, quantized=True, benefit=70, when=lambda ctx: q_in(ctx) is None or q_out(ctx) is None)
+def unary_in_float(ctx: LoweringContext) -> Value | list[Value]:
+    """An end not quantized: CpuRef's float computation."""
+    return float_fallback(ctx)
+
+
+def _clamp_in_one_quantization(ctx: LoweringContext) -> bool:
+    xq, yq = q_in(ctx), q_out(ctx)
+    return ctx.op_name in ("nn.clamp", "nn.relu") and xq is not None and yq is not None and same_quantization(xq, yq)
+
+
+@rule("nn.clamp", "nn.relu", quantized=True, benefit=60, when=_clamp_in_one_quantization)
+def clamp_encoded(ctx: LoweringContext) -> Value:
+    """CLAMP to the encoded bounds (i8 too)."""
+    return _clamp_encoded(ctx, *_ends(ctx))
+
+
+@rule(*ops_with("rescale_clamp"), quantized=True, benefit=50, when=lambda ctx: _dtypes(ctx) == ("i8", "i8"))
+def unary_rescale_and_clamp(ctx: LoweringContext) -> Value | None:
+    """i8 -> i8 as RESCALE + CLAMP where exact on all 256 inputs; else falls through (a TABLE)."""
+    return rescale_and_clamp(ctx, *_ends(ctx))
+
+
+@rule(*ops_with("litert_int16_rescale"), quantized=True, benefit=40, semantics="litert",
+      when=lambda ctx: _dtypes(ctx)[0] == "i16")
+def litert_int16(ctx: LoweringContext) -> Value:
+    """TFLite's int16 kernel: RESCALEs by its multipliers."""
+    return _litert_i16(ctx, *_ends(ctx))
+
+
+@rule("nn.requantize", "nn.identity", quantized=True, benefit=30, when=lambda ctx: _dtypes(ctx) == ("i8", "i16"))
+def requantize_to_int16(ctx: LoweringContext) -> Value:
+    return requantize_value(ctx, *_ends(ctx))
+
+
+def _sigmoid_tanh_fixed_point(ctx: LoweringContext) -> bool:
+    xq, yq = q_in(ctx), q_out(ctx)
+    return xq is not None and yq is not None and sigmoid_fixed_point(ctx.op_name, xq, yq) is not None
+
+
+@rule("nn.sigmoid", "nn.tanh", quantized=True, benefit=20, semantics="litert", when=_sigmoid_tanh_fixed_point)
+def litert_sigmoid_tanh_int16(ctx: LoweringContext) -> Value:
+    """TFLite's int16 logistic / tanh: no TOSA TABLE interpolates as it does."""
+    x, xq, yq = _ends(ctx)
+    fixed_point = sigmoid_fixed_point(ctx.op_name, xq, yq)
+    assert fixed_point is not None
+    return sigmoid_tanh_int16(ctx, x, fixed_point)
+
+
+@rule(*EXACT_I16, quantized=True, benefit=10, when=lambda ctx: _dtypes(ctx)[0] == "i16")
+def exact_int16(ctx: LoweringContext) -> Value:
+    """Piecewise-linear functions of i16 in exact integer arithmetic."""
+    x, xq, yq = _ends(ctx)
+    return EXACT_I16[ctx.op_name](ctx, x, xq, yq)
+
+
+@rule(*TABULATED, quantized=True)
+def tabulated(ctx: LoweringContext) -> Value:
+    """The exact lookup of the target integers (TABLE or GATHER)."""
+    x, xq, yq = _ends(ctx)
     return lookup(ctx, x, source_function(ctx), xq, yq)
+
+
+# ------------------------------------------------------------------------------ activations and clamps
+def _integer_bounds(nn_dtype: str) -> tuple[int, int]:
+    if nn_dtype in UNSIGNED_WIDTH:
+        return 0, (1 << UNSIGNED_WIDTH[nn_dtype]) - 1
+    info = np.iinfo(TensorType((), nn_dtype).numpy_dtype)
+    return int(info.min), int(info.max)
+
+
+def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
+    """min(max(x, lo), hi) on the op's operand 0 in its own type: TOSA CLAMP for floats and i8,
+    i32 MAXIMUM/MINIMUM for wider or unsigned integers (CLAMP has no i32 form, and its i16 form
+    would need EXT-INT16)."""
+    check_unquantized(ctx)
+    x = ctx.operands[0]
+    dtype, nn_dtype = operand_dtype(ctx), nn_in_dtype(ctx, 0)
+    lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
+    if dtype in FLOAT_TYPES:
+        return ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
+    ctx.check(clamp_not_boolean)
+    tmin, tmax = _integer_bounds(nn_dtype)
+    ilo = tmin if lo == -INF else min(max(math.ceil(lo), tmin), tmax)
+    ihi = tmax if hi == INF else max(min(math.floor(hi), tmax), tmin)
+    ilo = min(ilo, ihi)  # no integer between two bounds in one unit interval
+    if nn_dtype == "i8":
+        return ctx.op("tosa.clamp", [x], {"min_val": ilo, "max_val": ihi})
+    (wide,) = int_operands(ctx, "clamp")
+    a = Arith(ctx, "i32", ctx.type_of(wide).rank)
+    return from_i32(ctx, a.minimum(a.maximum(wide, max(ilo, -(1 << 31))), min(ihi, (1 << 31) - 1)))
+
+
+@rule("nn.clamp", checks=(clamp_not_boolean, integers_fit_i32))
+def clamp(ctx: LoweringContext) -> Value:
+    return clamp_values(ctx, float(ctx.attrs["min"]), float(ctx.attrs["max"]))
+
+
+@rule("nn.relu", checks=(clamp_not_boolean, integers_fit_i32))
+def relu(ctx: LoweringContext) -> Value:
+    return clamp_values(ctx, 0.0, INF)
+
+
+def _negative_slope(ctx: LoweringContext, x: Value, slope: Value, strict: bool) -> Value:
+    """x where x >= 0 (x > 0 when strict), slope * x elsewhere (NaN stays NaN)."""
+    a = Arith(ctx, ctx.type_of(x).dtype, ctx.out_types[0].rank)
+    keep = a.gt(x, 0.0) if strict else a.ge(x, 0.0)
+    return a.select(keep, x, a.mul(slope, x))
+
+
+@rule("nn.leaky_relu", checks=(floating_point_operands,))
+def leaky_relu(ctx: LoweringContext) -> Value:
+    a = float_arith(ctx, "leaky_relu")
+    x = ctx.operands[0]
+    return _negative_slope(ctx, x, ctx.scalar(float(ctx.attrs["alpha"]), operand_dtype(ctx), a.rank), strict=False)
+
+
+@rule("nn.prelu", checks=(floating_point_operands,))
+def prelu(ctx: LoweringContext) -> Value:
+    float_arith(ctx, "prelu")
+    x, alpha = ctx.same_rank(*ctx.operands)
+    return _negative_slope(ctx, x, alpha, strict=False)
+
+
+@rule("nn.prelu", quantized=True, checks=(operands_all_quantized,))
+def quantized_prelu(ctx: LoweringContext) -> Value:
+    """x >= 0 ? x : alpha * x: both branches encoded in the output type, then SELECT (or, under
+    `--target ethos-u55|ethos-u65`, the same choice through x - zp's sign bit)."""
+    (x, alpha), (xq, aq) = quantized_operands(ctx)
+    yq = q_out(ctx)
+    assert yq is not None, "a quantized prelu with an unquantized result is not lowered"
+    require_per_tensor(ctx, yq)
+    xv, av = widen(ctx, x, xq), widen(ctx, alpha, aq)
+    negative = narrow(ctx, ctx.mul(xv, av), xq.scale * aq.scale / yq.scale, yq, max_abs=xq.span * aq.span)
+    positive = narrow(ctx, xv, xq.scale / yq.scale, yq, max_abs=xq.span)
+    rank = ctx.type_of(xv).rank
+    if choose(ctx, "prelu_branch") == "sign_arithmetic":
+        # the same choice in arithmetic (npu_target.py): sign = -1 where x - zp < 0, else 0, and
+        # y = positive - sign * (negative - positive), on the encoded branches widened to i32 (exact)
+        sign = ctx.binary("tosa.arithmetic_right_shift", xv, ctx.scalar(31, "i32", rank), {"round": False})
+        p32, n32 = (rescale(ctx, v, 1.0, "i32", rounding="SINGLE_ROUND") for v in (positive, negative))
+        y = ctx.binary("tosa.sub", p32, ctx.mul(sign, ctx.binary("tosa.sub", n32, p32)))
+        return rescale(ctx, y, 1.0, yq.dtype, rounding="SINGLE_ROUND")
+    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", rank))
+    return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))

@@ -27,9 +27,10 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..litert_kernels import SigmoidFixedPoint
-from ..quant import QInfo, clamp_int, rescale
-from ..tflite_fixed import INT32_MAX, exp_on_negative_values, lut_int16_entries, quantize_multiplier, srdhm
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.litert_kernels import SigmoidFixedPoint
+from ..fixed_point.rescale import clamp_int, rescale
+from ..fixed_point.tflite import INT32_MAX, exp_on_negative_values, lut_int16_entries, quantize_multiplier, srdhm
 
 # gemmlowp's one_over_one_plus_x_for_x_in_0_1: Newton-Raphson from 48/17 - 32/17 * d in Q2.29
 _NR_START, _NR_SLOPE, _NR_STEPS = 1515870810, -1010580540, 3

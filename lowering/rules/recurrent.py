@@ -22,9 +22,9 @@ TOSA MUL with shift 15, saturated).
 The matrix products are int8 MATMULs (zero points 0, or the weights' for uint8 weights carried as
 int8), MBQM is RESCALE with DOUBLE_ROUND (quant.requantize_like_tflite), RoundingDivideByPOT a
 nudged arithmetic right shift, and gemmlowp's fixed-point logistic and tanh are functions of one
-int16 tensor, tabulated for all 65536 inputs (lowering/tflite_fixed.py) and looked up by a GATHER:
+int16 tensor, tabulated for all 65536 inputs (lowering/fixed_point/tflite.py) and looked up by a GATHER:
 no TOSA TABLE interpolates them exactly. Under `--target ethos-u55|ethos-u65` (no GATHER, BITWISE_AND,
-int16 MATMUL or SELECT in Vela there) the activations are gemmlowp's steps in i32 (gemmlowp16.py) and
+int16 MATMUL or SELECT in Vela there) the activations are gemmlowp's steps in i32 (lowering/fixed_point/gemmlowp16.py) and
 the layer norm's bit operations arithmetic (lowering/npu_target.py).
 """
 from __future__ import annotations
@@ -36,15 +36,17 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, constant_value
+from ..fixed_point import gemmlowp16
+from ..fixed_point.carrier import QInfo, qinfo
+from ..fixed_point.litert_ops import inverse_sqrt, rounding_divide
+from ..fixed_point.rescale import clamp_int, requantize_like_tflite, rescale, saturate_to
+from ..fixed_point.tflite import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quantize_multiplier
 from ..npu_target import choose
-from ..quant import QInfo, clamp_int, qinfo, requantize_like_tflite, rescale, saturate_to
-from ..tflite_fixed import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quantize_multiplier
-from . import gemmlowp16, rule
-from .conv import constant_value
-from .quantized import gather_lookup
-from .quantized_litert import inverse_sqrt, rounding_divide
+from . import rule
+from .quantization import gather_lookup
 from .shape import pad_constant, tosa_slice
+
 
 GATE_BIAS = {"Input": "inputGateBias", "Forget": "forgetGateBias", "Cell": "cellBias", "Output": "outputGateBias"}
 _I32 = QInfo("i32", (1.0,), (0,), None)
@@ -66,7 +68,7 @@ def _table(function: str, integer_bits: int) -> np.ndarray:
 
 def activation(ctx: LoweringContext, x: Value, function: str, integer_bits: int) -> Value:
     """gemmlowp's int16 logistic or tanh of FixedPoint<int16, integer_bits> raws: a 65536-entry GATHER, or
-    under `--target ethos-u55|ethos-u65` its fixed-point steps (gemmlowp16.py)."""
+    under `--target ethos-u55|ethos-u65` its fixed-point steps (lowering/fixed_point/gemmlowp16.py)."""
     tanh = function == "tanh"
     if gemmlowp16.supported(integer_bits, tanh) and choose(ctx, "lstm_activation") == "fixed_point":
         return gemmlowp16.logistic_or_tanh16(ctx, x, integer_bits, tanh)

@@ -1,9 +1,9 @@
-"""Quantized lowering, part 1: what every quantized rule builds on - the quantization of operands
-and results, quantize / dequantize (and constants), exact lookups of a function of one quantized
+"""The quantization ops (quantize, dequantize, requantize, quantized constants) and what every quantized
+form builds on: the quantization of operands and results, exact lookups of a function of one quantized
 tensor, requantization, and the float fallback.
 
 Every quantized rule runs instead of the float rule when an operand or result of the op is quantized
-(`@rule(..., quantized=True)`); values are carried as lowering/quant.py describes (QAsymmU8 as
+(`@rule(..., quantized=True)`); values are carried as lowering/fixed_point/carrier.py describes (QAsymmU8 as
 i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, compute, encode
 (round half away from zero, saturate).
 
@@ -17,7 +17,7 @@ i8 minus 128). The semantics reproduced are Arm NN CpuRef's: decode to float32, 
   is exact on all 65536 inputs, else an exact 65536-entry GATHER; an i32 result (Cast of QSymmS16 to
   Signed32) is CAST, MUL, ADD when the table is affine. Under litert semantics (lowering/semantics.py)
   the tables hold what TFLite's integer kernel of the op computes where it has one (`kernel_results`,
-  lowering/litert_kernels.py). The rules using it: quantized_unary.py.
+  lowering/fixed_point/litert_kernels.py). The rules using it: activations.py.
 - `requantize_value`: x re-encoded in another quantization (a table from i8, else one RESCALE).
 - `float_fallback`: ops with no integer lowering yet (power, L2 pooling, ...; L2 normalization
   and int16 softmax under semantics "cpuref" only) compute as CpuRef does: dequantize the operands to f32, lower the op with its float rule,
@@ -33,10 +33,11 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value, op_def
 
 from ..context import LoweringContext, constant_value
-from ..litert_kernels import kernel_for
-from ..quant import (QInfo, carried_values, narrow, qinfo, rescale, saturate_to, source_results, table_i16,
-                     ties_possible, widen)
-from . import RULES, rule
+from ..fixed_point.carrier import QInfo, carried_values, qinfo
+from ..fixed_point.litert_kernels import kernel_for
+from ..fixed_point.rescale import narrow, rescale, saturate_to, ties_possible, widen
+from ..fixed_point.tables import source_results, table_i16
+from . import RULES, ops_with, rule
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -218,7 +219,7 @@ def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str)
 
 def kernel_results(ctx: LoweringContext, xq: QInfo, yq: QInfo) -> np.ndarray | None:
     """Under litert semantics, what TFLite's integer kernel of the op stores for every carried input of
-    x's type, in order (lowering/litert_kernels.py); None where the op has none (then, and under cpuref,
+    x's type, in order (lowering/fixed_point/litert_kernels.py); None where the op has none (then, and under cpuref,
     the float function is tabulated as CpuRef computes it)."""
     kernel = kernel_for(ctx.op_name, ctx.attrs, xq, yq) if ctx.semantics == "litert" else None
     return None if kernel is None else kernel(np.arange(xq.qmin, xq.qmax + 1))
@@ -234,7 +235,7 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
     is why exactness decides, not the table size. TFLite's int16 exp, log, rsqrt and gelu interpolate
     513-entry tables as TOSA does (one exact TABLE); its int16 logistic and tanh round their input to
     another grid and interpolate 512- or 256-input segments of a different table: no TOSA TABLE pair
-    reproduces them, and `unary` computes them step by step (quantized_litert.sigmoid_tanh_int16)."""
+    reproduces them, and `unary` computes them step by step (fixed_point.litert_ops.sigmoid_tanh_int16)."""
     ctx.check(lookup_types, xq, yq)
     kernel = kernel_results(ctx, xq, yq)
     want = kernel if kernel is not None else source_results(fn, xq, yq)
@@ -333,10 +334,6 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     return out[0] if single else out
 
 
-FLOAT_FALLBACK = ("nn.floor_div", "nn.mod", "nn.fmod", "nn.pow", "nn.l2_pool2d",
-                  "nn.l2_pool3d", "nn.layer_norm", "nn.instance_norm", "nn.local_response_norm", "nn.log_softmax")
-
-
-@rule(*FLOAT_FALLBACK, quantized=True)
+@rule(*ops_with("float_when_quantized"), quantized=True)
 def fallback(ctx: LoweringContext) -> Value | list[Value]:
     return float_fallback(ctx)

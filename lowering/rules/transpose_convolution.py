@@ -1,4 +1,7 @@
-"""A quantized transposed convolution as stride-1 convolutions of its input, one output channel per
+"""Transposed convolutions, quantized (the float rule: convolution.py): one TRANSPOSE_CONV2D and its RESCALE,
+or under a `--target ethos-u*` preset the spread form (integer_convolution.py) or the phase form below.
+
+The phase form: a quantized transposed convolution as stride-1 convolutions of its input, one output channel per
 (phase, channel), where a `--target ethos-u*` preset asks for it (lowering/npu_target.py:
 `transpose_conv` -> `phase_conv2d`).
 
@@ -8,7 +11,7 @@ with the taps of that phase, the same for every q. Each row phase is one CONV2D 
 (no spread input, no multiplications by the zero points between), its output channels the column
 phases times the channels, so that a CONCAT of the row phases along the width holds
 (q_y, r_y, q_x, r_x, c) in memory order: the output, after a RESHAPE. Vela fuses the requantizing
-RESCALE into each CONV2D, as into the stride-1 CONV2D of the spread form (quantized_conv_npu.py), and
+RESCALE into each CONV2D, as into the stride-1 CONV2D of the spread form (integer_convolution.upsample_then_convolve), and
 writes each CONV2D straight into its part of the CONCAT (a CONCAT along the rows of reshaped outputs
 costs a memory copy per phase), without the spread's own operation: q8_transpose_conv 2,689 -> 1,280
 cycles on Ethos-U55, against 1,920 for the `.tflite`'s convolution of its zero-upscaled input.
@@ -22,9 +25,13 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
-from ..quant import QInfo
-from .quantized_convolution import quantized_convolution
-from .shape import concat
+from ..fixed_point.carrier import QInfo
+from . import rule
+from .convolution import convolution_quantizations
+from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights, out_channel_scales,
+                                  quantized_convolution, upsample_then_convolve)
+from .quantization import q_in
+from .shape import concat, tosa_slice
 
 
 @dataclass(frozen=True)
@@ -122,3 +129,72 @@ def phase_convolutions(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo
                                           np.tile(out_scales, copies), yq, (1, 2, 3), attrs, list(weights.shape[1:3])))
     n, q_y, q_x, _ = ctx.type_of(rows[0]).shape
     return ctx.reshape(concat(ctx, rows, 2), (n, q_y * stride[0], q_x * stride[1], w.shape[0]))
+
+
+@dataclass(frozen=True)
+class _Transposed:
+    """What every form of a quantized transposed convolution computes from: the quantizations, the
+    constant weights and bias in accumulator units, the output scales and TOSA's padding."""
+
+    xq: QInfo
+    yq: QInfo
+    w: np.ndarray
+    wq: QInfo
+    bias: np.ndarray
+    out_scales: np.ndarray
+    stride: list[int]
+    tosa_pad: list[int]
+    out_pad: list[int]
+
+    @staticmethod
+    def of(ctx: LoweringContext) -> _Transposed:
+        xq, yq = convolution_quantizations(ctx)
+        w, wq = constant_weights(ctx)
+        o, kh, kw, _ = w.shape
+        acc_scales = xq.scale * out_channel_scales(wq, o)
+        bias = bias_in_accumulator(ctx, acc_scales)
+        out_pad = list(ctx.attrs["out_pad"])
+        # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
+        tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
+        return _Transposed(xq, yq, w, wq, bias, acc_scales / yq.scale, list(ctx.attrs["stride"]), tosa_pad, out_pad)
+
+    def cropped(self, ctx: LoweringContext, y: Value) -> Value:
+        crop_top, crop_left = self.tosa_pad[0] - self.out_pad[0], self.tosa_pad[2] - self.out_pad[2]
+        return tosa_slice(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
+
+
+def _int8_input(ctx: LoweringContext) -> bool:
+    xq = q_in(ctx)
+    return xq is not None and xq.dtype == "i8"
+
+
+def _spread(ctx: LoweringContext, t: _Transposed) -> Value:
+    return t.cropped(ctx, upsample_then_convolve(ctx, t.xq, t.w, t.wq, t.bias, t.out_scales, t.yq, t.stride,
+                                                 t.tosa_pad))
+
+
+@rule("nn.transpose_conv2d", quantized=True, checks=CONVOLUTION_CHECKS, benefit=20,
+      choice=("transpose_conv", "phase_conv2d"), when=_int8_input)
+def transpose_conv2d_phases(ctx: LoweringContext) -> Value:
+    """Stride-1 CONV2Ds of the input per row phase (below), or the spread form where they do not tile."""
+    t = _Transposed.of(ctx)
+    kh, kw = t.w.shape[1:3]
+    if not phases_fit(ctx.type_of(ctx.operands[0]).shape, (kh, kw), t.stride, t.tosa_pad):
+        return _spread(ctx, t)
+    return t.cropped(ctx, phase_convolutions(ctx, t.xq, t.w, t.wq, t.bias, t.out_scales, t.yq, t.stride, t.tosa_pad))
+
+
+@rule("nn.transpose_conv2d", quantized=True, checks=CONVOLUTION_CHECKS, benefit=10,
+      choice=("transpose_conv", "upsample_then_conv2d"), when=_int8_input)
+def transpose_conv2d_spread(ctx: LoweringContext) -> Value:
+    """A stride-1 CONV2D of the input spread by the stride (integer_convolution.upsample_then_convolve)."""
+    return _spread(ctx, _Transposed.of(ctx))
+
+
+@rule("nn.transpose_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
+def quantized_transpose_conv2d(ctx: LoweringContext) -> Value:
+    """One TRANSPOSE_CONV2D and its RESCALE."""
+    t = _Transposed.of(ctx)
+    attrs = {"stride": t.stride, "out_pad": t.tosa_pad}
+    return t.cropped(ctx, quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], t.xq, t.w, t.wq,
+                                                t.bias, t.out_scales, t.yq, (1, 2, 3), attrs))
