@@ -21,12 +21,16 @@ import time
 import traceback
 import warnings
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nn2tosa.diagnostics import UsageError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 # What --emit can ask for, and the file each becomes in the output directory.
 EMIT_SUFFIXES = {"tosa": ".tosa", "mlir": ".mlir", "mlirbc": ".mlirbc", "report": ".report.json"}
@@ -50,7 +54,9 @@ SINGLE_MODEL_OPTIONS = {
     "sidecar": ("--sidecar", "with --partial each model's sidecar is DIR/NAME.partition.json"),
     "partition": ("--partition", "every partition of a .pte is converted, as DIR/NAME.partK.<kind>"),
 }
-ZOO_ONLY_OPTIONS = {"emit": "--emit", "jobs": "--jobs", "timeout": "--timeout", "summary_json": "--summary-json"}
+ZOO_ONLY_OPTIONS = {"emit": "--emit", "jobs": "--jobs", "timeout": "--timeout", "summary_json": "--summary-json",
+                    "scheduler": "--scheduler", "read_on_workers": "--read-on-workers",
+                    "write_on_workers": "--write-on-workers"}
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,8 @@ def worst_exit(codes: Sequence[int]) -> int:
 # ------------------------------------------------------------------------------ the API
 def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *,
                  emit: str | Sequence[str] = DEFAULT_EMIT, jobs: int | None = None, timeout: float | None = None,
-                 on_result: Callable[[ModelResult], None] | None = None, **options: Any) -> list[ModelResult]:
+                 on_result: Callable[[ModelResult], None] | None = None, executor: Executor | None = None,
+                 read_on_workers: bool = False, write_on_workers: bool = False, **options: Any) -> list[ModelResult]:
     """Convert every model in `paths` into `out_dir` (created if missing) and return one ModelResult per
     path, in the order given. A model that fails is a result, not an exception; a bad request (an unknown
     emit kind or option, `out_dir` an existing file, a path given twice) raises UsageError before any work.
@@ -90,6 +97,11 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     jobs: worker processes (default: the cores available, at most one per model).
     timeout: seconds one model may take; past it its worker is stopped and the model is "timeout", exit 2.
     on_result: called with each ModelResult as it finishes (in completion order).
+    executor: a concurrent.futures.Executor to run the models on instead of the forked local pool (a Dask
+      cluster's `client.get_executor()`, a ProcessPoolExecutor, ...): nn2tosa/zoo_executor.py. With it, the
+      client sends each model's bytes and writes the outputs the workers send back, unless
+      read_on_workers (the workers open the paths: shared storage) / write_on_workers (they write into
+      out_dir, the same path on every worker).
     options: what `nn2tosa.convert` and the command line take for one model (PER_MODEL_OPTIONS: profile,
       semantics, target, partial, host, keep_int4, validate, mlir_pipeline, tosa_version, elide_constants,
       mlir_pretty)
@@ -120,7 +132,7 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
 
         check_pipeline(args.mlir_pipeline)
     return _convert_many([os.fspath(p) for p in paths], Path(out_dir), parse_emit(emit), jobs, timeout, on_result,
-                         args)
+                         args, Pool(executor, read_on_workers, write_on_workers))
 
 
 def _option_defaults() -> dict[str, Any]:
@@ -203,8 +215,9 @@ class _Job:
     out_dir: Path
     emit: tuple[str, ...]
 
-    def convert(self, path: str, name: str) -> ModelResult:
-        """Convert one model as `nn2tosa convert` converts it alone: its own limits scope, all or nothing."""
+    def convert(self, path: str, name: str, data: bytes | None = None) -> ModelResult:
+        """Convert one model as `nn2tosa convert` converts it alone: its own limits scope, all or nothing.
+        `data`: the model's bytes when they were sent from elsewhere (`path` still names it)."""
         from nn2tosa import cli
         from nn2tosa.limits import using
 
@@ -220,7 +233,7 @@ class _Job:
             with using(cli._limits(args)), warnings.catch_warnings():
                 if not args.debug:  # as the command line: numpy's warnings on hostile data stay quiet
                     warnings.simplefilter("ignore")
-                results, written = cli.convert_and_write(args, kinds, sidecar)
+                results, written = cli.convert_and_write(args, kinds, sidecar, data)
         except Exception as e:
             if args.debug:
                 traceback.print_exc()
@@ -321,8 +334,23 @@ class _Worker:
             self.kill()
 
 
+@dataclass(frozen=True)
+class Pool:
+    """Where the models are converted: the forked local pool (executor None), or an executor's workers, and
+    whether those read the inputs / write the outputs themselves (nn2tosa/zoo_executor.py)."""
+
+    executor: Executor | None = None
+    read_on_workers: bool = False
+    write_on_workers: bool = False
+
+
 def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: int | None, timeout: float | None,
-                  on_result: Callable[[ModelResult], None] | None, args: argparse.Namespace) -> list[ModelResult]:
+                  on_result: Callable[[ModelResult], None] | None, args: argparse.Namespace,
+                  pool: Pool = Pool()) -> list[ModelResult]:
+    if pool.executor is None and (pool.read_on_workers or pool.write_on_workers):
+        raise UsageError("read_on_workers and write_on_workers say what an executor's workers see: give executor=")
+    if pool.executor is not None and jobs is not None:
+        raise UsageError("jobs sizes the local pool: with an executor, its workers convert")
     if not paths:
         return []
     if jobs is not None and jobs < 1:
@@ -334,6 +362,11 @@ def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: 
     names = output_names(paths)
     out_dir.mkdir(parents=True, exist_ok=True)
     job = _Job(args, out_dir, emit)
+    if pool.executor is not None:
+        from nn2tosa.zoo_executor import run_on_executor
+
+        return run_on_executor(pool.executor, paths, names, job, timeout=timeout, read_on_workers=pool.read_on_workers,
+                               write_on_workers=pool.write_on_workers, on_result=on_result)
     _warm(paths, job)
     import multiprocessing
     from multiprocessing.connection import wait
@@ -421,6 +454,16 @@ def add_zoo_arguments(p: argparse.ArgumentParser) -> None:
                        help="with --out-dir: a model still converting after this long is stopped (exit class 2)")
     group.add_argument("--summary-json", metavar="FILE",
                        help="with --out-dir: write every model's result and the totals to FILE as JSON")
+    group.add_argument("--scheduler", metavar="ADDRESS",
+                       help="with --out-dir: convert on the Dask cluster whose scheduler is at ADDRESS (e.g. "
+                            "tcp://10.0.0.5:8786; pip install 'nn2tosa[cluster]'); the client sends each model and "
+                            "writes the outputs the workers send back (docs/zoo_cluster.md)")
+    group.add_argument("--read-on-workers", action="store_true", default=None,
+                       help="with --scheduler: the workers open the inputs themselves (the paths name shared "
+                            "storage every worker sees) instead of receiving them from the client")
+    group.add_argument("--write-on-workers", action="store_true", default=None,
+                       help="with --scheduler: the workers write into DIR themselves (shared storage, the same "
+                            "path on every worker) instead of sending the outputs back")
 
 
 def _positive(convert: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -472,21 +515,40 @@ def cmd_convert_many(args: argparse.Namespace) -> int:
         if bar is not None and done < total:
             bar("models", done, total)
 
+    if args.scheduler is None and (args.read_on_workers or args.write_on_workers):
+        flag = "--read-on-workers" if args.read_on_workers else "--write-on-workers"
+        raise UsageError(f"{flag} goes with --scheduler ADDRESS (the local pool's workers see this machine's disk)")
+    if args.scheduler is not None and args.jobs is not None:
+        raise UsageError("--jobs sizes the local pool: with --scheduler, the cluster's worker threads convert")
     start = time.perf_counter()
-    if bar is not None:
-        bar("models", 0, total)
-    try:
-        results = _convert_many(args.input, Path(args.out_dir), emit, args.jobs, args.timeout, show, args)
-    finally:
+    with _pool(args) as (pool, jobs):
         if bar is not None:
-            bar.close()
+            bar("models", 0, total)
+        try:
+            results = _convert_many(args.input, Path(args.out_dir), emit, args.jobs, args.timeout, show, args, pool)
+        finally:
+            if bar is not None:
+                bar.close()
     wall = time.perf_counter() - start
     sys.stdout.write(summary_table(results, wall))
     if args.summary_json is not None:
-        report = summary(results, out_dir=args.out_dir, emit=emit, jobs=args.jobs or _default_jobs(total),
+        where = {} if args.scheduler is None else {"scheduler": args.scheduler}
+        report = summary(results, out_dir=args.out_dir, emit=emit, jobs=jobs or _default_jobs(total), **where,
                          timeout=args.timeout, wall_seconds=wall)
         write_atomic(args.summary_json, (json.dumps(report, indent=1) + "\n").encode())
     return worst_exit([r.exit_code for r in results])
+
+
+@contextmanager
+def _pool(args: argparse.Namespace) -> Iterator[tuple[Pool, int | None]]:
+    """(where the command's models are converted, how many at once when known)."""
+    if args.scheduler is None:
+        yield Pool(), args.jobs
+        return
+    from nn2tosa.zoo_dask import cluster_executor
+
+    with cluster_executor(args.scheduler) as (executor, threads):
+        yield Pool(executor, bool(args.read_on_workers), bool(args.write_on_workers)), threads
 
 
 def model_line(r: ModelResult) -> str:

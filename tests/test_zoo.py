@@ -42,15 +42,22 @@ def _expected_status(path: str) -> str:
     return "invalid" if path.endswith(CORRUPT) else MODELS[str(Path(path).relative_to(CORPUS))]
 
 
-@pytest.fixture(scope="module")
-def zoo_run(tmp_path_factory):
-    """One `convert --out-dir` over all the models with -j 2: (inputs, out dir, process, summary JSON)."""
+@pytest.fixture(scope="module", params=["local", "cluster"])
+def zoo_run(request, tmp_path_factory):
+    """One `convert --out-dir` over all the models, by two workers: the local pool's (-j 2), or a Dask cluster's
+    (--scheduler: the LocalCluster of conftest's zoo_cluster, two one-thread workers). (inputs, out dir,
+    process, summary JSON)."""
+    where = ["-j", "2"]
+    if request.param == "cluster":
+        where = ["--scheduler", request.getfixturevalue("zoo_cluster").scheduler_address]
     root = tmp_path_factory.mktemp("zoo")
     inputs = _inputs(root)
     out = root / "out"
-    proc = run_cli("convert", *inputs, "--out-dir", str(out), "--emit", "tosa,mlirbc", "-j", "2",
+    proc = run_cli("convert", *inputs, "--out-dir", str(out), "--emit", "tosa,mlirbc", *where,
                    "--summary-json", str(root / "summary.json"), timeout=600)
-    return inputs, out, proc, json.loads((root / "summary.json").read_text())
+    summary = json.loads((root / "summary.json").read_text())
+    assert summary.get("scheduler") == (where[1] if request.param == "cluster" else None)
+    return inputs, out, proc, summary
 
 
 def test_the_exit_status_is_the_worst_class(zoo_run):
