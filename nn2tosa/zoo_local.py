@@ -131,7 +131,7 @@ def run_local_pool(paths: list[str], names: list[str], job: _Job, jobs: int, tim
         finish(worker, ModelResult(path, name, status, code, elapsed, None, None, (), why.format(how=how)))
         return _Worker(context, job) if tasks else None
 
-    workers = [_Worker(context, job) for _ in range(jobs)][:len(paths)]
+    workers = [_Worker(context, job) for _ in range(min(jobs, len(paths)))]  # (one more would wait forever)
     try:
         while True:
             for w in workers:
