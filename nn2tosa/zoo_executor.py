@@ -69,13 +69,13 @@ def run_task(task: ModelTask, convert: Callable[[ModelTask], TaskResult] = conve
     timeout. A crash or a hang there is the model's result; the next task gets a fresh process."""
     from nn2tosa.zoo_sandbox import Stopped, for_this_thread
 
-    start = time.perf_counter()
+    sandbox = for_this_thread()
     try:
-        return for_this_thread().call(convert, task, task.timeout)
+        return sandbox.call(convert, task, task.timeout)
     except Stopped as e:
         if task.write:
             _remove_temporaries(task.job.out_dir, task.name, (task.name, *task.longer))
-        seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - sandbox.started
         if e.why == TIMEOUT:
             return TaskResult(ModelResult(task.path, task.name, TIMEOUT, 2, seconds, None, None, (),
                                           f"{task.path}: still converting after --timeout {task.timeout:g} s: "

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -38,6 +39,7 @@ class Sandbox:
     def __init__(self) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         self.conn: Connection | None = None
+        self.started = 0.0  # when the last call was sent (time.perf_counter)
 
     def call(self, function: Callable[[Any], Any], argument: Any, timeout: float | None) -> Any:
         """function(argument) in the child (both pickled: a module-level function); its exception is raised
@@ -46,6 +48,7 @@ class Sandbox:
             if self.process is None or self.process.poll() is not None:
                 self._start()
             assert self.conn is not None
+            self.started = time.perf_counter()  # (after the start-up: the call's own time)
             self.conn.send((function, argument))
             if not self.conn.poll(timeout):
                 raise Stopped("timeout", self.stop())
@@ -115,8 +118,6 @@ def _warm() -> None:
 
 def _watch_parent(parent: int) -> None:
     """End this process when its parent is gone, even while a call holds the main thread."""
-    import time
-
     while os.getppid() == parent:
         time.sleep(1.0)
     os._exit(1)
