@@ -14,6 +14,14 @@ nn2tosa's total CPU <= 0.5x the peer's sum. Writes bench/results/zoo.json and zo
 
     python bench/zoo.py                       # 3 rounds, nn2tosa with -j 1 and -j 2
     python bench/zoo.py --runs 1 --only 'q8_*'
+    python bench/zoo.py --cluster --runs 1    # the same zoo on a 2-worker Dask LocalCluster against -j 2
+
+--cluster (issue 30; needs the `cluster` extra) measures the zoo's models the peer converts (one peer pass picks
+them) with `convert --out-dir --scheduler` on a local cluster of 2 one-thread worker processes
+(nn2tosa.zoo_dask.local_cluster) and with the local pool `-j 2`, one warm-up round each (the cluster's workers
+start their converter processes then), and gives the walls, the CPU of everything taking part (the client, the
+scheduler and nannies in this process, the workers and their converter processes) and the cluster's overhead per
+model. Writes zoo_cluster.json / zoo_cluster.md.
 """
 from __future__ import annotations
 
@@ -139,6 +147,71 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_cluster_mode(pairs: list[tuple[Path, Path]], work: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
+    """The zoo with -j 2 and on a 2-worker LocalCluster, interleaved, one warm-up round: per round each side's wall,
+    CPU (the cluster's: the client process + this process's scheduler and nannies + the workers' process trees)
+    and the models' conversion seconds from --summary-json."""
+    import psutil
+
+    from nn2tosa.zoo_dask import local_cluster
+
+    me = psutil.Process()
+
+    def tree_cpu() -> float:
+        total = 0.0
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    def one(where: list[str], tag: str) -> dict[str, Any]:
+        out, summary = work / f"nn2tosa_{tag}", work / f"nn2tosa_{tag}.json"
+        shutil.rmtree(out, ignore_errors=True)
+        before = tree_cpu()
+        run = run_measured([*nn2tosa_cmd(), "convert", *(str(a) for _, a in pairs), "--out-dir", str(out),
+                            "--emit", "tosa,mlirbc", *where, "--summary-json", str(summary)], env)
+        results = json.loads(summary.read_text())["results"]
+        failed = [r["input"] for r in results if r["status"] != "ok"]
+        if failed:
+            raise RuntimeError(f"nn2tosa {tag} did not convert {failed}")
+        return {"wall": run["wall"], "client_cpu": run["cpu"], "cpu": run["cpu"] + tree_cpu() - before,
+                "conversion_seconds": sum(r["seconds"] for r in results),
+                "conversion_cpu": sum(r["cpu_seconds"] for r in results)}
+
+    cluster = local_cluster(workers=2, threads_per_worker=1)
+    rounds: dict[str, list[dict[str, Any]]] = {"-j 2": [], "cluster": []}
+    try:
+        for round_ in range(runs + 1):  # round 0 warms both sides
+            local = one(["-j", "2"], "j2")
+            on_cluster = one(["--scheduler", cluster.scheduler_address], "cluster")
+            print(f"round {round_}{' (warm-up)' if round_ == 0 else ''}: -j 2 {local['wall']:.2f} s wall, "
+                  f"cluster {on_cluster['wall']:.2f} s wall", file=sys.stderr)
+            if round_ > 0:
+                rounds["-j 2"].append(local)
+                rounds["cluster"].append(on_cluster)
+    finally:
+        cluster.close()
+    return {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in rounds.items()}
+
+
+def cluster_markdown(results: dict[str, Any]) -> str:
+    local, cluster, n = results["runs_by_pool"]["-j 2"], results["runs_by_pool"]["cluster"], results["models"]
+    lines = [f"{n} models, `.tosa` + `.mlirbc` each ({results['machine']}; {results['runs']} round(s) after a "
+             "warm-up, medians; seconds)", "",
+             "| run | wall | CPU (all processes) | client CPU | conversions' wall (sum) | conversions' CPU (sum) |",
+             "|---|---|---|---|---|---|"]
+    for name, r in (("local pool `-j 2`", local), ("2-worker LocalCluster `--scheduler`", cluster)):
+        lines.append(f"| {name} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['client_cpu']:.2f} "
+                     f"| {r['conversion_seconds']:.2f} | {r['conversion_cpu']:.2f} |")
+    lines += ["", f"The cluster's overhead per model: {1000 * (cluster['wall'] - local['wall']) / n:.0f} ms of wall "
+                  f"and {1000 * (cluster['cpu'] - local['cpu']) / n:.0f} ms of CPU (its wall and CPU minus the "
+                  f"local pool's, over {n} models)."]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="measured rounds (default 3), after one warm-up")
@@ -146,6 +219,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=Path, nargs="*", default=[], help="more folders of X.tflite + X.armnn")
     parser.add_argument("--only", nargs="*", default=[], metavar="GLOB", help="only models whose stem matches")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results", help="where zoo.json/zoo.md go")
+    parser.add_argument("--cluster", action="store_true",
+                        help="the zoo on a 2-worker Dask LocalCluster against -j 2 (zoo_cluster.json/.md)")
     args = parser.parse_args()
     pairs = find_pairs(PAIR_FOLDERS + args.pairs, args.only)
     if not pairs:
@@ -159,6 +234,14 @@ def main() -> None:
         run_peer(pairs, work, env, failures)  # (and warms the page cache and the pycache)
         pairs = [(t, a) for t, a in pairs if str(t) not in failures]
         print(f"the peer converts {len(pairs)} of them", file=sys.stderr)
+        if args.cluster:
+            by_pool = run_cluster_mode(pairs, work, env, args.runs)
+            write_results(args.out, "zoo_cluster", {
+                "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
+                           f"Python {platform.python_version()}",
+                "runs": args.runs, "models": len(pairs), "peer_failures": failures, "runs_by_pool": by_pool,
+            }, cluster_markdown)
+            return
         peer_runs: list[dict[str, Any]] = []
         our_runs: dict[int, list[dict[str, Any]]] = {j: [] for j in args.jobs}
         for round_ in range(args.runs + 1):  # round 0 warms nn2tosa's side

@@ -229,10 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------------ commands
-def _load(path: str, partitions: bool = False) -> list:
+def _load(path: str, data: bytes | None = None, partitions: bool = False) -> list:
+    """The graphs of model `path`; from `data` when given (its bytes, sent from elsewhere: `path` still names
+    it). `partitions`: a .pte's MPS delegates one by one instead of the whole program."""
     from nn2tosa.frontend import load
 
-    return load(path, partitions=partitions)
+    return load(path if data is None else data, name=None if data is None else path, partitions=partitions)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -286,24 +288,27 @@ def output_kinds(args: argparse.Namespace) -> tuple[list[str], str | None]:
     return kinds, sidecar
 
 
-def convert_and_write(args: argparse.Namespace, kinds: list[str], sidecar: str | None) -> tuple[list[Any], list[str]]:
-    """Convert `args.input` and write `args.output` (one kind each), the sidecar and the JSON report, all
-    or nothing; (the Results, the paths written). Each model of `convert --out-dir` goes through here too."""
+def convert_and_write(args: argparse.Namespace, kinds: list[str], sidecar: str | None,
+                      data: bytes | None = None) -> tuple[list[Any], list[str]]:
+    """Convert `args.input` (read from `data` when given) and write `args.output` (one kind each), the sidecar
+    and the JSON report, all or nothing; (the Results, the paths written). Each model of `convert --out-dir`
+    goes through here too."""
     from nn2tosa.progress import ProgressBar, progress_for
 
     bar = ProgressBar(sys.stderr) if args.progress else progress_for(args.input) if args.progress is None else None
     try:
-        return _convert(args, kinds, sidecar, bar)
+        return _convert(args, kinds, sidecar, bar, data)
     finally:
         if bar is not None:
             bar.close()
 
 
-def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, bar: Any) -> tuple[list[Any], list[str]]:
+def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, bar: Any,
+             data: bytes | None) -> tuple[list[Any], list[str]]:
     if bar is not None:
         bar("load", 0, 1)
     start = time.perf_counter()
-    graphs = _load(args.input, partitions=args.partition is not None)
+    graphs = _load(args.input, data, partitions=args.partition is not None)
     load_time = time.perf_counter() - start
     from nn2tosa.api import blame, convert, programs, refuse_past_2gb
 

@@ -125,14 +125,23 @@ def _replace(tmp: str, target: str) -> None:
 # Inside all_or_nothing(): the writes made so far, as (temporary path or None for stdout, target
 # path, stdout bytes), committed together when the scope ends without an error.
 _PENDING: ContextVar[list[tuple[str | None, str, bytes]] | None] = ContextVar("nn2tosa_pending_writes", default=None)
+# Inside captured_writes(): each output's bytes by the path it was meant for, nothing written to disk.
+_CAPTURED: ContextVar[dict[str, bytes] | None] = ContextVar("nn2tosa_captured_writes", default=None)
 
 
 def write_atomic(path: str | os.PathLike, data: bytes | memoryview | Callable[[BinaryIO], None]) -> None:
     """Write `data` (or let `data(file)` write) to a temporary file beside `path`, then rename.
 
     A failure leaves neither a partial file nor a changed `path`. "-" writes to stdout. Inside
-    `all_or_nothing()`, the rename (and the stdout write) waits for the end of that scope.
+    `all_or_nothing()`, the rename (and the stdout write) waits for the end of that scope; inside
+    `captured_writes()`, the bytes are kept in memory instead (a zoo on a cluster sends them back).
     """
+    captured = _CAPTURED.get()
+    if captured is not None and str(path) != "-":
+        held = io.BytesIO()
+        data(held) if callable(data) else held.write(data)
+        captured[str(path)] = held.getvalue()
+        return
     pending = _PENDING.get()
     if str(path) == "-":
         if pending is not None:
@@ -194,6 +203,18 @@ def all_or_nothing() -> Iterator[None]:
             if tmp is not None:
                 _unlink(tmp)
         raise
+
+
+@contextmanager
+def captured_writes() -> Iterator[dict[str, bytes]]:
+    """write_atomic calls in the body keep each output's bytes in the dict yielded, keyed by the path asked
+    for, and touch no file: a cluster worker converts a model this way when the client writes its outputs."""
+    captured: dict[str, bytes] = {}
+    token = _CAPTURED.set(captured)
+    try:
+        yield captured
+    finally:
+        _CAPTURED.reset(token)
 
 
 def _unlink(path: str) -> None:

@@ -2,8 +2,10 @@
 
 Each model is converted exactly as `nn2tosa convert MODEL -o DIR/NAME.tosa ...` converts it alone
 (nn2tosa.cli.convert_and_write: the same options, limits and all-or-nothing outputs), in worker processes
-forked from one process that imported what the conversions need once. A model that fails, crashes its
-worker or runs past the time limit is reported, what it had half-written is removed, and the others go on.
+forked from one process that imported what the conversions need once (nn2tosa/zoo_local.py), or as tasks on
+any concurrent.futures.Executor, a Dask cluster's among them (nn2tosa/zoo_executor.py, zoo_dask.py). A model
+that fails, crashes its worker or runs past the time limit is reported, what it had half-written is removed,
+and the others go on.
 
 The run's exit status is the worst class among its models, worst first:
 1 (a bug: an internal error, a crashed worker), 2 (invalid input, an output that cannot be written, a
@@ -15,18 +17,20 @@ import argparse
 import glob
 import json
 import os
-import signal
 import sys
 import time
 import traceback
 import warnings
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nn2tosa.diagnostics import UsageError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 # What --emit can ask for, and the file each becomes in the output directory.
 EMIT_SUFFIXES = {"tosa": ".tosa", "mlir": ".mlir", "mlirbc": ".mlirbc", "report": ".report.json"}
@@ -50,7 +54,9 @@ SINGLE_MODEL_OPTIONS = {
     "sidecar": ("--sidecar", "with --partial each model's sidecar is DIR/NAME.partition.json"),
     "partition": ("--partition", "every partition of a .pte is converted, as DIR/NAME.partK.<kind>"),
 }
-ZOO_ONLY_OPTIONS = {"emit": "--emit", "jobs": "--jobs", "timeout": "--timeout", "summary_json": "--summary-json"}
+ZOO_ONLY_OPTIONS = {"emit": "--emit", "jobs": "--jobs", "timeout": "--timeout", "summary_json": "--summary-json",
+                    "scheduler": "--scheduler", "read_on_workers": "--read-on-workers",
+                    "write_on_workers": "--write-on-workers"}
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,8 @@ def worst_exit(codes: Sequence[int]) -> int:
 # ------------------------------------------------------------------------------ the API
 def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *,
                  emit: str | Sequence[str] = DEFAULT_EMIT, jobs: int | None = None, timeout: float | None = None,
-                 on_result: Callable[[ModelResult], None] | None = None, **options: Any) -> list[ModelResult]:
+                 on_result: Callable[[ModelResult], None] | None = None, executor: Executor | None = None,
+                 read_on_workers: bool = False, write_on_workers: bool = False, **options: Any) -> list[ModelResult]:
     """Convert every model in `paths` into `out_dir` (created if missing) and return one ModelResult per
     path, in the order given. A model that fails is a result, not an exception; a bad request (an unknown
     emit kind or option, `out_dir` an existing file, a path given twice) raises UsageError before any work.
@@ -90,6 +97,11 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     jobs: worker processes (default: the cores available, at most one per model).
     timeout: seconds one model may take; past it its worker is stopped and the model is "timeout", exit 2.
     on_result: called with each ModelResult as it finishes (in completion order).
+    executor: a concurrent.futures.Executor to run the models on instead of the forked local pool (a Dask
+      cluster's `client.get_executor()`, a ProcessPoolExecutor, ...): nn2tosa/zoo_executor.py. With it, the
+      client sends each model's bytes and writes the outputs the workers send back, unless
+      read_on_workers (the workers open the paths: shared storage) / write_on_workers (they write into
+      out_dir, the same path on every worker).
     options: what `nn2tosa.convert` and the command line take for one model (PER_MODEL_OPTIONS: profile,
       semantics, target, partial, host, keep_int4, validate, mlir_pipeline, tosa_version, external_data,
       elide_constants, mlir_pretty)
@@ -120,7 +132,7 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
 
         check_pipeline(args.mlir_pipeline)
     return _convert_many([os.fspath(p) for p in paths], Path(out_dir), parse_emit(emit), jobs, timeout, on_result,
-                         args)
+                         args, Pool(executor, read_on_workers, write_on_workers))
 
 
 def _option_defaults() -> dict[str, Any]:
@@ -203,8 +215,9 @@ class _Job:
     out_dir: Path
     emit: tuple[str, ...]
 
-    def convert(self, path: str, name: str) -> ModelResult:
-        """Convert one model as `nn2tosa convert` converts it alone: its own limits scope, all or nothing."""
+    def convert(self, path: str, name: str, data: bytes | None = None) -> ModelResult:
+        """Convert one model as `nn2tosa convert` converts it alone: its own limits scope, all or nothing.
+        `data`: the model's bytes when they were sent from elsewhere (`path` still names it)."""
         from nn2tosa import cli
         from nn2tosa.limits import using
 
@@ -221,7 +234,7 @@ class _Job:
             with using(cli._limits(args)), warnings.catch_warnings():
                 if not args.debug:  # as the command line: numpy's warnings on hostile data stay quiet
                     warnings.simplefilter("ignore")
-                results, written = cli.convert_and_write(args, kinds, sidecar)
+                results, written = cli.convert_and_write(args, kinds, sidecar, data)
         except Exception as e:
             if args.debug:
                 traceback.print_exc()
@@ -233,97 +246,23 @@ class _Job:
                            tuple(written))
 
 
-def _serve(conn: Any, job: _Job) -> None:
-    """A worker's loop: receive (index, path, name), answer (index, ModelResult); None ends it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends the workers
-    while True:
-        try:
-            task = conn.recv()
-        except EOFError:
-            return
-        if task is None:
-            return
-        index, path, name = task
-        conn.send((index, job.convert(path, name)))
+@dataclass(frozen=True)
+class Pool:
+    """Where the models are converted: the forked local pool (executor None), or an executor's workers, and
+    whether those read the inputs / write the outputs themselves (nn2tosa/zoo_executor.py)."""
 
-
-def _warm(paths: Sequence[str], job: _Job) -> None:
-    """Import, once, what converting these inputs needs (their formats' readers and passes, the emitters),
-    so that every forked worker starts with it instead of importing it again."""
-    from nn2tosa.api import tosa_pipeline
-    from nn2tosa.fileio import map_file
-    from nn2tosa.frontend import sniff
-    from nn2tosa.passes import parse_pipeline
-
-    formats = set()
-    for path in paths:
-        try:  # (a failure here is the model's: its worker meets it again and reports it; warming is a head start)
-            fmt = sniff(map_file(path))
-            if fmt is not None and fmt not in formats:
-                formats.add(fmt)
-                parse_pipeline(tosa_pipeline(fmt))  # imports the format's legalization
-        except Exception:
-            continue
-    if "tosa" in job.emit:
-        import nn2tosa.lowering.flatbuffer_emitter  # noqa: F401
-    if {"mlir", "mlirbc"} & set(job.emit) or job.args.validate or job.args.mlir_pipeline or "tosa" in formats:
-        import nn2tosa.lowering.mlir_emitter  # noqa: F401
-
-
-# ------------------------------------------------------------------------------ the workers
-class _Worker:
-    """A forked process converting one model at a time (_serve)."""
-
-    def __init__(self, context: Any, job: _Job):
-        self.conn, child_end = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child_end, job), daemon=True)
-        self.process.start()
-        child_end.close()
-        self.task: tuple[int, str, str] | None = None
-        self.started = 0.0
-
-    def give(self, task: tuple[int, str, str]) -> None:
-        self.task, self.started = task, time.perf_counter()
-        try:
-            self.conn.send(task)
-        except OSError:  # it died idle: the parent's wait sees its sentinel and reports the model as crashed
-            pass
-
-    def current(self) -> tuple[int, str, str]:
-        """The task of a busy worker: (index, path, name)."""
-        if self.task is None:
-            raise RuntimeError("the worker is idle")
-        return self.task
-
-    def answer(self) -> ModelResult | None:
-        """The finished model's result, or None when the worker died without one."""
-        try:
-            if self.conn.poll():
-                return self.conn.recv()[1]
-        except (EOFError, OSError):
-            pass
-        return None
-
-    def kill(self) -> str:
-        """End the process now; how it ended."""
-        self.process.kill()
-        self.process.join()
-        self.conn.close()
-        code = self.process.exitcode
-        return f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
-
-    def close(self) -> None:
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
-        self.process.join(timeout=5)
-        if self.process.is_alive():
-            self.kill()
+    executor: Executor | None = None
+    read_on_workers: bool = False
+    write_on_workers: bool = False
 
 
 def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: int | None, timeout: float | None,
-                  on_result: Callable[[ModelResult], None] | None, args: argparse.Namespace) -> list[ModelResult]:
+                  on_result: Callable[[ModelResult], None] | None, args: argparse.Namespace,
+                  pool: Pool = Pool()) -> list[ModelResult]:
+    if pool.executor is None and (pool.read_on_workers or pool.write_on_workers):
+        raise UsageError("read_on_workers and write_on_workers say what an executor's workers see: give executor=")
+    if pool.executor is not None and jobs is not None:
+        raise UsageError("jobs sizes the local pool: with an executor, its workers convert")
     if not paths:
         return []
     if jobs is not None and jobs < 1:
@@ -335,66 +274,14 @@ def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: 
     names = output_names(paths)
     out_dir.mkdir(parents=True, exist_ok=True)
     job = _Job(args, out_dir, emit)
-    _warm(paths, job)
-    import multiprocessing
-    from multiprocessing.connection import wait
+    if pool.executor is not None:
+        from nn2tosa.zoo_executor import run_on_executor
 
-    # fork: the workers start with the parent's imports; where there is none, spawn (each imports again)
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    tasks = deque((i, path, name) for i, (path, name) in enumerate(zip(paths, names)))
-    results: list[ModelResult | None] = [None] * len(paths)
+        return run_on_executor(pool.executor, paths, names, job, timeout=timeout, read_on_workers=pool.read_on_workers,
+                               write_on_workers=pool.write_on_workers, on_result=on_result)
+    from nn2tosa.zoo_local import run_local_pool
 
-    def finish(worker: _Worker, result: ModelResult) -> None:
-        results[worker.current()[0]] = result
-        worker.task = None
-        if on_result is not None:
-            on_result(result)
-
-    def lost(worker: _Worker, status: str, why: str) -> _Worker | None:
-        """Record the model of a worker that died or hung, clean up after it, and replace it if needed."""
-        _, path, name = worker.current()
-        elapsed = time.perf_counter() - worker.started
-        how = worker.kill()
-        _remove_temporaries(out_dir, name, names)
-        code = 1 if status == CRASHED else 2
-        finish(worker, ModelResult(path, name, status, code, elapsed, None, None, (), why.format(how=how)))
-        return _Worker(context, job) if tasks else None
-
-    workers = [_Worker(context, job) for _ in range(jobs or _default_jobs(len(paths)))][:len(paths)]
-    try:
-        while True:
-            for w in workers:
-                if w.task is None and tasks:
-                    w.give(tasks.popleft())
-            busy = [w for w in workers if w.task is not None]
-            if not busy:
-                break
-            wait_for = None
-            if timeout is not None:
-                wait_for = max(0.0, min(w.started + timeout for w in busy) - time.perf_counter())
-            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for))
-            for w in busy:
-                replacement: _Worker | None = w
-                if w.conn in ready or w.process.sentinel in ready:
-                    result = w.answer()
-                    if result is not None:
-                        finish(w, result)
-                        continue
-                    replacement = lost(w, CRASHED, f"{w.current()[1]}: internal error: the worker converting it died "
-                                                   "({how})")
-                elif timeout is not None and time.perf_counter() - w.started >= timeout:
-                    replacement = lost(w, TIMEOUT, f"{w.current()[1]}: still converting after --timeout {timeout:g} s: "
-                                                   "stopped")
-                workers = ([x for x in workers if x is not w] if replacement is None else
-                           [replacement if x is w else x for x in workers])
-    finally:
-        for w in workers:
-            if w.task is not None:  # interrupted: what it was writing goes too
-                w.kill()
-                _remove_temporaries(out_dir, w.task[2], names)
-            else:
-                w.close()
-    return [r for r in results if r is not None]
+    return run_local_pool(paths, names, job, jobs or _default_jobs(len(paths)), timeout, on_result)
 
 
 def _remove_temporaries(out_dir: Path, name: str, names: Sequence[str]) -> None:
@@ -422,6 +309,16 @@ def add_zoo_arguments(p: argparse.ArgumentParser) -> None:
                        help="with --out-dir: a model still converting after this long is stopped (exit class 2)")
     group.add_argument("--summary-json", metavar="FILE",
                        help="with --out-dir: write every model's result and the totals to FILE as JSON")
+    group.add_argument("--scheduler", metavar="ADDRESS",
+                       help="with --out-dir: convert on the Dask cluster whose scheduler is at ADDRESS (e.g. "
+                            "tcp://10.0.0.5:8786; pip install 'nn2tosa[cluster]'); the client sends each model and "
+                            "writes the outputs the workers send back (docs/zoo_cluster.md)")
+    group.add_argument("--read-on-workers", action="store_true", default=None,
+                       help="with --scheduler: the workers open the inputs themselves (the paths name shared "
+                            "storage every worker sees) instead of receiving them from the client")
+    group.add_argument("--write-on-workers", action="store_true", default=None,
+                       help="with --scheduler: the workers write into DIR themselves (shared storage, the same "
+                            "path on every worker) instead of sending the outputs back")
 
 
 def _positive(convert: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -473,21 +370,40 @@ def cmd_convert_many(args: argparse.Namespace) -> int:
         if bar is not None and done < total:
             bar("models", done, total)
 
+    if args.scheduler is None and (args.read_on_workers or args.write_on_workers):
+        flag = "--read-on-workers" if args.read_on_workers else "--write-on-workers"
+        raise UsageError(f"{flag} goes with --scheduler ADDRESS (the local pool's workers see this machine's disk)")
+    if args.scheduler is not None and args.jobs is not None:
+        raise UsageError("--jobs sizes the local pool: with --scheduler, the cluster's worker threads convert")
     start = time.perf_counter()
-    if bar is not None:
-        bar("models", 0, total)
-    try:
-        results = _convert_many(args.input, Path(args.out_dir), emit, args.jobs, args.timeout, show, args)
-    finally:
+    with _pool(args) as (pool, jobs):
         if bar is not None:
-            bar.close()
+            bar("models", 0, total)
+        try:
+            results = _convert_many(args.input, Path(args.out_dir), emit, args.jobs, args.timeout, show, args, pool)
+        finally:
+            if bar is not None:
+                bar.close()
     wall = time.perf_counter() - start
     sys.stdout.write(summary_table(results, wall))
     if args.summary_json is not None:
-        report = summary(results, out_dir=args.out_dir, emit=emit, jobs=args.jobs or _default_jobs(total),
+        where = {} if args.scheduler is None else {"scheduler": args.scheduler}
+        report = summary(results, out_dir=args.out_dir, emit=emit, jobs=jobs or _default_jobs(total), **where,
                          timeout=args.timeout, wall_seconds=wall)
         write_atomic(args.summary_json, (json.dumps(report, indent=1) + "\n").encode())
     return worst_exit([r.exit_code for r in results])
+
+
+@contextmanager
+def _pool(args: argparse.Namespace) -> Iterator[tuple[Pool, int | None]]:
+    """(where the command's models are converted, how many at once when known)."""
+    if args.scheduler is None:
+        yield Pool(), args.jobs
+        return
+    from nn2tosa.zoo_dask import cluster_executor
+
+    with cluster_executor(args.scheduler) as (executor, threads):
+        yield Pool(executor, bool(args.read_on_workers), bool(args.write_on_workers)), threads
 
 
 def model_line(r: ModelResult) -> str:

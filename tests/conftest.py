@@ -90,3 +90,18 @@ def fuzz_engine():
     sys.modules.setdefault("fuzz_long", module)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def zoo_cluster():
+    """A Dask distributed LocalCluster for the zoo's cluster runs (nn2tosa.zoo_dask.local_cluster): two worker
+    processes of one thread, loopback only, no dashboard, a model whose worker died retried once. Started once
+    for the whole session (its workers' start-up is most of a cluster test's time); yields the cluster."""
+    pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install -e '.[test]')")
+    from nn2tosa.zoo_dask import local_cluster
+
+    cluster = local_cluster(workers=2, threads_per_worker=1)
+    try:
+        yield cluster
+    finally:
+        cluster.close()

@@ -1,7 +1,8 @@
 """Many models in one run (`nn2tosa convert ... --out-dir DIR`, `nn2tosa.convert_many`): real corpus models of both
 formats with a corrupt file and an unsupported one; outputs byte for byte what converting each alone writes, the
 .tosa run on the TOSA reference model, the per-model lines, the summary JSON, the exit status (the worst class),
--j 2 against -j 1, name collisions, and a worker that crashes or hangs."""
+-j 2 against -j 1, name collisions, and a worker that crashes or hangs. The whole-zoo tests (zoo_run) run with the
+local pool and on a Dask cluster (--scheduler; more of the cluster in tests/test_zoo_cluster.py)."""
 from __future__ import annotations
 
 import faulthandler
@@ -43,14 +44,27 @@ def _expected_status(path: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def zoo_run(tmp_path_factory):
-    """One `convert --out-dir` over all the models with -j 2: (inputs, out dir, process, summary JSON)."""
+def zoo_inputs(tmp_path_factory) -> list[str]:
+    """The models of every whole-zoo run here, the corrupt one written once."""
+    return _inputs(tmp_path_factory.mktemp("inputs"))
+
+
+@pytest.fixture(scope="module", params=["local", "cluster"])
+def zoo_run(request, zoo_inputs, tmp_path_factory):
+    """One `convert --out-dir` over all the models, by two workers: the local pool's (-j 2), or a Dask cluster's
+    (--scheduler: the LocalCluster of conftest's zoo_cluster, two one-thread workers). (inputs, out dir,
+    process, summary JSON)."""
+    where = ["-j", "2"]
+    if request.param == "cluster":
+        where = ["--scheduler", request.getfixturevalue("zoo_cluster").scheduler_address]
     root = tmp_path_factory.mktemp("zoo")
-    inputs = _inputs(root)
+    inputs = zoo_inputs
     out = root / "out"
-    proc = run_cli("convert", *inputs, "--out-dir", str(out), "--emit", "tosa,mlirbc", "-j", "2",
+    proc = run_cli("convert", *inputs, "--out-dir", str(out), "--emit", "tosa,mlirbc", *where,
                    "--summary-json", str(root / "summary.json"), timeout=600)
-    return inputs, out, proc, json.loads((root / "summary.json").read_text())
+    summary = json.loads((root / "summary.json").read_text())
+    assert summary.get("scheduler") == (where[1] if request.param == "cluster" else None)
+    return inputs, out, proc, summary
 
 
 def test_the_exit_status_is_the_worst_class(zoo_run):
@@ -112,18 +126,29 @@ def test_ops_are_what_the_api_reports(zoo_run):
             assert r["ops"] == sum(nn2tosa.convert(r["input"]).report.tosa_ops.values()), r["input"]
 
 
-def test_outputs_are_what_converting_each_model_alone_writes(zoo_run, tmp_path):
+@pytest.fixture(scope="module")
+def converted_alone(zoo_inputs, tmp_path_factory) -> dict[str, tuple[bytes, bytes]]:
+    """What `nn2tosa convert MODEL -o X.tosa -o X.mlirbc` writes for each model that converts, once for both pools."""
+    tmp = tmp_path_factory.mktemp("alone")
+    alone = {}
+    for path in (p for p in zoo_inputs if _expected_status(p) == "ok"):
+        proc = run_cli("convert", path, "-o", str(tmp / "alone.tosa"), "-o", str(tmp / "alone.mlirbc"))
+        assert proc.returncode == 0, proc.stderr.decode()
+        alone[path] = ((tmp / "alone.tosa").read_bytes(), (tmp / "alone.mlirbc").read_bytes())
+    return alone
+
+
+def test_outputs_are_what_converting_each_model_alone_writes(zoo_run, converted_alone):
     inputs, out, _, _ = zoo_run
     ok = [p for p in inputs if _expected_status(p) == "ok"]
     written = sorted(p.name for p in out.iterdir())
     # only the converted models' outputs: nothing of the failed ones, no temporaries
     assert written == sorted(f"{Path(p).stem}.{kind}" for p in ok for kind in ("tosa", "mlirbc"))
-    for path in ok:
+    assert sorted(converted_alone) == sorted(ok)
+    for path, (tosa, mlirbc) in converted_alone.items():
         stem = Path(path).stem
-        proc = run_cli("convert", path, "-o", str(tmp_path / "alone.tosa"), "-o", str(tmp_path / "alone.mlirbc"))
-        assert proc.returncode == 0, proc.stderr.decode()
-        assert (out / f"{stem}.tosa").read_bytes() == (tmp_path / "alone.tosa").read_bytes(), path
-        assert (out / f"{stem}.mlirbc").read_bytes() == (tmp_path / "alone.mlirbc").read_bytes(), path
+        assert (out / f"{stem}.tosa").read_bytes() == tosa, path
+        assert (out / f"{stem}.mlirbc").read_bytes() == mlirbc, path
 
 
 def test_the_tosa_outputs_run_on_the_reference_model(zoo_run):
@@ -144,11 +169,18 @@ def test_the_tosa_outputs_run_on_the_reference_model(zoo_run):
     assert checked >= 3
 
 
-def test_two_jobs_write_what_one_job_writes(zoo_run, tmp_path):
+@pytest.fixture(scope="module")
+def one_job_run(zoo_inputs, tmp_path_factory):
+    """The local pool with one worker over the same models, once for both pools: (out dir, process, summary)."""
+    tmp = tmp_path_factory.mktemp("one")
+    proc = run_cli("convert", *zoo_inputs, "--out-dir", str(tmp / "one"), "--emit", "tosa,mlirbc", "-j", "1",
+                   "--summary-json", str(tmp / "one.json"), timeout=600)
+    return tmp / "one", proc, json.loads((tmp / "one.json").read_text())
+
+
+def test_two_workers_write_what_one_job_writes(zoo_run, one_job_run):
     inputs, out, proc, summary = zoo_run
-    one = tmp_path / "one"
-    proc1 = run_cli("convert", *inputs, "--out-dir", str(one), "--emit", "tosa,mlirbc", "-j", "1",
-                    "--summary-json", str(tmp_path / "one.json"), timeout=600)
+    one, proc1, summary1 = one_job_run
     assert proc1.returncode == proc.returncode
     assert sorted(p.name for p in one.iterdir()) == sorted(p.name for p in out.iterdir())
     for p in out.iterdir():
@@ -158,7 +190,6 @@ def test_two_jobs_write_what_one_job_writes(zoo_run, tmp_path):
         return [(r["input"], r["name"], r["status"], r["exit_code"], r["ops"], [Path(o).name for o in r["outputs"]],
                  r["message"]) for r in s["results"]]
 
-    summary1 = json.loads((tmp_path / "one.json").read_text())
     assert timeless(summary1) == timeless(summary) and summary1["jobs"] == 1
 
 
@@ -241,6 +272,14 @@ def test_per_model_options_apply_to_each_model(tmp_path):
     assert (out / "q8_add.partition.json").read_text() == sidecar
     report = json.loads((out / "q8_add.report.json").read_text())
     assert report["model"] == int8 and report["target"]["profiles"] == ["pro_int"]
+
+
+def test_more_jobs_than_models(tmp_path):
+    """-j 2 for one model starts one worker: a second, never given a model, would outlive the command and hold
+    its stdout open (a caller reading it to the end waited forever)."""
+    proc = run_cli("convert", str(CORPUS / "mps/models/cnn_fp32.mpsgraph"), "--out-dir", str(tmp_path), "-j", "2",
+                   timeout=120)
+    assert proc.returncode == 0 and (tmp_path / "cnn_fp32.tosa").exists()
 
 
 def test_a_progress_bar_when_asked(tmp_path):
