@@ -1,5 +1,5 @@
-"""The IR: a dataflow graph of operations over a MultiDiGraph (networkx's API, plain dicts:
-multidigraph.py).
+"""The IR: a dataflow graph of operations over a networkx.MultiDiGraph (`Graph.nx`), which
+networkx's algorithms and drawing take as it is (docs/architecture.md: how the IR maps onto it).
 
 A node is an operation: its data holds `op` (dialect-prefixed name such as "nn.conv2d"),
 `attrs` (dict of Python values, numpy arrays for tensors), `loc` (a Loc or None) and `types`
@@ -17,10 +17,11 @@ from typing import Any, NamedTuple
 
 import heapq
 
+from networkx import MultiDiGraph
+
 from nn2tosa import limits
 
 from .effects import op_has_effects
-from .multidigraph import MultiDiGraph
 from .types import TensorType, Type, as_tensor
 
 INPUT_OP = "graph.input"
@@ -184,9 +185,9 @@ class Graph:
     def results(self, node: int) -> list[Value]:
         return [Value(node, i) for i in range(len(self.types(node)))]
 
-    # The edge queries below read the adjacency dicts (`_pred[v][u][key]` / `_succ[u][v][key]`
+    # The edge queries below read networkx's adjacency dicts (`_pred[v][u][key]` / `_succ[u][v][key]`
     # -> edge data) directly: they run a few times per op in every pass, and networkx's edge views
-    # (networkx's, when the IR was built on it) cost several times the lookup itself.
+    # cost several times the lookup itself.
     def operands(self, node: int) -> list[Value]:
         """Operand values in operand order."""
         edges = sorted((key, u, data["result"]) for u, keyed in self.nx._pred[node].items()
