@@ -32,23 +32,51 @@ def _module_name(path: Path) -> str:
     raise AssertionError(path)
 
 
+class _Statements(ast.NodeVisitor):
+    """A module's import statements as (module, names imported from it, runs): relative imports resolved,
+    no names for `import m`, `runs` False under `if TYPE_CHECKING:` (at the top or inside a function)."""
+
+    def __init__(self, package: str):
+        self.package, self.runs = package, True
+        self.found: list[tuple[str, tuple[str, ...], bool]] = []
+
+    def visit_If(self, node: ast.If) -> None:
+        if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+            self.generic_visit(node)
+            return
+        runs, self.runs = self.runs, False
+        for stmt in node.body:
+            self.visit(stmt)
+        self.runs = runs
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.found.extend((a.name, (), self.runs) for a in node.names)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            parent = self.package.split(".")
+            base = ".".join(parent[:len(parent) - node.level + 1] + ([base] if base else []))
+        self.found.append((base, tuple(a.name for a in node.names), self.runs))
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(module: str, is_package: bool, source: str, filename: str) -> tuple[tuple[str, tuple[str, ...], bool], ...]:
+    visitor = _Statements(module if is_package else module.rpartition(".")[0])
+    visitor.visit(ast.parse(source, filename))
+    return tuple(visitor.found)
+
+
+def _statements(path: Path) -> tuple[tuple[str, tuple[str, ...], bool], ...]:
+    """`path`'s import statements (parsed once per source text)."""
+    return _parsed(_module_name(path), path.name == "__init__.py", path.read_text(), str(path))
+
+
 def _imports(path: Path) -> list[str]:
     """Every module `path` imports (relative imports resolved; `from a import b` counts a and a.b)."""
-    module = _module_name(path)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.extend(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")
-                parent = parent[:len(parent) - node.level + 1]
-                base = ".".join(parent + ([base] if base else []))
-            found.append(base)
-            found.extend(f"{base}.{a.name}" for a in node.names)
-    return found
+    return [m for base, names, _ in _statements(path) for m in (base, *(f"{base}.{n}" for n in names))]
 
 
 def _sources(package: str) -> list[Path]:
@@ -131,40 +159,13 @@ def _known(edge: tuple[str, str], known: tuple[str, str]) -> bool:
     return u == ku and (v == kv or kv.endswith(".*") and v.startswith(kv[:-1]))
 
 
-class _Imports(ast.NodeVisitor):
-    """The modules a module's imports name (relative ones resolved), `if TYPE_CHECKING:` bodies skipped."""
-
-    def __init__(self, package: str, modules: frozenset[str]):
-        self.package, self.modules, self.found = package, modules, set()
-
-    def visit_If(self, node: ast.If) -> None:
-        if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
-            self.generic_visit(node)
-        else:
-            for stmt in node.orelse:
-                self.visit(stmt)
-
-    def visit_Import(self, node: ast.Import) -> None:
-        self.found.update(a.name for a in node.names)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        base = node.module or ""
-        if node.level:
-            parent = self.package.split(".")
-            base = ".".join(parent[:len(parent) - node.level + 1] + ([base] if base else []))
-        self.found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in self.modules else base for a in node.names)
-
-
-@functools.lru_cache(maxsize=None)
-def _dependencies_in(module: str, is_package: bool, source: str, modules: frozenset[str]) -> frozenset[str]:
-    visitor = _Imports(module if is_package else module.rpartition(".")[0], modules)
-    visitor.visit(ast.parse(source))
-    return frozenset(visitor.found & modules) - {module}
-
-
-def _dependencies(path: Path, modules: frozenset[str]) -> frozenset[str]:
-    """The package modules `path` imports, edges as the block above says (parsed once per source text)."""
-    return _dependencies_in(_module_name(path), path.name == "__init__.py", path.read_text(), modules)
+def _dependencies(path: Path, modules: frozenset[str]) -> set[str]:
+    """The package modules `path` imports, edges as the block above says."""
+    found = set()
+    for base, names, runs in _statements(path):
+        if runs:
+            found.update((f"{base}.{n}" if f"{base}.{n}" in modules else base for n in names) if names else [base])
+    return (found & modules) - {_module_name(path)}
 
 
 def _import_graph() -> nx.DiGraph:
@@ -194,19 +195,20 @@ def test_the_known_back_edges_are_still_there():
     assert [k for k in KNOWN_BACK_EDGES if not any(_known(e, k) for e in edges)] == []
 
 
+def _with_source(monkeypatch, path: Path, source: str) -> None:
+    real = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source if self == path else real(self, *a, **k))
+
+
 def test_the_check_sees_a_lazy_circle(monkeypatch):
     """A function-level import from the element types back to the limits (which read the types) is a circle."""
     types = REPO / "nn2tosa" / "ir" / "types.py"
-    source = types.read_text() + "\n\ndef _late():\n    from nn2tosa import limits\n"
-    real = Path.read_text
-    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source if self == types else real(self, *a, **k))
+    _with_source(monkeypatch, types, types.read_text() + "\n\ndef _late():\n    from nn2tosa import limits\n")
     assert [sorted(c) for c in _circles()] == [["nn2tosa.ir.types", "nn2tosa.limits"]]
 
 
 def test_type_checking_imports_are_not_edges(monkeypatch):
     types = REPO / "nn2tosa" / "ir" / "types.py"
-    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from nn2tosa import limits\n"
-              + types.read_text())
-    real = Path.read_text
-    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source if self == types else real(self, *a, **k))
+    _with_source(monkeypatch, types, "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                     "    from nn2tosa import limits\n" + types.read_text())
     assert "nn2tosa.limits" not in _dependencies(types, frozenset(_import_graph()))
