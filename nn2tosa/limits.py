@@ -124,7 +124,7 @@ def _itemsize(dtype: Any) -> int:
         return _ITEMSIZES[dtype]
     import numpy as np  # here: the command line builds its parser from this module without numpy
 
-    from nn2tosa.ir.types import ELEMENT_TYPES, numpy_dtype
+    from nn2tosa.ir.types import ELEMENT_TYPES, numpy_dtype  # (imports nothing of nn2tosa: no circle)
 
     if isinstance(dtype, str) and dtype in ELEMENT_TYPES:
         size = _ITEMSIZES[dtype] = numpy_dtype(dtype).itemsize
