@@ -12,8 +12,8 @@ from types import ModuleType
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError
 from nn2tosa.fileio import map_file
 from nn2tosa.ir import Graph
+from nn2tosa.ir.limit_checks import check_graph
 from nn2tosa.ir.registry import register_dialect_module
-from nn2tosa.limits import check_graph
 
 # Sniffing order matters: the TOSA and MPS checks look at a file identifier; Arm NN files
 # have none (Arm NN never writes "ARMN"), so they are recognised by structure, last.

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nn2tosa.ir import Graph
+if TYPE_CHECKING:  # (the command line reads NPU_TARGETS for its --help: the IR, numpy and networkx stay unloaded)
+    from nn2tosa.ir import Graph
 
-if TYPE_CHECKING:
     from .context import LoweringContext
 
 TARGET_KEY = "npu_target"

@@ -378,13 +378,14 @@ def convert(
     pipeline = pass_pipeline(graph, passes, name)
     source_ops = [op for g in [graph, *branches] for op in source_op_list(g)]
     from nn2tosa import limits
+    from nn2tosa.ir.limit_checks import check_results
 
     with limits.using(limits.current()):  # a fresh total budget (nn2tosa.limits) for this conversion
         stages = run_pipeline(graph, pipeline, report, progress)
         for branch in branches:  # graph-local passes; a .tosa input, the only one with branches, has none
             run_pipeline(branch, pipeline, report)
         for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
-            limits.check_results(g)
+            check_results(g)
     if state == "variables":
         from nn2tosa.lowering.variables import buffers_to_variables
 

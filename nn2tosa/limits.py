@@ -18,8 +18,8 @@ DEFAULT_MAX_DEPTH); the work of a whole-buffer walk is bounded by the buffer siz
 
 How code uses them:
 - `Graph.add_op` refuses to grow a graph past max_ops (readers and passes alike);
-- a reader's result goes through `check_graph` (frontend.load does it): declared types, list
-  attributes, constants and structure are checked before any pass allocates anything;
+- a reader's result goes through `check_graph` (nn2tosa/ir/limit_checks.py; frontend.load does it):
+  declared types, list attributes, constants and structure are checked before any pass allocates anything;
 - code that is about to build an array whose size derives from the input (a fold, an unpacking, a
   relayout, an index table) calls `reserve(shape, dtype, what)` first; code that may simply skip
   the work (an optional fold) asks `affordable(shape, dtype)` instead.
@@ -35,12 +35,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nn2tosa.diagnostics import InvalidInputError
-
-if TYPE_CHECKING:
-    from nn2tosa.ir import Graph
 
 GiB = 1 << 30
 
@@ -127,7 +124,7 @@ def _itemsize(dtype: Any) -> int:
         return _ITEMSIZES[dtype]
     import numpy as np  # here: the command line builds its parser from this module without numpy
 
-    from nn2tosa.ir.types import ELEMENT_TYPES, numpy_dtype
+    from nn2tosa.ir.types import ELEMENT_TYPES, numpy_dtype  # (imports nothing of nn2tosa: no circle)
 
     if isinstance(dtype, str) and dtype in ELEMENT_TYPES:
         size = _ITEMSIZES[dtype] = numpy_dtype(dtype).itemsize
@@ -188,67 +185,6 @@ def reserve(shape: Iterable[int] | int, dtype: Any, what: str, *, where: str | N
             f"above the total limit of {_size_text(state.limits.max_total_bytes)} ({flag('max_total_bytes')})",
             where=where)
     state.spent += size
-
-
-# ------------------------------------------------------------------------------ graphs
-def check_results(graph: Graph) -> None:
-    """Every result type's rank, dimensions and size within the limits (LimitExceededError naming
-    the op): what a file declares, and what the passes built from it (a pooling stride of 2^29 that
-    lowering pads the input for would otherwise hand the reference model a 4 GiB tensor)."""
-    from nn2tosa.ir import TensorType
-
-    for node, data in graph.nx.nodes(data=True):
-        for i, t in enumerate(data["types"]):
-            if isinstance(t, TensorType):
-                check_tensor(t.shape, t.dtype, f"result #{i}", where=_where(graph, node))
-
-
-def check_graph(graph: Graph) -> None:
-    """Semantic checks of a graph a reader produced, before any pass runs: op count; every result
-    type (rank, dimensions, declared size); list attributes' lengths; constants whose data does not
-    match their type's shape and element type; operands reading results that do not exist; cycles.
-    (Repeated output names are the emitters' to make unique, with a suffix.) Raises
-    InvalidInputError / LimitExceededError naming the op."""
-    import numpy as np
-
-    from nn2tosa.ir import TensorType, dialect
-    from nn2tosa.ir.types import numpy_dtype
-
-    limits = current()
-    if len(graph) > limits.max_ops:
-        raise LimitExceededError(f"graph {graph.name!r} has {len(graph)} operations, above the limit of "
-                                 f"{limits.max_ops} ({flag('max_ops')})")
-    check_results(graph)
-    constant_attr: dict[str, str | None] = {}  # op name -> its constant attribute, if it is a constant op
-    for node, data in graph.nx.nodes(data=True):
-        op = data["op"]
-        where = _where(graph, node)
-        for name, value in data["attrs"].items():
-            if isinstance(value, (list, tuple)) and len(value) > limits.max_list_length:
-                raise LimitExceededError(f"attribute {name!r} lists {len(value)} values, above the limit of "
-                                         f"{limits.max_list_length} ({flag('max_list_length')})", where=where)
-        if op not in constant_attr:
-            d = dialect(op.split(".", 1)[0])
-            constant_attr[op] = d.constant_attr if d is not None and d.constant_op == op else None
-        attr = constant_attr[op]
-        if attr is not None and len(data["types"]) == 1 and isinstance(data["types"][0], TensorType):
-            value, t = data["attrs"].get(attr), data["types"][0]
-            if isinstance(value, np.ndarray) and (value.shape != t.shape or value.dtype != numpy_dtype(t.dtype)):
-                raise InvalidInputError(f"constant data of shape {list(value.shape)} ({value.dtype}) does not match "
-                                        f"its type {t}", where=where)
-    for u, v, key, result in graph.nx.edges(keys=True, data="result"):
-        if not 0 <= result < len(graph.types(u)):
-            raise InvalidInputError(f"operand #{key} reads result #{result} of an op with "
-                                    f"{len(graph.types(u))} results", where=_where(graph, v))
-    try:
-        graph.topological()
-    except ValueError:
-        raise InvalidInputError("the graph has a cycle", where=f"graph {graph.name!r}") from None
-
-
-def _where(graph: Graph, node: int) -> str:
-    loc = graph.loc(node)
-    return f"{graph.op(node)}" + (f" at {loc}" if loc is not None else f" %{node}")
 
 
 # ------------------------------------------------------------------------------ command line

@@ -20,7 +20,8 @@ from nn2tosa import limits
 from nn2tosa.diagnostics import InvalidInputError
 from nn2tosa.fileio import all_or_nothing, write_atomic
 from nn2tosa.ir import Graph, TensorType
-from nn2tosa.limits import LimitExceededError, Limits, check_graph, parse_size, reserve, using
+from nn2tosa.ir.limit_checks import check_graph
+from nn2tosa.limits import LimitExceededError, Limits, parse_size, reserve, using
 
 from conftest import CORPUS, fuzz_engine, requires_corpus
 

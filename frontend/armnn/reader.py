@@ -367,9 +367,9 @@ class _Reader:
         try:
             self.graph.topological()
         except ValueError:
-            import networkx as nx  # only for this message: the IR does not import networkx
+            import networkx as nx
 
-            cycle = nx.find_cycle(self.graph.nx.to_networkx())
+            cycle = nx.find_cycle(self.graph.nx)
             names = [self.by_node[u].where for u, *_ in cycle if u in self.by_node]
             raise InvalidInputError(f"the connections form a cycle: {' -> '.join(names + names[:1])}") from None
 

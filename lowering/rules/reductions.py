@@ -53,7 +53,7 @@ from . import rule
 from .arith import Arith, FLOAT_TYPES, UNSIGNED_WIDTH, to_i32
 from .cast import convert
 from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor
-from .shape import slice_axis
+from .shape import product_tree, slice_axis
 
 
 REDUCE = {"nn.reduce_sum": "tosa.reduce_sum", "nn.reduce_mean": "tosa.reduce_sum", "nn.reduce_max": "tosa.reduce_max",
@@ -71,19 +71,6 @@ def reduce_axes(ctx: LoweringContext, x: Value, tosa_op: str, axes: Sequence[int
     for axis in sorted(set(int(a) for a in axes)):
         if ctx.type_of(x).shape[axis] != 1 or tosa_op in ("tosa.reduce_any", "tosa.reduce_all"):
             x = ctx.op(tosa_op, [x], {"axis": axis})
-    return x
-
-
-def product_tree(ctx: LoweringContext, x: Value, axis: int) -> Value:
-    """Integer product along `axis` by halving (TOSA's REDUCE_PRODUCT is float only): multiply
-    the two halves (the odd element rides along) until one slice is left. i32 MUL wraps as nn does."""
-    while ctx.type_of(x).shape[axis] > 1:
-        n = ctx.type_of(x).shape[axis]
-        half = n // 2
-        product = ctx.mul(slice_axis(ctx, x, axis, 0, half), slice_axis(ctx, x, axis, half, half))
-        if n % 2:
-            product = ctx.op("tosa.concat", [product, slice_axis(ctx, x, axis, n - 1, 1)], {"axis": axis})
-        x = product
     return x
 
 

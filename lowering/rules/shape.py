@@ -44,6 +44,19 @@ def slice_axis(ctx: LoweringContext, x: Value, axis: int, start: int, size: int)
     return tosa_slice(ctx, x, begin, shape)
 
 
+def product_tree(ctx: LoweringContext, x: Value, axis: int) -> Value:
+    """Integer product along `axis` by halving (TOSA's REDUCE_PRODUCT is float only): multiply
+    the two halves (the odd element rides along) until one slice is left. i32 MUL wraps as nn does."""
+    while ctx.type_of(x).shape[axis] > 1:
+        n = ctx.type_of(x).shape[axis]
+        half = n // 2
+        product = ctx.mul(slice_axis(ctx, x, axis, 0, half), slice_axis(ctx, x, axis, half, half))
+        if n % 2:
+            product = ctx.op("tosa.concat", [product, slice_axis(ctx, x, axis, n - 1, 1)], {"axis": axis})
+        x = product
+    return x
+
+
 def concat(ctx: LoweringContext, xs: Sequence[Value], axis: int) -> Value:
     """CONCAT of any number of tensors (groups of at most 64, the level's tensor list size)."""
     xs = list(xs)
@@ -453,7 +466,6 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     a = Arith(ctx, compute, 3)
     spread = a.select(ctx.reshape(hits, (rows, w, 1)), ctx.reshape(upd, (1, w, inner)), identity)  # [P, W, C]
     if reduction == "mul" and compute == "i32":  # REDUCE_PRODUCT is float only
-        from .reductions import product_tree  # (reduce builds on this module)
         reduced = product_tree(ctx, spread, 1)
     else:
         reduced = ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1})

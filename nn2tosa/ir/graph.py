@@ -1,5 +1,5 @@
-"""The IR: a dataflow graph of operations over a MultiDiGraph (networkx's API, plain dicts:
-multidigraph.py).
+"""The IR: a dataflow graph of operations over a networkx.MultiDiGraph (`Graph.nx`), which
+networkx's algorithms and drawing take as it is (docs/architecture.md: how the IR maps onto it).
 
 A node is an operation: its data holds `op` (dialect-prefixed name such as "nn.conv2d"),
 `attrs` (dict of Python values, numpy arrays for tensors), `loc` (a Loc or None) and `types`
@@ -17,10 +17,12 @@ from typing import Any, NamedTuple
 
 import heapq
 
+from networkx import MultiDiGraph
+from networkx import _clear_cache as nx_clear_cache  # what networkx's own edits call (backend caches)
+
 from nn2tosa import limits
 
 from .effects import op_has_effects
-from .multidigraph import MultiDiGraph
 from .types import TensorType, Type, as_tensor
 
 INPUT_OP = "graph.input"
@@ -123,7 +125,10 @@ class Graph:
                 f"({limits.flag('max_ops')})")
         node = self._next_id
         self._next_id += 1
-        self.nx.add_node(node, op=op, attrs=dict(attrs or {}), loc=loc, types=list(types))
+        g = self.nx  # networkx's add_node for a new node, written into its dicts (see _connect)
+        g._succ[node], g._pred[node] = {}, {}
+        g._node[node] = {"op": op, "attrs": dict(attrs or {}), "loc": loc, "types": list(types)}
+        nx_clear_cache(g)
         if op_has_effects(op):
             self._effectful.add(node)
         for k, v in enumerate(operands):
@@ -150,7 +155,15 @@ class Graph:
     def _connect(self, value: Value, node: int, operand: int) -> None:
         value = Value(*value)
         self._check_value(value)
-        self.nx.add_edge(value.node, node, key=operand, result=value.index)
+        # networkx's add_edge(value.node, node, key=operand, result=value.index), written into its
+        # adjacency dicts as networkx lays them out (_succ[u][v] and _pred[v][u] are one {key: data} dict):
+        # every op a reader or a pass creates comes through here, and the method costs a third more
+        g = self.nx
+        keyed = g._succ[value.node].get(node)
+        if keyed is None:
+            keyed = g._succ[value.node][node] = g._pred[node][value.node] = {}
+        keyed[operand] = {"result": value.index}
+        nx_clear_cache(g)
         self._touched(value.node)
         self._touched(node)
 
@@ -184,9 +197,9 @@ class Graph:
     def results(self, node: int) -> list[Value]:
         return [Value(node, i) for i in range(len(self.types(node)))]
 
-    # The edge queries below read the adjacency dicts (`_pred[v][u][key]` / `_succ[u][v][key]`
+    # The edge queries below read networkx's adjacency dicts (`_pred[v][u][key]` / `_succ[u][v][key]`
     # -> edge data) directly: they run a few times per op in every pass, and networkx's edge views
-    # (networkx's, when the IR was built on it) cost several times the lookup itself.
+    # cost several times the lookup itself.
     def operands(self, node: int) -> list[Value]:
         """Operand values in operand order."""
         edges = sorted((key, u, data["result"]) for u, keyed in self.nx._pred[node].items()
@@ -277,16 +290,24 @@ class Graph:
         return self.attrs(node)["name"]
 
     # ---- editing --------------------------------------------------------------------
+    def _disconnect(self, u: int, v: int, key: int) -> None:
+        """networkx's remove_edge(u, v, key), on its dicts as _connect writes them."""
+        g = self.nx
+        keyed = g._succ[u][v]
+        del keyed[key]
+        if not keyed:
+            del g._succ[u][v], g._pred[v][u]
+        nx_clear_cache(g)
+
     def set_operand(self, node: int, k: int, value: Value) -> None:
-        old = [(u, key) for u, _, key in self.nx.in_edges(node, keys=True) if key == k]
-        for u, key in old:
-            self.nx.remove_edge(u, node, key)
+        for u in [u for u, keyed in self.nx._pred[node].items() if k in keyed]:
+            self._disconnect(u, node, k)
             self._touched(u)
         self._connect(value, node, k)
 
     def set_operands(self, node: int, values: Iterable[Value]) -> None:
-        for u, _, key in list(self.nx.in_edges(node, keys=True)):
-            self.nx.remove_edge(u, node, key)
+        for u, key in [(u, key) for u, keyed in self.nx._pred[node].items() for key in keyed]:
+            self._disconnect(u, node, key)
             self._touched(u)
         self._touched(node)
         for k, v in enumerate(values):
@@ -297,7 +318,7 @@ class Graph:
         old, new = Value(*old), Value(*new)
         self._check_value(new)
         for use in self.users(old):
-            self.nx.remove_edge(old.node, use.node, use.operand)
+            self._disconnect(old.node, use.node, use.operand)
             self._connect(new, use.node, use.operand)
         for out in list(self._outputs_of().get(old, ())):
             out.value = new
@@ -312,11 +333,11 @@ class Graph:
 
     def erase(self, node: int) -> None:
         """Remove an operation whose results are no longer used."""
-        if self.nx.out_degree(node) or any(self.is_output(v) for v in self.results(node)):
+        if self.nx._succ[node] or any(self.is_output(v) for v in self.results(node)):
             raise ValueError(f"cannot erase {self.op(node)} %{node}: its results are still used")
         if node in self.inputs:
             self.inputs.remove(node)
-        producers = {u for u, _ in self.nx.in_edges(node)}
+        producers = set(self.nx._pred[node])
         self.nx.remove_node(node)
         self._effectful.discard(node)
         for u in sorted(producers):
@@ -325,10 +346,16 @@ class Graph:
     def copy(self) -> Graph:
         """A structural copy; attribute values (numpy arrays included) are shared, not copied."""
         g = Graph(self.name, dict(self.meta))
-        g.nx = MultiDiGraph()
-        for n, data in self.nx.nodes(data=True):
-            g.nx.add_node(n, op=data["op"], attrs=dict(data["attrs"]), loc=data["loc"], types=list(data["types"]))
-        g.nx.add_edges_from(self.nx.edges(keys=True, data=True))
+        # nodes, then edges in edge order (as networkx's add_node and add_edges_from would), written into
+        # networkx's dicts as add_op and _connect do: a pass that copies a 10,000-op graph pays per op
+        source, copy = self.nx, g.nx
+        for n, data in source._node.items():
+            copy._node[n] = {"op": data["op"], "attrs": dict(data["attrs"]), "loc": data["loc"],
+                             "types": list(data["types"])}
+            copy._succ[n], copy._pred[n] = {}, {}
+        for u, targets in source._succ.items():
+            for v, keyed in targets.items():
+                copy._succ[u][v] = copy._pred[v][u] = {k: dict(data) for k, data in keyed.items()}
         g.inputs = list(self.inputs)
         g.outputs = [Output(o.value, o.name) for o in self.outputs]
         g._next_id = self._next_id
