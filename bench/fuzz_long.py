@@ -14,8 +14,17 @@ sizes), extreme floats (quantization scales, alphas, epsilons: inf, nan, 1e30, 3
 at 70,000-character strings, and layers / nodes / operators reordered (reversed, rotated, shuffled).
 One to three of them per case.
 
-Each mutant goes through `nn2tosa inspect`, `nn2tosa convert -o x.tosa -o x.mlir` and `nn2tosa check` (the
-TOSA reference model on random inputs) in a child process
+Besides the three formats, the kinds (--formats) cover what each command added since: `program` (the
+corpus's whole ExecuTorch programs, mutated in their execution plan, operator arguments, EValues and
+buffers; also through `inspect --json`, `convert --state io`, `check --steps 2` and `convert --partial`),
+`npu` (quantized Arm NN models through `convert --target ethos-u55 --partial` and `--target ethos-u85`),
+`tosa-external` (.tosa files with their large constants after the flatbuffer: offsets and sizes damaged),
+`compare` (damaged models against their Arm NN debug dump and the float reference) and `compare-dump` (a
+damaged Arm NN debug dump, mutated as JSON: keys dropped, values of the wrong kind, ragged or short data,
+records dropped or repeated). KIND_COMMANDS lists the runs of each.
+
+Each mutant of the three formats goes through `nn2tosa inspect`, `nn2tosa convert -o x.tosa -o x.mlir` and
+`nn2tosa check` (the TOSA reference model on random inputs) in a child process
 (forked from a parent that has imported nn2tosa once, so a case costs milliseconds, not a Python
 start-up), with a timeout (SIGALRM), an address-space cap (RLIMIT_AS) and its peak RSS measured
 (wait4). A run is good when: exit code 0, 2 or 3; stderr at most one line and no traceback; when it
@@ -47,30 +56,42 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 import fuzz_mutate as mutation  # noqa: E402  (the sites and mutations; this module runs and judges them)
-from fuzz_mutate import Mutant, Site, file_sites, mutate  # noqa: E402
+from fuzz_mutate import Mutant, Site, file_sites, mutate, mutate_json  # noqa: E402
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
-# The kinds of input a campaign fuzzes: the three formats, and whole ExecuTorch programs (the corpus's
-# mps/programs .pte, whose execution plan, operator arguments, EValues and buffers are mutated; their
-# MPS payloads are the "mps" kind's business).
-FORMATS = ("armnn", "mps", "tosa", "program")
-EXTENSIONS = {"armnn": ".armnn", "mps": ".mpsgraph", "pte": ".pte", "tosa": ".tosa", "program": ".pte"}
-# The limits children run with: low enough that a guard failing shows up as a memory blowup.
+# The kinds of input a campaign fuzzes: the three formats; whole ExecuTorch programs (the corpus's
+# mps/programs .pte, whose execution plan, operator arguments, EValues and buffers are mutated: their MPS
+# payloads are the "mps" kind's business); quantized Arm NN models under an Ethos-U target (NPU regions);
+# .tosa files with their large constants after the flatbuffer (external data: offsets and sizes); and
+# `compare`, with a damaged model ("compare") or a damaged Arm NN debug dump ("compare-dump").
+FORMATS = ("armnn", "mps", "tosa", "program", "npu", "tosa-external", "compare", "compare-dump")
+EXTENSIONS = {"armnn": ".armnn", "mps": ".mpsgraph", "pte": ".pte", "tosa": ".tosa", "program": ".pte", "npu": ".armnn",
+              "tosa-external": ".tosa", "compare": ".armnn", "compare-dump": ".json"}
+# how a kind's files are mutated, where that is another kind's format (fuzz_mutate.file_sites; "json":
+# fuzz_mutate.mutate_json)
+LAYOUT = {"program": "program", "npu": "armnn", "tosa-external": "tosa", "compare": "armnn", "compare-dump": "json"}
+# Children run with these limits: low enough that a guard failing shows up as a memory blowup.
 CHILD_LIMITS = ("--max-tensor-bytes", "64M", "--max-total-bytes", "256M")
-
-
+# Children run with these limits: low enough that a guard failing shows up as a memory blowup.
 # ====================================================================================== seeds
 def corpus_seeds(corpus: Path, fmt: str) -> list[Path]:
-    """The corpus files of format `fmt` ("armnn", "mps" with the .pte, or "program": the whole
-    programs of mps/programs), sorted."""
+    """The corpus files of kind `fmt` ("armnn", "mps" with the .pte, "program": the whole programs of
+    mps/programs, "npu": the quantized Arm NN models, "compare" / "compare-dump": the debug_20.08
+    models / their Arm NN dumps), sorted."""
     if fmt == "program":
         return sorted((corpus / "mps" / "programs").glob("*.pte"))
     manifest = json.loads((corpus / "manifest.json").read_text())["entries"]
+    if fmt == "npu":  # quantized Arm NN models: what an Ethos-U runs
+        return sorted({corpus / e["file"] for e in manifest if e["format"] == "armnn" and e["tolerance"] == "quantized"})
+    if fmt in ("compare", "compare-dump"):  # the models with Arm NN's own per-layer dumps, or the dumps
+        dumps = sorted((corpus / "armnn" / "debug_20.08").glob("*.armnn_debug.json"))
+        return dumps if fmt == "compare-dump" else [_dumped_model(d) for d in dumps]
     files = [corpus / e["file"] for e in manifest if e["format"] == fmt]
     if fmt == "mps":
         files += sorted(corpus.glob("mps/**/*.pte"))
@@ -86,10 +107,15 @@ def pick(files: list[Path], count: int) -> list[Path]:
     return [by_size[int(i * step)] for i in range(count)]
 
 
-def make_tosa_seeds(corpus: Path, workdir: Path, count: int) -> list[Path]:
+def make_tosa_seeds(corpus: Path, workdir: Path, count: int, external: bool = False) -> list[Path]:
     """Convert `count` corpus models to .tosa (both layouts) in `workdir`, in a forked child so that
-    the parent stays free of MLIR state before it forks the fuzz children."""
-    sources = pick(corpus_seeds(corpus, "armnn"), count // 2) + pick(corpus_seeds(corpus, "mps"), count - count // 2)
+    the parent stays free of MLIR state before it forks the fuzz children. `external`: the largest
+    models, TOSA 1.0 with their large constants after the flatbuffer (offset/size)."""
+    if external:
+        largest = sorted(corpus_seeds(corpus, "armnn") + corpus_seeds(corpus, "mps"), key=lambda p: p.stat().st_size)
+        sources = largest[-count:]
+    else:
+        sources = pick(corpus_seeds(corpus, "armnn"), count // 2) + pick(corpus_seeds(corpus, "mps"), count - count // 2)
     workdir.mkdir(parents=True, exist_ok=True)
     pid = os.fork()
     if pid == 0:  # child
@@ -101,9 +127,9 @@ def make_tosa_seeds(corpus: Path, workdir: Path, count: int) -> list[Path]:
             for k, src in enumerate(sources):
                 try:
                     for i, g in enumerate(load(src)):
-                        version = "0.100-draft" if k % 3 == 2 else "1.0"
+                        version = "0.100-draft" if k % 3 == 2 and not external else "1.0"
                         target = workdir / f"{src.stem}.{i}.{version}.tosa"
-                        convert(g).write(str(target), "tosa", tosa_version=version)
+                        convert(g).write(str(target), "tosa", tosa_version=version, external_data=external or None)
                 except Exception:  # noqa: BLE001 - a model nn2tosa cannot convert is simply no seed
                     continue
         except BaseException:  # noqa: BLE001
@@ -118,7 +144,7 @@ def make_tosa_seeds(corpus: Path, workdir: Path, count: int) -> list[Path]:
 class Run:
     """One command on one mutant, as the child ended."""
 
-    command: str  # one of COMMANDS
+    command: str  # a name in KIND_COMMANDS
     argv: list[str]
     exit_code: int | None  # None when killed by a signal
     signal: int | None
@@ -225,7 +251,9 @@ class ForkRunner:
             with open(stderr_path, errors="replace") as f:
                 stderr = f.read()
             os.unlink(stderr_path)
-            left = sorted(p.name for p in outdir.iterdir() if not p.name.startswith(".stderr-"))
+            # what the run left (other runs' own folders inside this one are theirs, not its outputs)
+            left = sorted(p.name for p in outdir.iterdir()
+                          if not p.name.startswith(".stderr-") and (p.is_file() or p.name.startswith(".")))
             results[index] = Run(command, argv, os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                                  os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, stderr, seconds,
                                  max(0.0, usage.ru_maxrss / 1024 - self.base_rss_mb), left)
@@ -243,42 +271,91 @@ def judge(run: Run, memory_mb: float) -> str | None:
         return "crash"
     if "Traceback" in run.stderr or "internal error" in run.stderr:
         return "traceback"
-    if run.exit_code not in (0, 2, 3):  # (check's exit 1 without a traceback: a run it judged failed)
+    # check's exit 1 without a traceback: a run it judged failed; compare's: a damaged model or dump
+    # that differs beyond tolerance, which is its verdict
+    if run.exit_code not in (0, 2, 3) and not (run.argv[0] == "compare" and run.exit_code == 1):
         return "exit-1"
     if len(lines) > 1:
         return "multiline"
-    if run.command == "convert":
+    if run.argv[0] == "convert":
         left = run.outputs_left
         if run.exit_code != 0 and left:
             return "partial-output"  # a failed run leaves nothing, not even a temporary
-        # a success leaves both kinds (x.tosa, or x.part<k>.tosa per partition) and no temporary
-        if run.exit_code == 0 and (any(n.startswith(".") for n in left) or
-                                   {n.rsplit(".", 1)[-1] for n in left} != {"mlir", "tosa"}):
+        kinds = {n.rsplit(".", 1)[-1] for n in left}
+        if run.exit_code == 0 and any(n.startswith(".") for n in left):
+            return "partial-output"  # a temporary left behind
+        # a success leaves both kinds (x.tosa, or x.part<k>.tosa per partition); a partial conversion
+        # its sidecar, and the MLIR (the TOSA functions: none when everything is left to the host)
+        if run.exit_code == 0 and kinds != {"mlir", "tosa"} and \
+                not ("--partial" in run.argv and kinds in ({"mlir", "tosa", "json"}, {"mlir", "json"})):
             return "partial-output"
     return None
 
 
-COMMANDS = ("inspect", "convert", "check")  # the runs every mutant gets, in this order
-# further runs a kind's mutants get after those: (name, the arguments after the input path)
-EXTRA_COMMANDS: dict[str, list[tuple[str, list[str]]]] = {}
+def _outputs(outdir: Path) -> list[str]:
+    return ["-o", str(outdir / "x.tosa"), "-o", str(outdir / "x.mlir")]
 
 
-def commands(path: Path, outdir: Path, fmt: str = "") -> list[tuple[str, list[str], Path]]:
-    """The runs each mutant gets: inspect, convert to both output kinds, and check (convert, then run
-    on the TOSA reference model with random inputs: the reference model must not crash nn2tosa), then
-    the kind's own (EXTRA_COMMANDS)."""
-    runs = [
-        ("inspect", ["inspect", str(path), *CHILD_LIMITS], outdir),
-        ("convert", ["convert", str(path), "-o", str(outdir / "x.tosa"), "-o", str(outdir / "x.mlir"), *CHILD_LIMITS],
-         outdir),
-        ("check", ["check", str(path), *CHILD_LIMITS], outdir),
-    ]
-    return runs + [(name, [args[0], str(path), *args[1:], *CHILD_LIMITS], outdir)
-                   for name, args in EXTRA_COMMANDS.get(fmt, [])]
+def _debug_dump(model: Path) -> Path:
+    return model.with_name(model.name + "_debug.json")  # NAME.armnn -> NAME.armnn_debug.json
+
+
+def _dumped_model(dump: Path) -> Path:
+    return dump.with_name(dump.name[:-len("_debug.json")])
+
+
+# (the mutant, an output folder of the run's own, the seed it was made from) -> the command's arguments
+Argv = Callable[[Path, Path, Path], list[str]]
+# inspect, convert to both output kinds, and check (convert, then run on the TOSA reference model with
+# random inputs: the reference model must not crash nn2tosa)
+BASE: dict[str, Argv] = {
+    "inspect": lambda path, out, seed: ["inspect", str(path)],
+    "convert": lambda path, out, seed: ["convert", str(path), *_outputs(out)],
+    "check": lambda path, out, seed: ["check", str(path)],
+}
+# The runs each kind's mutants get, in this order.
+KIND_COMMANDS: dict[str, dict[str, Argv]] = {
+    "armnn": BASE, "mps": BASE, "tosa": BASE, "tosa-external": BASE,
+    "program": {
+        **BASE,
+        "inspect-json": lambda path, out, seed: ["inspect", str(path), "--json"],
+        "convert-state-io": lambda path, out, seed: ["convert", str(path), "--state", "io", *_outputs(out)],
+        "check-steps": lambda path, out, seed: ["check", str(path), "--steps", "2"],
+        "convert-partial": lambda path, out, seed: ["convert", str(path), "--partial", *_outputs(out)],
+    },
+    # NPU regions: what Vela (or the profile, without it) leaves to the host, and the regions' sidecar
+    "npu": {
+        **BASE,
+        "convert-npu-partial": lambda path, out, seed: ["convert", str(path), "--target", "ethos-u55", "--partial",
+                                                        *_outputs(out)],
+        "convert-npu": lambda path, out, seed: ["convert", str(path), "--target", "ethos-u85", *_outputs(out)],
+    },
+    # a damaged model against its undamaged Arm NN dump, and against the float reference
+    "compare": {
+        "compare-dump": lambda path, out, seed: ["compare", str(path), "--reference", str(_debug_dump(seed))],
+        "compare-float": lambda path, out, seed: ["compare", str(path), "--json", str(out / "x.json")],
+    },
+    # the undamaged model against a damaged dump
+    "compare-dump": {
+        "compare": lambda path, out, seed: ["compare", str(_dumped_model(seed)), "--reference", str(path)],
+    },
+}
+COMMANDS = tuple(BASE)  # the runs of the three formats' mutants
+
+
+def commands(path: Path, outdir: Path, fmt: str = "armnn", seed: Path | None = None) -> list[tuple[str, list[str], Path]]:
+    """The runs a mutant of kind `fmt` gets (KIND_COMMANDS), each but the first writing into a folder
+    of its own; `seed` is the file the mutant was made from (the mutant itself when not given)."""
+    runs = []
+    for k, (name, argv) in enumerate(KIND_COMMANDS[fmt].items()):
+        own = outdir if k == 0 else outdir / name
+        own.mkdir(parents=True, exist_ok=True)
+        runs.append((name, [*argv(path, own, seed or path), *CHILD_LIMITS], own))
+    return runs
 
 
 def runs_per_case(fmt: str) -> int:
-    return len(COMMANDS) + len(EXTRA_COMMANDS.get(fmt, []))
+    return len(KIND_COMMANDS[fmt])
 
 
 # ====================================================================================== a campaign
@@ -303,7 +380,7 @@ class Report:
                 f"slowest {self.slowest[0]:.2f} s; max RSS growth {self.max_rss_growth_mb:.0f} MB")
 
 
-def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path, fmt: str = "") -> tuple[list[Path], list[str]]:
+def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path, fmt: str = "armnn") -> tuple[list[Path], list[str]]:
     """The seeds that behave unmutated (a seed nn2tosa already fails on is the corpus tests'
     business: every mutant of it would fail the same way), and one line per seed left out."""
     jobs, dirs = [], []
@@ -330,8 +407,8 @@ def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path, fmt: str = "")
 
 
 def seeds_for(fmt: str, corpus: Path, workdir: Path, tosa_seeds: int) -> list[Path]:
-    if fmt == "tosa":
-        return make_tosa_seeds(corpus, workdir / "tosa-seeds", tosa_seeds)
+    if fmt in ("tosa", "tosa-external"):
+        return make_tosa_seeds(corpus, workdir / f"{fmt}-seeds", tosa_seeds, external=fmt == "tosa-external")
     return corpus_seeds(corpus, fmt)
 
 
@@ -347,7 +424,8 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
     def load(path: Path) -> tuple[bytes, list[Site]]:
         if path not in data_cache:
             data_cache[path] = path.read_bytes()
-            site_cache[path] = file_sites(data_cache[path], fmt)
+            layout = LAYOUT.get(fmt, fmt)
+            site_cache[path] = [] if layout == "json" else file_sites(data_cache[path], layout)
         return data_cache[path], site_cache[path]
 
     done = 0
@@ -358,7 +436,7 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
             path = rng.choice(seeds)
             data, sites = load(path)
             donors = [load(rng.choice(seeds))[0] for _ in range(1)]
-            mutant = mutate(data, sites, rng, donors)
+            mutant = mutate_json(data, rng) if LAYOUT.get(fmt) == "json" else mutate(data, sites, rng, donors)
             casedir = workdir / "cases" / f"{fmt}-{done + k}"
             shutil.rmtree(casedir, ignore_errors=True)
             (casedir / "out").mkdir(parents=True)
@@ -366,7 +444,8 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
             input_path = casedir / f"input{ext}"
             input_path.write_bytes(mutant.data)
             mutants.append((path, mutant, input_path, casedir))
-        jobs = [job for _, _, input_path, casedir in mutants for job in commands(input_path, casedir / "out", fmt)]
+        jobs = [job for seed_path, _, input_path, casedir in mutants
+                for job in commands(input_path, casedir / "out", fmt, seed_path)]
         per = runs_per_case(fmt)
         runs = runner.run_all(jobs)
         for k, (path, mutant, input_path, casedir) in enumerate(mutants):

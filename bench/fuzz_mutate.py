@@ -7,8 +7,10 @@ offset, vtable entry, vector length, union tag, dimension, scalar, float and str
 """
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 
 # ====================================================================================== sites
@@ -390,3 +392,91 @@ def mutate(seed: bytes, sites: list[Site], rng: random.Random, donors: list[byte
         buf[rng.randrange(len(buf))] ^= 0xFF
         steps.append("byte inverted (the mutations left the seed unchanged)")
     return Mutant(bytes(buf), steps)
+
+
+# ====================================================================================== JSON (debug dumps)
+def _json_objects(text: str) -> list[tuple[int, int, Any]]:
+    """The top-level JSON values of `text` (Arm NN's debug output is one object per layer output, one
+    after another) as (start, end, value)."""
+    decoder = json.JSONDecoder()
+    found, pos = [], 0
+    while pos < len(text):
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        found.append((pos, end, value))
+        pos = end
+    return found
+
+
+def _damaged_value(rng: random.Random, value: Any) -> Any:
+    """A value of the wrong kind, size or range for where `value` stood."""
+    return rng.choice([None, -1, 0, 2 ** 31, 2 ** 63, -(2 ** 63), 1e308, "nan", "x" * 70000, [], {}, [[1, 2], [3]],
+                       [2 ** 40, 2 ** 40], [0], [-4, 3], float("nan") if isinstance(value, float) else True])
+
+
+def _nested_lists(value: Any, path: tuple = ()) -> list[tuple]:
+    """Paths to every list inside `value` (the data array's rows)."""
+    if not isinstance(value, list):
+        return []
+    return [path] + [p for i, v in enumerate(value[:8]) for p in _nested_lists(v, path + (i,))]
+
+
+def mutate_json(seed: bytes, rng: random.Random) -> Mutant:
+    """One to three structure-aware changes to a stream of JSON objects (an Arm NN debug dump): a key
+    dropped, a value of the wrong kind or range (shape, slot, name, min/max), the data array made
+    ragged, shortened or holding a non-number, an object dropped or repeated; or plain byte damage
+    (truncation, bit flips) when the text holds no JSON."""
+    text = seed.decode("utf-8", errors="replace")
+    steps = []
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        objects = [o for o in _json_objects(text) if isinstance(o[2], dict)]
+        if not objects or rng.random() < 0.1:
+            cut = rng.randrange(len(text) or 1)
+            text = text[:cut]
+            steps.append(f"truncated at {cut}")
+            continue
+        start, end, obj = rng.choice(objects)
+        choice = rng.randrange(6)
+        if choice == 0 and obj:
+            key = rng.choice(sorted(obj))
+            del obj[key]
+            steps.append(f"key {key!r} dropped from the object at {start}")
+        elif choice == 1 and obj:
+            key = rng.choice(sorted(obj))
+            obj[key] = _damaged_value(rng, obj[key])
+            steps.append(f"{key!r} of the object at {start} set to {str(obj[key])[:40]}")
+        elif choice == 2 and isinstance(obj.get("data"), list):
+            paths = _nested_lists(obj["data"])
+            path = rng.choice(paths)
+            target = obj["data"]
+            for i in path:
+                target = target[i]
+            if target and rng.random() < 0.5:
+                del target[rng.randrange(len(target)):]
+                steps.append(f"data{list(path)} shortened")
+            else:
+                target.append(rng.choice(["nan", None, 1e308, [1], -(2 ** 70)]))
+                steps.append(f"data{list(path)} given an extra element")
+        elif choice == 3:
+            text = text[:start] + text[end:]
+            steps.append(f"object at {start} dropped")
+            continue
+        elif choice == 4:
+            text = text[:end] + "\n" + text[start:end] + text[end:]
+            steps.append(f"object at {start} repeated")
+            continue
+        else:
+            obj["shape"] = rng.choice([[], [0], [2 ** 31], [1] * 20, [-1, 4], [10 ** 12, 10 ** 12]])
+            steps.append(f"shape of the object at {start} set to {obj['shape']}")
+        text = text[:start] + json.dumps(obj) + text[end:]
+    data = text.encode()
+    if data == seed:
+        data = data[: len(data) // 2]
+        steps.append("halved (the changes left the seed unchanged)")
+    return Mutant(data, steps)

@@ -19,8 +19,11 @@ from conftest import CORPUS, fuzz_engine, requires_corpus
 REGRESSIONS = Path(__file__).resolve().parent / "fuzz_regressions"
 
 SEED = 20240607
-CASES = {"armnn": 100, "mps": 100, "tosa": 60, "program": 40}  # mutants per kind in the short run
-SEEDS = {"armnn": 30, "mps": 24, "tosa": 8, "program": 6}  # seed files per kind, spread over sizes
+# mutants per kind in the short run, and seed files per kind (spread over sizes)
+CASES = {"armnn": 100, "mps": 100, "tosa": 60, "program": 30, "npu": 24, "tosa-external": 24, "compare": 12,
+         "compare-dump": 40}
+SEEDS = {"armnn": 30, "mps": 24, "tosa": 8, "program": 6, "npu": 12, "tosa-external": 4, "compare": 8,
+         "compare-dump": 16}
 
 
 engine = fuzz_engine()
@@ -40,8 +43,8 @@ def _failure_report(report, tmp_path: Path) -> str:
 @requires_corpus
 @pytest.mark.parametrize("fmt", engine.FORMATS)
 def test_short_fuzz_run(fmt, runner, tmp_path):
-    if fmt == "tosa":
-        candidates = engine.make_tosa_seeds(CORPUS, tmp_path / "tosa-seeds", SEEDS[fmt])
+    if fmt in ("tosa", "tosa-external"):
+        candidates = engine.make_tosa_seeds(CORPUS, tmp_path / "tosa-seeds", SEEDS[fmt], external=fmt == "tosa-external")
     else:
         candidates = engine.pick(engine.corpus_seeds(CORPUS, fmt), SEEDS[fmt])
     seeds, left_out = engine.healthy(candidates, runner, tmp_path, fmt)
@@ -49,7 +52,7 @@ def test_short_fuzz_run(fmt, runner, tmp_path):
     report = engine.campaign(fmt, seeds, CASES[fmt], SEED, runner, tmp_path, tmp_path / "failures")
     assert report.cases == CASES[fmt] and report.runs == engine.runs_per_case(fmt) * CASES[fmt]
     assert not report.failures, _failure_report(report, tmp_path)
-    # the mutants reached both the error paths and full conversions
+    # the mutants reached both the error paths and full conversions (or comparisons)
     assert report.exit_codes[2] > 0 and report.exit_codes[0] > 0, report.line()
 
 

@@ -96,7 +96,8 @@ class ArmnnDebugDump:
 
     def __init__(self, path: str, files: Sequence[str] | None = None):
         self.description = f"Arm NN's debug dump {path}"
-        self.records: dict[tuple[str, int], list[tuple[str, int, int]]] = {}  # -> [(file, offset, size)]
+        # (layer, slot) -> [(file, offset, size, line number)]
+        self.records: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
         self.used: set[tuple[str, int]] = set()
         for file in files or [path]:
             with open(file, "rb") as f:
@@ -104,7 +105,7 @@ class ArmnnDebugDump:
                 for number, line in enumerate(f, 1):
                     if line.strip():
                         name, slot, shape = _record_head(line, file, number)
-                        self.records.setdefault((name, slot), []).append((file, offset, int(np.prod(shape))))
+                        self.records.setdefault((name, slot), []).append((file, offset, _size(shape), number))
                     offset += len(line)
         if not self.records:
             raise InvalidInputError("holds no Arm NN debug records (one JSON object per line with layerName, "
@@ -116,18 +117,32 @@ class ArmnnDebugDump:
         fresh = [r for r in candidates if r[:2] not in self.used] or candidates  # a repeated name: in order
         if not fresh:
             return None
-        file, offset, _ = fresh[0]
+        file, offset, _, number = fresh[0]
         self.used.add((file, offset))
         with open(file, "rb") as f:
             f.seek(offset)
-            record = json.loads(f.readline())
-        data = np.asarray(record["data"], dtype=np.float64).reshape(record["shape"])
+            line = f.readline()
+        try:  # the head was read when the dump was opened; the data is read and checked only now
+            record = json.loads(line)
+            data = np.asarray(record["data"], dtype=np.float64).reshape(record["shape"])
+        except (ValueError, KeyError, TypeError, OverflowError) as e:
+            raise InvalidInputError(f"layer '{point.layer}' slot {point.slot}: its data is not {size} numbers of "
+                                    f"shape {list(point.type.shape)} ({type(e).__name__}: {str(e)[:120]})",
+                                    file=file, where=f"line {number}") from None
         if point.type.quant is not None or point.type.numpy_dtype.kind in "iub":
             return data.round().astype(np.int64), False  # stored integers, as the Debug layer prints them
         return data, True
 
     def inputs(self, points: Sequence[Point]) -> list[np.ndarray] | None:
         return stored_arrays(self, points)
+
+
+def _size(shape: list[int]) -> int:
+    """Elements of a declared shape (Python integers: a hostile shape does not wrap around)."""
+    size = 1
+    for d in shape:
+        size *= d
+    return size
 
 
 def _record_head(line: bytes, path: str, number: int) -> tuple[str, int, list[int]]:
