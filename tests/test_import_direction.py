@@ -151,6 +151,16 @@ KNOWN_BACK_EDGES = {
     ("nn2tosa.api", "nn2tosa.partial"):  # issue 29: the API owns the pipeline
         "api.convert hands a graph with unsupported ops to partial.py, which converts each partition "
         "through the api's pipeline",
+    # this round's modules closed these through the same two places (issue 29's options work removes them):
+    ("nn2tosa.zoo_executor", "nn2tosa.cli"): "a task reports a model's error through the CLI's error_exit",
+    ("nn2tosa.zoo_sandbox", "nn2tosa.cli"): "the converter process runs the CLI's convert_and_write",
+    ("nn2tosa.zoo_local", "nn2tosa.zoo"): "the local pool takes the job and result types from zoo.py, which "
+                                          "picks the pool",
+    ("nn2tosa.zoo_executor", "nn2tosa.zoo"): "the executor pool takes the job and result types from zoo.py, "
+                                             "which picks the pool",
+    ("nn2tosa.api", "nn2tosa.npu_regions"): "the API runs the NPU check, which reads the profile rule "
+                                            "(parse_profile, beyond_profile) from the API and cuts regions as "
+                                            "partial.py does",
     ("nn2tosa.lowering.rules", "nn2tosa.lowering.rules.*"):  # issue 29: lowering by op family
         "registration: lowering/rules/__init__ imports every rule module, each of which takes `rule` from it",
 }
