@@ -209,7 +209,7 @@ def _place(points: list[Point], source: Graph, by_value: dict[Value, Point], gra
                 claim(p, *placed[producer.key])
                 p.note = (f"{'fused into' if p.status == 'fused' else 'applied by the output range of'} "
                           f"{producer.layer}: compared at its output")
-            elif same_order and _size(p.type) == _size(producer.type):
+            elif same_order and p.type.num_elements == producer.type.num_elements:
                 p.value, p.graph = placed[producer.key]
                 placed[p.key] = placed[producer.key]
                 p.note = f"{p.status}: the same values as {producer.layer}'s output"
@@ -237,7 +237,7 @@ def _own_value(p: Point, node: int, source: Graph, boundaries: list[tuple[Graph,
     """Where the ops of p's layer (source `node`, with `slots` outputs) hand p's value on, if they do."""
     loc = source.loc(node)
     for g, found in boundaries:
-        candidates = [v for v in found.get(loc, []) if _size(g.tensor_type(v)) == _size(p.type)]
+        candidates = [v for v in found.get(loc, []) if g.tensor_type(v).num_elements == p.type.num_elements]
         if not candidates:
             continue
         if slots == 1:
@@ -263,11 +263,6 @@ def _producer(source: Graph, node: int, by_value: dict[Value, Point]) -> Point |
     return data[0] if len(data) == 1 else None
 
 
-def _size(t: TensorType) -> int:
-    n = 1
-    for d in t.shape:
-        n *= d
-    return n
 
 
 __all__ = ["Point", "source_points", "boundary_values", "place", "tensor_key", "CONSTANT_OPS"]

@@ -20,6 +20,7 @@ the arrays of the graph inputs when it holds them (a debug dump records its Inpu
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -80,7 +81,7 @@ class NpyDirectory:
         from nn2tosa.check import load_arrays
 
         array = load_arrays([file])[0]
-        if array.size != int(np.prod(point.type.shape)):
+        if array.size != point.type.num_elements:
             raise InvalidInputError(f"holds {array.size} values, tensor {point.key} has shape "
                                     f"{list(point.type.shape)}", file=file)
         return array, point.type.quant is not None and array.dtype.kind == "f"
@@ -96,7 +97,7 @@ class ArmnnDebugDump:
 
     def __init__(self, path: str, files: Sequence[str] | None = None):
         self.description = f"Arm NN's debug dump {path}"
-        # (layer, slot) -> [(file, offset, size, line number)]
+        # (layer, slot) -> [(file, offset, size, line number)]; sizes as Python ints (a hostile shape cannot wrap)
         self.records: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
         self.used: set[tuple[str, int]] = set()
         for file in files or [path]:
@@ -105,14 +106,14 @@ class ArmnnDebugDump:
                 for number, line in enumerate(f, 1):
                     if line.strip():
                         name, slot, shape = _record_head(line, file, number)
-                        self.records.setdefault((name, slot), []).append((file, offset, _size(shape), number))
+                        self.records.setdefault((name, slot), []).append((file, offset, math.prod(shape), number))
                     offset += len(line)
         if not self.records:
             raise InvalidInputError("holds no Arm NN debug records (one JSON object per line with layerName, "
                                     "outputSlot, shape and data)", file=path)
 
     def get(self, point: Point) -> tuple[np.ndarray, bool] | None:
-        size = int(np.prod(point.type.shape))
+        size = point.type.num_elements
         candidates = [r for r in self.records.get((point.layer, point.slot), []) if r[2] == size]
         fresh = [r for r in candidates if r[:2] not in self.used] or candidates  # a repeated name: in order
         if not fresh:
@@ -135,14 +136,6 @@ class ArmnnDebugDump:
 
     def inputs(self, points: Sequence[Point]) -> list[np.ndarray] | None:
         return stored_arrays(self, points)
-
-
-def _size(shape: list[int]) -> int:
-    """Elements of a declared shape (Python integers: a hostile shape does not wrap around)."""
-    size = 1
-    for d in shape:
-        size *= d
-    return size
 
 
 def _record_head(line: bytes, path: str, number: int) -> tuple[str, int, list[int]]:
@@ -182,8 +175,8 @@ class FloatReference:
         for p in points:
             if p.status == "input":
                 continue
-            size = int(np.prod(p.type.shape))
-            candidates = [v for v in by_loc.get(p.loc, []) if int(np.prod(nn.tensor_type(v).shape)) == size]
+            size = p.type.num_elements
+            candidates = [v for v in by_loc.get(p.loc, []) if nn.tensor_type(v).num_elements == size]
             if slots[p.loc] > 1:  # a multi-output layer legalizes to one op with its results in slot order
                 candidates = [v for v in candidates if v.index == p.slot] or candidates[p.slot:p.slot + 1]
             if candidates:
