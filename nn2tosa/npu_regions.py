@@ -104,8 +104,12 @@ class NpuCheck:
         if outcome.all_on_npu:
             return []
         groups = source_groups(graph)
-        lo, hi = 1, len(groups)  # the shortest refused prefix is within [lo, hi]; the whole (hi) is refused
         message = outcome.message or f"{outcome.cpu_ops} operators left to the CPU"
+        if not groups:  # every output is a graph input or a constant: no op to blame, nothing to leave to the host
+            raise UnsupportedError([Unsupported(self.target, graph.name or "the graph", (
+                f"Vela refuses it for {self.accelerator}: {message} (it has no operator for the NPU to run: "
+                "every output is a graph input or a constant)"))])
+        lo, hi = 1, len(groups)  # the shortest refused prefix is within [lo, hi]; the whole (hi) is refused
         while lo < hi:
             mid = (lo + hi) // 2
             part = prefix_graph(graph, [n for _, nodes in groups[:mid] for n in nodes])

@@ -148,6 +148,26 @@ def test_target_alone_refuses_what_vela_refuses(tmp_path):
     assert u85.tosa_flatbuffer() == nn2tosa.convert(DIVISION, target="ethos-u85").tosa_flatbuffer()
 
 
+# Graphs whose outputs are their inputs or constants: after lowering no TOSA operator is left for the NPU,
+# and Vela refuses the graph as a whole (there is no source op to bisect to or leave to the host).
+NO_OPERATOR = ["armnn/perlayer_20.08/io_passthrough_f32.armnn", "mps/perop/op_ones_fp32.mpsgraph",
+               "armnn/perlayer_23.08/noexec/constant_only_bool.armnn"]
+
+
+@pytest.mark.parametrize("name", NO_OPERATOR)
+@pytest.mark.parametrize("partial", [False, True], ids=["target", "partial"])
+def test_a_graph_without_operators_is_refused_whole(name, partial, tmp_path):
+    model = CORPUS / name
+    if not model.exists():
+        pytest.skip(f"no corpus file {model}")
+    out = tmp_path / "m.tosa"
+    proc = run_cli("convert", str(model), "--target", "ethos-u55", *(["--partial"] if partial else []),
+                   "-o", str(out))
+    assert proc.returncode == 3, proc.stderr
+    assert b"Vela refuses it" in proc.stderr and b"no operator for the NPU to run" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and not out.exists() and list(tmp_path.iterdir()) == []
+
+
 U8 = "tensor<1x2x3x4x!quant.uniform<u8:f32, 0.015686275437474251:128>>"
 DIVISION_BETWEEN = f"""
 func.func @main(%x: {U8}, %y: {U8}) -> ({U8}) {{
