@@ -40,7 +40,7 @@ reproducer: OUT/failures/<format>/<kind>-<sha1>.<ext> (the mutant) and .txt (com
 stderr, the mutations that made it). Exit code 1 when any failure was found.
 
 The sites and mutations live in bench/fuzz_mutate.py; this module runs and judges the mutants.
-tests/test_fuzz.py runs a short seeded run of the same engine as part of the test suite.
+tests/fuzz/test_fuzz.py runs a short seeded run of the same engine as part of the test suite.
 """
 from __future__ import annotations
 

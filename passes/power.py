@@ -10,7 +10,7 @@ one constant exponent (every element the same, the result typed as x, not quanti
   value also where TOSA POW is undefined: negative bases (the sign of an odd power), +-0, +-inf and
   NaN follow IEEE multiplication exactly as IEEE pow. x*x is correctly rounded (what a correctly
   rounded pow returns); higher powers round once per product: relative error under (y - 1) * 2**-24,
-  i.e. under y - 1 ulp (tests/test_power.py measures it against numpy). Integer tensors: the same products, which wrap as nn's integers (and the
+  i.e. under y - 1 ulp (tests/passes/test_power.py measures it against numpy). Integer tensors: the same products, which wrap as nn's integers (and the
   integer lowering's repeated squaring) do.
 - y = -1: reciprocal (1/x: IEEE pow(x, -1) everywhere, signed zeros and infinities included).
 - y = 0.5: sqrt(x) + 0.0 (the addition turns sqrt(-0) = -0 into pow's +0). Where x < 0 TOSA POW is

@@ -156,7 +156,7 @@ KNOWN_MISMATCHES: dict[str, tuple[float, str]] = {
         200, "CpuRef's int8 UnidirectionalSequenceLstm re-quantizes every gate buffer to the output's int8 scale "
              "after each multiply-add (saturating most gates); nn2tosa computes the LSTM in f32 between "
              "dequantize and quantize under cpuref (within 2 of LiteRT), and LiteRT's integer kernel under the "
-             "default semantics (exact to LiteRT: tests/test_lstm_integer.py)"),
+             "default semantics (exact to LiteRT: tests/lowering/test_lstm_integer.py)"),
 }
 
 

@@ -212,7 +212,7 @@ def tflite_lstm_step(x: np.ndarray, h: np.ndarray, c: np.ndarray, params: dict, 
         new = [int(v) for v in c_new[b]]
         o = gate("Output", b, c_new if peephole else None, logistic16)
         # LiteRT adds the hidden zero point, or subtracts it when the hidden state is projected (and then
-        # adds zp rowsum(W_p) to the projection's bias): measured, see tests/test_lstm_integer.py
+        # adds zp rowsum(W_p) to the projection's bias): measured, see tests/lowering/test_lstm_integer.py
         zp_sign = -1 if projection else 1
         hid = [max(-128, min(127, _mbqm(o[j] * tanh16(new[j], 15 + cell_exp), hidden_real) + zp_sign * z_hidden))
                for j in range(cells)]

@@ -1,10 +1,10 @@
 """Models of TFLite's reference kernels (gemmlowp's primitives and TFLite's multipliers, which every
-tests/test_litert_*.py model uses, and quantized softmax and L2 normalization), element by element on
+tests/lowering/test_litert_*.py model uses, and quantized softmax and L2 normalization), element by element on
 Python integers, written from the kernels' arithmetic (reference/softmax.h, integer_ops/l2normalization.h,
 gemmlowp fixedpoint.h) independently of the lowering (lowering/fixed_point/tflite.py), so that tests can
 judge the TOSA graphs against them. Slow and plain on purpose.
 
-Checked against LiteRT 2.3 (BUILTIN_REF) on generated one-op models: see tests/test_litert_softmax_l2norm_div.py.
+Checked against LiteRT 2.3 (BUILTIN_REF) on generated one-op models: see tests/lowering/test_litert_softmax_l2norm_div.py.
 """
 from __future__ import annotations
 

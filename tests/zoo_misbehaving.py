@@ -1,4 +1,4 @@
-"""Zoo tasks that misbehave on a cluster's workers, for tests/test_zoo_cluster.py. Workers and their converter
+"""Zoo tasks that misbehave on a cluster's workers, for tests/cli/test_zoo_cluster.py. Workers and their converter
 processes import this module by name (the tests' folder is on their sys.path), so it imports nothing of pytest.
 
 By model name: "crash" kills its converter process (SIGSEGV) and "hang" sleeps in it, both after starting an

@@ -7,7 +7,7 @@ is half up, as TOSA's) capped at 32767 (the one overflowing product, -32768 squa
 addition is a left shift by 16 and an arithmetic right shift back; RoundingDivideByPOT rounds the
 magnitude (halves away from zero); a saturating left shift is a MUL and a clamp; every `x ? a : b` is
 b + bit * (a - b) with the bit from arithmetic shifts (no SELECT, comparison or BITWISE_AND, which
-Ethos-U55 and U65 lack). tests/test_npu_elementwise.py checks both functions against the numpy model on
+Ethos-U55 and U65 lack). tests/lowering/test_npu_elementwise.py checks both functions against the numpy model on
 every int16 input.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ graph's tensors keep their type, only the intermediate arithmetic is wider), and
 results for the special values too (0, -0, inf, NaN), since the corpus compares with them. The
 `Arith` helper (arith.py) keeps each decomposition close to the formula it implements.
 
-Accuracy (measured by tests/test_lowering_math.py over each function's whole domain): every float
+Accuracy (measured by tests/lowering/test_lowering_math.py over each function's whole domain): every float
 decomposition is within a few f32 ulps, except where noted next to the function.
 """
 from __future__ import annotations

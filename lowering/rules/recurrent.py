@@ -10,7 +10,7 @@ tanh (cell candidate). The cell state (a power-of-two scale 2**k) is updated as
     c' = sat16(RoundingDivideByPOT(f * c, 15) + RoundingDivideByPOT(i * g, 30 + k)), clipped,
 (i = 1 - f with CIFG) and the hidden state is h' = sat8(MBQM(o * tanh_{15+k}(c')) + zp_hidden), the
 multiplier that of 2**-30 / s_hidden, or its projection. Two things LiteRT does that the arithmetic
-alone does not say are reproduced (measured against LiteRT 2.3, tests/test_lstm_integer.py): the
+alone does not say are reproduced (measured against LiteRT 2.3, tests/lowering/test_lstm_integer.py): the
 peephole product walks n_output elements of the flat cell state (fewer than n_cell with a projection),
 and a projected hidden state holds MBQM - zp, its projection adding zp rowsum(W_p).
 
@@ -269,7 +269,7 @@ class _IntegerCell:
         hidden_scale, hidden_zp = ctx.attrs["hidden"]
         multiplier, exponent = quantize_multiplier(float(F32(2.0 ** -15 / float(F32(hidden_scale)) * 2.0 ** -15)))
         # LiteRT adds the hidden zero point, but subtracts it when the hidden state is projected (whose bias
-        # then gets + zp rowsum(W_p)): measured against LiteRT 2.3 (tests/test_lstm_integer.py)
+        # then gets + zp rowsum(W_p)): measured against LiteRT 2.3 (tests/lowering/test_lstm_integer.py)
         hidden_q = QInfo("i8", (1.0,), (-int(hidden_zp) if self.projection else int(hidden_zp),), None)
         hidden = requantize_like_tflite(ctx, mul_i32(ctx, o, squashed), multiplier, exponent, hidden_q, "DOUBLE_ROUND")
         if self.projection:

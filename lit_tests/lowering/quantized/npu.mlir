@@ -1,5 +1,5 @@
 // LiteRT's integers in the forms Arm's Vela maps on every Ethos-U (U55 and U65 have no GATHER, INTDIV,
-// SELECT, comparisons or BITWISE_AND; tests/test_vela.py compiles the corpus with Vela itself)
+// SELECT, comparisons or BITWISE_AND; tests/lowering/test_vela.py compiles the corpus with Vela itself)
 // RUN: %nn2tosa opt %s --passes=lower-to-tosa,cse,dce | %FileCheck %s
 
 // TFLite's AveragePool: one AVG_POOL2D summing the stored integers (zero points 0; TFLite sums

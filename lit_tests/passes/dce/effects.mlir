@@ -1,7 +1,7 @@
 // RUN: %nn2tosa opt %s --passes=dce | %FileCheck %s
 
 // A custom operator may do anything (tosa.custom declares unknown effects): unused, it stays; the
-// pure op beside it goes. (Variables: tests/test_effects.py, from a .tosa tosa-opt writes.)
+// pure op beside it goes. (Variables: tests/passes/test_effects.py, from a .tosa tosa-opt writes.)
 // CHECK-LABEL: sym_name = "main"
 // CHECK: "tosa.custom"(%arg0) <{domain_name = "acme", implementation_attrs = "", operator_name = "log"}>
 // CHECK-NOT: tosa.negate

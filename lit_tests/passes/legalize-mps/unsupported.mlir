@@ -1,7 +1,7 @@
 // RUN: %not %nn2tosa opt %s --passes=legalize-mps 2>&1 | %FileCheck %s
 
 // Nodes nn cannot express are all listed, in one line, with their locations and reasons (exit 3,
-// checked by tests/test_legalize_mps.py).
+// checked by tests/passes/test_legalize_mps.py).
 // CHECK: nn2tosa: error: 3 unsupported constructs:
 // CHECK-SAME: node 0 (MPSIndexTensor): an index of element type i1 (a boolean mask selects a data-dependent number of elements
 // CHECK-SAME: node 1 (MPSAvgPool2D): a dilated average pool

@@ -1,4 +1,4 @@
-"""Write LiteRT's outputs for the LSTM tests (tests/test_lstm_integer.py); see README.md here.
+"""Write LiteRT's outputs for the LSTM tests (tests/lowering/test_lstm_integer.py); see README.md here.
 
 Run from the repository with the project's environment (it reads the corpus through nn2tosa):
 
