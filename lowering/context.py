@@ -179,18 +179,18 @@ class LoweringContext(Checks):
         t = self.type_of(x)
         if tuple(shape) == tuple(t.shape):
             return x
-        return self.op("tosa.reshape", [x, self.shape(shape)], types=[t.with_shape(tuple(shape))])
+        return self.tosa.reshape(x, self.shape(shape), types=[t.with_shape(tuple(shape))])
 
     def transpose(self, x: Value, perm: Sequence[int]) -> Value:
         if list(perm) == list(range(len(perm))):
             return x
-        return self.op("tosa.transpose", [x], {"perms": [int(p) for p in perm]})
+        return self.tosa.transpose(x, perms=[int(p) for p in perm])
 
     def cast(self, x: Value, dtype: str) -> Value:
         t = self.type_of(x)
         if t.dtype == dtype:
             return x
-        return self.op("tosa.cast", [x], types=[t.with_dtype(dtype)])
+        return self.tosa.cast(x, types=[t.with_dtype(dtype)])
 
     def to_rank(self, x: Value, rank: int) -> Value:
         """Reshape to `rank` by adding leading unit dimensions (TOSA broadcasting needs equal ranks)."""
@@ -210,9 +210,9 @@ class LoweringContext(Checks):
     def mul(self, x: Value, y: Value) -> Value:
         """x * y (floating point, or integer with shift 0)."""
         x, y = self.same_rank(x, y)
-        return self.op("tosa.mul", [x, y, self.const(np.zeros(1, np.int8), "i8")])
+        return self.tosa.mul(x, y, self.const(np.zeros(1, np.int8), "i8"))
 
     def negate(self, x: Value) -> Value:
         dtype = self.type_of(x).dtype
         zp = self.zero_point(dtype)
-        return self.op("tosa.negate", [x, zp, self.zero_point(dtype)])
+        return self.tosa.negate(x, zp, self.zero_point(dtype))

@@ -44,7 +44,7 @@ from .quantization import (float_fallback, kernel_results, lookup, q_in, q_out, 
 def _i16_abs_or_neg(negate: bool) -> Callable[[LoweringContext, Value, QInfo, QInfo], Value]:
     def lower(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
         v = widen(ctx, x, xq)
-        v = ctx.negate(v) if negate else ctx.op("tosa.abs", [v])
+        v = ctx.negate(v) if negate else ctx.tosa.abs(v)
         return narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
 
     return lower
@@ -68,11 +68,11 @@ def _i16_leaky_relu(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Val
     alpha = float(ctx.attrs["alpha"])
     v = widen(ctx, x, xq)
     rank = ctx.type_of(v).rank
-    positive = ctx.binary("tosa.greater", v, ctx.scalar(0, "i32", rank))
+    positive = ctx.tosa.greater(v, ctx.scalar(0, "i32", rank))
     scaled_neg = ctx.negate(v) if alpha < 0 else v
     low = narrow(ctx, scaled_neg, abs(alpha) * xq.scale / yq.scale, yq, max_abs=xq.span)
     high = narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
-    return ctx.op("tosa.select", [positive, high, low])
+    return ctx.tosa.select(positive, high, low)
 
 
 def _i16_square(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
@@ -102,7 +102,7 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     ratio = float(f32(xq.scale) / f32(yq.scale))
     v = widen(ctx, x, xq)
     if op == "nn.abs":
-        return rescale(ctx, ctx.op("tosa.abs", [v]), ratio, yq.dtype, out_zp=yq.zero_point)
+        return rescale(ctx, ctx.tosa.abs(v), ratio, yq.dtype, out_zp=yq.zero_point)
     if op in ("nn.clamp", "nn.relu"):
         lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if op == "nn.clamp" else (0.0, float("inf"))
         y = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
@@ -121,8 +121,8 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     else:
         low = rescale(ctx, v, alpha, yq.dtype, out_zp=yq.zero_point)
     high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
-    positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
-    return ctx.op("tosa.select", [positive, high, low])
+    positive = ctx.tosa.greater_equal(v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
+    return ctx.tosa.select(positive, high, low)
 
 
 def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float, alpha: float) -> str | None:
@@ -189,7 +189,7 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
     multiplier, shift, rounding, low, high = found
     in_zp = xq.zero_point
     if of_abs:
-        x, in_zp = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")]), 0
+        x, in_zp = ctx.tosa.abs(rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")), 0
     y = rescale(ctx, x, 0.0, yq.dtype, in_zp=in_zp, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
     return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
@@ -291,14 +291,14 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     dtype, nn_dtype = operand_dtype(ctx), nn_in_dtype(ctx, 0)
     lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
     if dtype in FLOAT_TYPES:
-        return ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
+        return ctx.tosa.clamp(x, min_val=float(lo), max_val=float(hi))
     ctx.check(clamp_not_boolean)
     tmin, tmax = _integer_bounds(nn_dtype)
     ilo = tmin if lo == -INF else min(max(math.ceil(lo), tmin), tmax)
     ihi = tmax if hi == INF else max(min(math.floor(hi), tmax), tmin)
     ilo = min(ilo, ihi)  # no integer between two bounds in one unit interval
     if nn_dtype == "i8":
-        return ctx.op("tosa.clamp", [x], {"min_val": ilo, "max_val": ihi})
+        return ctx.tosa.clamp(x, min_val=ilo, max_val=ihi)
     (wide,) = int_operands(ctx, "clamp")
     a = Arith(ctx, "i32", ctx.type_of(wide).rank)
     return from_i32(ctx, a.minimum(a.maximum(wide, max(ilo, -(1 << 31))), min(ihi, (1 << 31) - 1)))
@@ -350,9 +350,9 @@ def quantized_prelu(ctx: LoweringContext) -> Value:
     if choose(ctx, "prelu_branch") == "sign_arithmetic":
         # the same choice in arithmetic (npu_target.py): sign = -1 where x - zp < 0, else 0, and
         # y = positive - sign * (negative - positive), on the encoded branches widened to i32 (exact)
-        sign = ctx.binary("tosa.arithmetic_right_shift", xv, ctx.scalar(31, "i32", rank), {"round": False})
+        sign = ctx.tosa.arithmetic_right_shift(xv, ctx.scalar(31, "i32", rank), round=False)
         p32, n32 = (rescale(ctx, v, 1.0, "i32", rounding="SINGLE_ROUND") for v in (positive, negative))
-        y = ctx.binary("tosa.sub", p32, ctx.mul(sign, ctx.binary("tosa.sub", n32, p32)))
+        y = ctx.tosa.sub(p32, ctx.mul(sign, ctx.tosa.sub(n32, p32)))
         return rescale(ctx, y, 1.0, yq.dtype, rounding="SINGLE_ROUND")
-    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", rank))
-    return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))
+    keep = ctx.tosa.greater_equal(xv, ctx.scalar(0, "i32", rank))
+    return ctx.tosa.select(*ctx.same_rank(keep, positive, negative))

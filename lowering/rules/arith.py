@@ -72,7 +72,7 @@ class Arith:
 
     def clamp(self, x: Value, lo: float, hi: float) -> Value:
         """Float clamp (TOSA CLAMP's bounds are attributes in the operand's type)."""
-        return self.ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
+        return self.ctx.tosa.clamp(x, min_val=float(lo), max_val=float(hi))
 
     def abs(self, x: Operand) -> Value:
         return self.unary("tosa.abs", x)
@@ -105,20 +105,20 @@ class Arith:
 
     def same(self, p: Value, q: Value) -> Value:
         """p == q on booleans (TOSA EQUAL has no i1 form)."""
-        return self.negation(self.ctx.binary("tosa.logical_xor", p, q))
+        return self.negation(self.ctx.tosa.logical_xor(p, q))
 
     def both(self, p: Value, q: Value) -> Value:
-        return self.ctx.binary("tosa.logical_and", p, q)
+        return self.ctx.tosa.logical_and(p, q)
 
     def either(self, p: Value, q: Value) -> Value:
-        return self.ctx.binary("tosa.logical_or", p, q)
+        return self.ctx.tosa.logical_or(p, q)
 
     def negation(self, p: Value) -> Value:
-        return self.ctx.op("tosa.logical_not", [p])
+        return self.ctx.tosa.logical_not(p)
 
     def select(self, cond: Value, x: Operand, y: Operand) -> Value:
         c, a, b = self.ctx.same_rank(cond, self.v(x), self.v(y))
-        return self.ctx.op("tosa.select", [c, a, b])
+        return self.ctx.tosa.select(c, a, b)
 
     # special values
     def is_nan(self, x: Value) -> Value:
@@ -162,7 +162,7 @@ class Arith:
         negative base with a non-integer exponent, 1 for y == 0 and x == 1."""
         ax = self.abs(x)
         regular = self.both(self.both(self.gt(ax, 0.0), self.is_finite(ax)), self.is_finite(y))
-        core = self.ctx.binary("tosa.pow", self.select(regular, ax, 1.0), self.select(regular, y, 1.0))
+        core = self.ctx.tosa.pow(self.select(regular, ax, 1.0), self.select(regular, y, 1.0))
         # |x| in {0, inf} or |y| == inf: 0 or inf by whether y > 0 agrees with |x| > 1
         edge = self.select(self.same(self.gt(y, 0.0), self.gt(ax, 1.0)), INF, 0.0)
         magnitude = self.select(regular, core, edge)
@@ -271,7 +271,7 @@ def to_i32(ctx: LoweringContext, x: Value, nn_dtype: str) -> Value:
     wide = ctx.cast(x, "i32")
     width = UNSIGNED_WIDTH.get(nn_dtype)
     if width in (8, 16):
-        wide = ctx.binary("tosa.bitwise_and", wide, ctx.scalar((1 << width) - 1, "i32", ctx.type_of(wide).rank))
+        wide = ctx.tosa.bitwise_and(wide, ctx.scalar((1 << width) - 1, "i32", ctx.type_of(wide).rank))
     return wide
 
 

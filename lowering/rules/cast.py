@@ -47,7 +47,7 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
             x = ctx.cast(x, "f32")
             a = Arith(ctx, "f32", t.rank)
             hi = float((1 << UNSIGNED_WIDTH[dst]) - 1) if UNSIGNED_WIDTH[dst] < 32 else 4294967040.0
-            x = ctx.op("tosa.clamp", [x], {"min_val": 0.0, "max_val": hi})
+            x = ctx.tosa.clamp(x, min_val=0.0, max_val=hi)
             if UNSIGNED_WIDTH[dst] >= 32:  # the upper half lands on negative i32 bits
                 x = a.select(a.ge(x, 2.0 ** 31), a.sub(x, 2.0 ** 32), x)
             return ctx.cast(ctx.cast(x, "i32"), low_dst)
@@ -66,7 +66,7 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
 def shift_left(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
     x, amount = ctx.operands
-    return ctx.binary("tosa.logical_left_shift", x, amount)
+    return ctx.tosa.logical_left_shift(x, amount)
 
 
 @rule("nn.shift_right")
@@ -75,8 +75,8 @@ def shift_right(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
     x, amount = ctx.operands
     if nn_in_dtype(ctx, 0) in UNSIGNED_WIDTH:
-        return ctx.binary("tosa.logical_right_shift", x, amount)
-    return ctx.binary("tosa.arithmetic_right_shift", x, amount, attrs={"round": False})
+        return ctx.tosa.logical_right_shift(x, amount)
+    return ctx.tosa.arithmetic_right_shift(x, amount, round=False)
 
 
 # ------------------------------------------------------------------------------ sign and classification
@@ -107,4 +107,4 @@ def classify(ctx: LoweringContext) -> Value:
 @rule("nn.select")
 def select(ctx: LoweringContext) -> Value:
     cond, x, y = ctx.same_rank(*ctx.operands)
-    return ctx.op("tosa.select", [cond, x, y])
+    return ctx.tosa.select(cond, x, y)

@@ -227,7 +227,7 @@ def quantized_conv2d(ctx: LoweringContext) -> Value:
         sl = slice(g * per_out, (g + 1) * per_out)
         parts.append(quantized_convolution(ctx, "tosa.conv2d", xg, xq, np.ascontiguousarray(w[sl]), wq, bias[sl],
                                            out_scales[sl], yq, (1, 2, 3), attrs, window))
-    return ctx.op("tosa.concat", parts, {"axis": 3})
+    return ctx.tosa.concat(parts, axis=3)
 
 
 @rule("nn.depthwise_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)

@@ -54,8 +54,8 @@ def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | No
 
 def _int_divmod(ctx: LoweringContext, x: Value, y: Value, floor: bool) -> tuple[Value, Value]:
     """i32 (q, r): TOSA INTDIV truncates; floor division moves q down when r and y differ in sign."""
-    q = ctx.binary("tosa.intdiv", x, y)
-    r = ctx.binary("tosa.sub", x, ctx.mul(q, y))
+    q = ctx.tosa.intdiv(x, y)
+    r = ctx.tosa.sub(x, ctx.mul(q, y))
     if floor:
         a = Arith(ctx, "i32", ctx.type_of(q).rank)
         adjust = a.both(a.negation(a.eq(r, 0)), a.negation(a.same(a.lt(r, 0), a.lt(y, 0))))
@@ -75,7 +75,7 @@ def div(ctx: LoweringContext) -> Value:
         x, y = in_compute_type(ctx, a, *ctx.operands)
         return ctx.cast(a.div(x, y), result_dtype(ctx))
     x, y = int_operands(ctx, "integer division")
-    return from_i32(ctx, ctx.binary("tosa.intdiv", x, y))
+    return from_i32(ctx, ctx.tosa.intdiv(x, y))
 
 
 @rule(*DIVISIONS, checks=(floating_point_operands, integers_fit_i32))
@@ -161,10 +161,10 @@ def squared_difference(ctx: LoweringContext) -> Value:
     if operand_dtype(ctx) in FLOAT_TYPES:
         check_unquantized(ctx)
         x, y = ctx.operands
-        d = ctx.binary("tosa.sub", x, y)
+        d = ctx.tosa.sub(x, y)
         return ctx.mul(d, d)
     x, y = int_operands(ctx, "squared_difference")
-    d = ctx.binary("tosa.sub", x, y)
+    d = ctx.tosa.sub(x, y)
     return from_i32(ctx, ctx.mul(d, d))
 
 
@@ -190,10 +190,9 @@ def _integer_pow(ctx: LoweringContext) -> Value:
     for bit in range(bits):
         if bit:
             base = ctx.mul(base, base)
-        on = a.eq(ctx.binary("tosa.bitwise_and", ctx.binary("tosa.arithmetic_right_shift", y, a.v(bit),
-                                                                  {"round": False}), a.v(1)), 1)
+        on = a.eq(ctx.tosa.bitwise_and(ctx.tosa.arithmetic_right_shift(y, a.v(bit), round=False), a.v(1)), 1)
         result = a.select(on, ctx.mul(result, base), result)
-    odd = a.eq(ctx.binary("tosa.bitwise_and", y, a.v(1)), 1)
+    odd = a.eq(ctx.tosa.bitwise_and(y, a.v(1)), 1)
     negative_power = a.select(a.eq(x, 1), 1, a.select(a.eq(x, -1), a.select(odd, -1, 1), 0))
     return from_i32(ctx, a.select(a.lt(y, 0), negative_power, result))
 
@@ -238,17 +237,17 @@ def quantized_div(ctx: LoweringContext) -> Value | list[Value]:
     numerator, denominator = ctx.same_rank(numerator, denominator)
     rank = ctx.type_of(numerator).rank
     zero, one = ctx.scalar(0, "i32", rank), ctx.scalar(1, "i32", rank)
-    by_zero = ctx.binary("tosa.equal", denominator, zero)
-    safe = ctx.op("tosa.select", [by_zero, one, denominator])
-    quotient = narrow(ctx, ctx.binary("tosa.intdiv", numerator, safe), 2.0 ** -p, yq)
+    by_zero = ctx.tosa.equal(denominator, zero)
+    safe = ctx.tosa.select(by_zero, one, denominator)
+    quotient = narrow(ctx, ctx.tosa.intdiv(numerator, safe), 2.0 ** -p, yq)
     dtype = yq.dtype
     rank_y = ctx.type_of(quotient).rank
 
     def extreme(value: int) -> Value:
         return ctx.const(np.full((1,) * rank_y, value), dtype)
 
-    positive = ctx.binary("tosa.greater", numerator, zero)
-    negative = ctx.binary("tosa.greater", zero, numerator)
-    infinite = ctx.op("tosa.select", [positive, extreme(yq.qmax),
-                                      ctx.op("tosa.select", [negative, extreme(yq.qmin), extreme(yq.zero_point)])])
-    return ctx.op("tosa.select", [by_zero, infinite, quotient])
+    positive = ctx.tosa.greater(numerator, zero)
+    negative = ctx.tosa.greater(zero, numerator)
+    infinite = ctx.tosa.select(positive, extreme(yq.qmax),
+                               ctx.tosa.select(negative, extreme(yq.qmin), extreme(yq.zero_point)))
+    return ctx.tosa.select(by_zero, infinite, quotient)

@@ -235,7 +235,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     ctx.check(int16_accumulator_fits, k)
     high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
     low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
-    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
+    return narrow(ctx, ctx.tosa.add(high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
                   rounding=rounding)
 
 
@@ -286,7 +286,7 @@ def subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> t
     x, sub_attrs["pad"], _ = fit_windows(ctx, x, window, stride, sub_attrs["pad"])
     operands = [x, ctx.const(one_hot, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
                 ctx.zero_point("i8")]
-    picked = ctx.op("tosa.depthwise_conv2d", operands, {**sub_attrs, "acc_type": "i32"})
+    picked = ctx.tosa.depthwise_conv2d(*operands, **sub_attrs, acc_type="i32")
     return rescale(ctx, picked, 1.0, "i8"), {**attrs, "stride": [1, 1]}
 
 
@@ -321,6 +321,5 @@ def spread_by_stride(ctx: LoweringContext, x: Value, stride: Sequence[int], zero
     identity[np.arange(channels), 0, 0, np.arange(channels)] = 1
     operands = [x, ctx.const(identity, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
                 ctx.zero_point("i8", zero_point), ctx.zero_point("i8")]
-    spread = ctx.op("tosa.transpose_conv2d", operands, {"stride": list(stride), "out_pad": [0, 0, 0, 0],
-                                                        "acc_type": "i32"})
+    spread = ctx.tosa.transpose_conv2d(*operands, stride=list(stride), out_pad=[0, 0, 0, 0], acc_type="i32")
     return rescale(ctx, spread, 1.0, "i8", out_zp=zero_point)

@@ -20,6 +20,13 @@ import numpy as np
 
 from nn2tosa.ir import Type, Value
 
+# the ops whose operands the builder brings to one rank (docs: what a rule can create)
+EQUAL_RANKS = frozenset({"tosa.add", "tosa.arithmetic_right_shift", "tosa.bitwise_and", "tosa.bitwise_or",
+                        "tosa.bitwise_xor", "tosa.equal", "tosa.greater", "tosa.greater_equal", "tosa.intdiv",
+                        "tosa.logical_and", "tosa.logical_left_shift", "tosa.logical_or", "tosa.logical_right_shift",
+                        "tosa.logical_xor", "tosa.maximum", "tosa.minimum", "tosa.mul", "tosa.pow", "tosa.select",
+                        "tosa.sub"})
+
 
 class OpSink(Protocol):
     """Where the ops go: nn2tosa.ir.Builder, or anything creating ops the same way."""

@@ -48,7 +48,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from nn2tosa.ir import Type, Value
+'''
 
+_CLASS = '''
 
 class OpSink(Protocol):
     """Where the ops go: nn2tosa.ir.Builder, or anything creating ops the same way."""
@@ -140,7 +142,11 @@ def _wrap(line: str, width: int = 120, indent: int | None = None) -> str:
 def generate() -> str:
     import nn2tosa.dialects.tosa  # noqa: F401  (registers every op record)
 
-    lines = [_HEADER.rstrip("\n")]
+    ranked = sorted(name for name, op in TOSA_OPS.items() if _broadcast_count(op) > 1)
+    lines = [_HEADER.rstrip("\n"), "",
+             "# the ops whose operands the builder brings to one rank (docs: what a rule can create)",
+             _wrap("EQUAL_RANKS = frozenset({" + ", ".join(f'"{n}"' for n in ranked) + "})", indent=24),
+             _CLASS.rstrip("\n")]
     for full_name in sorted(TOSA_OPS):
         lines += [""] + _method(TOSA_OPS[full_name])
     return "\n".join(lines) + "\n"
