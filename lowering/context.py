@@ -104,8 +104,15 @@ class LoweringContext(Checks):
 
     def operand_run(self, name: str) -> list[Value]:
         """The operands of a named run ("params*", "inputs+", "params[12]" in the definition)."""
+        return self.operands[self._run(name)]
+
+    def nn_run_types(self, name: str) -> list[TensorType]:
+        """The nn-level types of the operands of a named run."""
+        return self.nn_in_types[self._run(name)]
+
+    def _run(self, name: str) -> slice:
         spec, index = self._operand_spec(name)
-        return self.operands[index:] if spec.variadic else self.operands[index:index + spec.count]
+        return slice(index, None) if spec.variadic else slice(index, index + spec.count)
 
     def nn_type(self, name: str) -> TensorType:
         """The nn-level type (quantization kept) of the operand named `name`, which must be present."""
@@ -167,8 +174,7 @@ class LoweringContext(Checks):
 
     def shape(self, values: Sequence[int]) -> Value:
         array = np.asarray(values, dtype=np.int64).reshape(-1)
-        node = self.graph.add_op("tosa.const_shape", (), [ShapeType(len(array))], {"values": array}, self.loc)
-        return Value(node, 0)
+        return self.tosa.const_shape(values=array, types=[ShapeType(len(array))])
 
     # ---- common shapes of ops
     def reshape(self, x: Value, shape: Sequence[int]) -> Value:

@@ -129,8 +129,8 @@ class CodeReader:
         for name in code.co_names:
             if built and self.prefix + name.rstrip("_") in self.known:
                 summary.literals.add(self.prefix + name.rstrip("_"))
-                for target in self.implied.get(self.prefix + name.rstrip("_"), ()):
-                    self._callee(target, classes, summary)
+                for implied in self.implied.get(self.prefix + name.rstrip("_"), ()):
+                    self._callee(implied, classes, summary)
             for target in [scope.get(name), *(getattr(cls, name, None) for cls in classes)]:
                 self._callee(target, classes, summary)
             self._table(scope.get(name), summary)

@@ -151,11 +151,12 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
         shifts = np.array([fixed[1]], dtype=np.int8)
     # DOUBLE_ROUND needs a 32-bit multiplier, and differs from SINGLE_ROUND only for shifts above 31
     mode = (rounding or rounding_mode(ctx)) if scale32 and shifts.max() > 31 else "SINGLE_ROUND"
-    attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
-             "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
-    operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
-                _zp_const(ctx, t.dtype, in_zp, input_unsigned), _zp_const(ctx, out_dtype, out_zp, output_unsigned)]
-    return ctx.tosa.rescale(*operands, **attrs, types=[TensorType(t.shape, out_dtype)])
+    return ctx.tosa.rescale(x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
+                            _zp_const(ctx, t.dtype, in_zp, input_unsigned),
+                            _zp_const(ctx, out_dtype, out_zp, output_unsigned),
+                            scale32=scale32, rounding_mode=mode, per_channel=per_channel,
+                            input_unsigned=input_unsigned, output_unsigned=output_unsigned,
+                            types=[TensorType(t.shape, out_dtype)])
 
 
 def rescale_saturated(ctx: LoweringContext, values: np.ndarray, scale: float, out_dtype: str, *, out_zp: int = 0,

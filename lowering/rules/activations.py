@@ -115,7 +115,7 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
             if factor >= 0:
                 return rescale(ctx, v, factor, "i32")
             return ctx.negate(rescale(ctx, v, -factor, "i32"))
-        return rescale(ctx, ctx.binary(extremum, branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
+        return rescale(ctx, extremum(branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
     if alpha < 0:
         low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
     else:
@@ -125,8 +125,9 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     return ctx.tosa.select(positive, high, low)
 
 
-def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float, alpha: float) -> str | None:
-    """"tosa.maximum" or "tosa.minimum" when that op of the two branches of TFLite's int16 leaky relu (x - zp
+def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float,
+                            alpha: float) -> Callable[..., Value] | None:
+    """The builder of TOSA MAXIMUM or MINIMUM when that op of the two branches of TFLite's int16 leaky relu (x - zp
     rescaled by `ratio`, or by `alpha`) is the x >= zp choice between them for every input (checked
     here on all 65536, with RESCALE's own integers: usually MAXIMUM for alpha below 1, MINIMUM above),
     and the branches stay within what a RESCALE by 1 reads (|v| < 2**29); else None (SELECT, which
@@ -142,9 +143,9 @@ def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: f
         return None
     high, low = branch(ratio, yq.dtype, yq.zero_point), branch(alpha, yq.dtype, yq.zero_point)
     chosen = np.where(v >= 0, high, low)
-    for op, combine in (("tosa.maximum", np.maximum), ("tosa.minimum", np.minimum)):
+    for build, combine in ((ctx.tosa.maximum, np.maximum), (ctx.tosa.minimum, np.minimum)):
         if np.array_equal(chosen, combine(high, low)):
-            return op
+            return build
     return None
 
 
@@ -203,7 +204,7 @@ def _ends(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo]:
     xq, yq = q_in(ctx), q_out(ctx)
     assert xq is not None and yq is not None, "the float form takes an end that is not quantized"
     require_per_tensor(ctx, xq, yq)
-    return ctx.operands[0], xq, yq
+    return ctx.operand("x"), xq, yq
 
 
 def _dtypes(ctx: LoweringContext) -> tuple[str | None, str | None]:
@@ -287,7 +288,7 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     i32 MAXIMUM/MINIMUM for wider or unsigned integers (CLAMP has no i32 form, and its i16 form
     would need EXT-INT16)."""
     check_unquantized(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     dtype, nn_dtype = operand_dtype(ctx), nn_in_dtype(ctx, 0)
     lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
     if dtype in FLOAT_TYPES:
@@ -324,14 +325,14 @@ def _negative_slope(ctx: LoweringContext, x: Value, slope: Value, strict: bool) 
 @rule("nn.leaky_relu", checks=(floating_point_operands,))
 def leaky_relu(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, "leaky_relu")
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     return _negative_slope(ctx, x, ctx.scalar(float(ctx.attrs["alpha"]), operand_dtype(ctx), a.rank), strict=False)
 
 
 @rule("nn.prelu", checks=(floating_point_operands,))
 def prelu(ctx: LoweringContext) -> Value:
     float_arith(ctx, "prelu")
-    x, alpha = ctx.same_rank(*ctx.operands)
+    x, alpha = ctx.same_rank(ctx.operand("x"), ctx.operand("alpha"))
     return _negative_slope(ctx, x, alpha, strict=False)
 
 

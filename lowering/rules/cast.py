@@ -18,7 +18,7 @@ from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, check_unquantized, from_
 def cast(ctx: LoweringContext) -> Value:
     """nn.cast between any two non-quantized types TOSA can hold (see convert)."""
     check_unquantized(ctx)
-    return convert(ctx, ctx.operands[0], nn_in_dtype(ctx, 0), ctx.nn_out_types[0].dtype)
+    return convert(ctx, ctx.operand("x"), nn_in_dtype(ctx, 0), ctx.nn_out_types[0].dtype)
 
 
 def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
@@ -65,7 +65,7 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
 @rule("nn.shift_left")
 def shift_left(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
-    x, amount = ctx.operands
+    x, amount = ctx.operand("x"), ctx.operand("y")
     return ctx.tosa.logical_left_shift(x, amount)
 
 
@@ -73,7 +73,7 @@ def shift_left(ctx: LoweringContext) -> Value:
 def shift_right(ctx: LoweringContext) -> Value:
     """Arithmetic for signed types, logical for unsigned ones (their bits are the same)."""
     check_unquantized(ctx)
-    x, amount = ctx.operands
+    x, amount = ctx.operand("x"), ctx.operand("y")
     if nn_in_dtype(ctx, 0) in UNSIGNED_WIDTH:
         return ctx.tosa.logical_right_shift(x, amount)
     return ctx.tosa.arithmetic_right_shift(x, amount, round=False)
@@ -83,7 +83,7 @@ def shift_right(ctx: LoweringContext) -> Value:
 @rule("nn.sign", checks=(integers_fit_i32,))
 def sign(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     dtype = operand_dtype(ctx)
     if dtype in FLOAT_TYPES:
         a = Arith(ctx, dtype, ctx.out_types[0].rank)
@@ -96,7 +96,7 @@ def sign(ctx: LoweringContext) -> Value:
 @rule("nn.isnan", "nn.isinf")
 def classify(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     t = ctx.type_of(x)
     if t.dtype not in FLOAT_TYPES:  # integers are never NaN or infinite
         return ctx.const(np.zeros(t.shape, bool), "i1")
@@ -106,5 +106,5 @@ def classify(ctx: LoweringContext) -> Value:
 
 @rule("nn.select")
 def select(ctx: LoweringContext) -> Value:
-    cond, x, y = ctx.same_rank(*ctx.operands)
+    cond, x, y = ctx.same_rank(ctx.operand("cond"), ctx.operand("x"), ctx.operand("y"))
     return ctx.tosa.select(cond, x, y)

@@ -130,7 +130,7 @@ def cell_scale_power_of_two(ctx: LoweringContext, cq: QInfo) -> str | None:
 
 def states_uint8(ctx: LoweringContext) -> str | None:
     """QuantizedLstm's input and output state are uint8 (the kernel subtracts 128 from them)."""
-    xq, hq = qinfo(ctx.nn_in_types[0]), qinfo(ctx.nn_in_types[2])
+    xq, hq = qinfo(ctx.nn_type("x")), qinfo(ctx.nn_type("h"))
     if xq.offset != 128 or hq.offset != 128:
         return "QuantizedLstm's input and output state must be uint8"
     return None
@@ -139,11 +139,11 @@ def states_uint8(ctx: LoweringContext) -> str | None:
 class _Params:
     """The layer's constant parameters by Arm NN name: stored integers and quantization."""
 
-    def __init__(self, ctx: LoweringContext, first: int):
+    def __init__(self, ctx: LoweringContext):
         names = ctx.attrs["params"]
         self.ctx = ctx
-        self.values = dict(zip(names, ctx.operands[first:]))
-        self.types = dict(zip(names, ctx.nn_in_types[first:]))
+        self.values = dict(zip(names, ctx.operand_run("params")))
+        self.types = dict(zip(names, ctx.nn_run_types("params")))
 
     def __getitem__(self, name: str) -> tuple[np.ndarray, QInfo]:
         values = constant_value(self.ctx, self.values[name])
@@ -163,13 +163,13 @@ class _IntegerCell:
 
     def __init__(self, ctx: LoweringContext):
         self.ctx = ctx
-        self.params = _Params(ctx, 3)
+        self.params = _Params(ctx)
         names = set(ctx.attrs["params"])
         self.cifg = "inputToInputWeights" not in names
         self.peephole = "cellToForgetWeights" in names
         self.layer_norm = "forgetLayerNormWeights" in names
         self.projection = "projectionWeights" in names
-        self.xq, self.hq, self.cq = (qinfo(t) for t in ctx.nn_in_types[:3])
+        self.xq, self.hq, self.cq = (qinfo(ctx.nn_type(name)) for name in ("x", "h", "c"))
         ctx.check(cell_scale_power_of_two, self.cq)
         self.cell_exponent = int(round(math.log2(self.cq.scale)))
         self.gate_scales = dict(zip(("Input", "Forget", "Cell", "Output"),
@@ -210,7 +210,7 @@ class _IntegerCell:
         real = F32(float(2.0 ** self.cell_exponent) * float(F32(wq.scale)) / float(scale))  # double, then float
         multiplier, exponent = quantize_multiplier(float(real))
         batch, cells = ctx.type_of(cell).shape
-        outputs = ctx.type_of(ctx.operands[1]).shape[1]
+        outputs = ctx.type_of(ctx.operand("h")).shape[1]
         if outputs == cells:
             product = mul_i32(ctx, cell, ctx.const(w.reshape(1, -1).astype(np.int32), "i32"))
             return requantize_like_tflite(ctx, product, multiplier, exponent, _I32, "DOUBLE_ROUND")
@@ -250,7 +250,7 @@ class _IntegerCell:
 
     def step(self) -> list[Value]:
         ctx = self.ctx
-        x, h, c = ctx.operands[:3]
+        x, h, c = ctx.operand("x"), ctx.operand("h"), ctx.operand("c")
         peep = c if self.peephole else None
         input_gate = None if self.cifg else self.gate("Input", x, h, peep, "logistic")
         f = self.gate("Forget", x, h, peep, "logistic")
@@ -384,9 +384,9 @@ def _srdhm16(ctx: LoweringContext, a: Value, b: Value) -> Value:
 
 @rule("nn.quantized_lstm", quantized=True, checks=(states_uint8, lstm_parameter_constant))
 def quantized_lstm(ctx: LoweringContext) -> list[Value]:
-    x, c, h = ctx.operands[:3]
-    xq, cq, hq = (qinfo(t) for t in ctx.nn_in_types[:3])
-    params = _Params(ctx, 3)
+    x, c, h = ctx.operand("x"), ctx.operand("c"), ctx.operand("h")
+    xq, cq, hq = (qinfo(ctx.nn_type(name)) for name in ("x", "c", "h"))
+    params = _Params(ctx)
     # the kernel subtracts 128 from x and h whatever their zero point (Android NN requires 128): the carried
     # int8 values of uint8 data are exactly that (stored - 128)
     ctx.check(states_uint8)

@@ -76,7 +76,7 @@ class OperandSpec:
 def operand_specs(names: tuple[str, ...] | list[str]) -> tuple[OperandSpec, ...]:
     """Specs from spellings: "weight", "bias?" (optional), "inputs+" (one or more), "params*" (any
     number), "params[12]" (exactly 12). Optional ones, then a run, may only come last."""
-    specs = []
+    specs: list[OperandSpec] = []
     for text in names:
         if text.endswith("?"):
             spec = OperandSpec(text[:-1], optional=True)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import AttrSpec, Graph, OpDef, TensorType, Type, as_tensor, define
-from nn2tosa.ir.registry import Folder, Inferrer, Trait, Verifier, arity_of, operand_specs
+from nn2tosa.ir.registry import Arity, Folder, Inferrer, Trait, Verifier, arity_of, operand_specs
 
 Attrs = dict[str, Any]
 # nn ops take and produce tensors only (a !tosa.shape value is TOSA's, never an nn op's operand or
