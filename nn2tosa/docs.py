@@ -64,6 +64,7 @@ class Row:
     tosa_ops: list[str] = field(default_factory=list)
     quantized: str = ""
     constraints: list[str] = field(default_factory=list)  # the conditions of the rule's named constraints
+    operands: str = ""  # an nn op's operand names ("input, weight, bias?")
 
 
 @functools.lru_cache(maxsize=1)
@@ -165,7 +166,8 @@ def nn_rows() -> list[Row]:
     rows = []
     for d in ops_of("nn"):
         f, q = floats.get(d.name), quantized.get(d.name)
-        row = Row(d.name, " ".join(d.doc.split()), _attrs(d), converts=f is not None or q is not None)
+        row = Row(d.name, " ".join(d.doc.split()), _attrs(d), converts=f is not None or q is not None,
+                  operands=", ".join(str(spec) for spec in d.operand_names) or "none")
         row.tosa_ops = sorted(f.ops - _PLUMBING) if f else []
         row.quantized = "yes" if q else "carried (one quantization)" if d.name in carried else "no"
         for kind, table in (("float", RULES), ("quantized", QUANTIZED_RULES)):
@@ -339,12 +341,16 @@ def generate() -> str:
         f"## nn ops and their TOSA lowering ({count(nn)} lower)",
         *_general(LoweringContext, "nn op"),
         "",
-        "| nn op | TOSA ops (float rule) | quantized rule | converts when |",
-        "| --- | --- | --- | --- |",
+        "Operands are named as rules read them (`ctx.operand(\"weight\")`): `?` optional, `+` one or more,",
+        "`*` any number, `[n]` exactly n.",
+        "",
+        "| nn op | operands | TOSA ops (float rule) | quantized rule | converts when |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for r in nn:
         tosa = _names(r.tosa_ops) if r.converts else "**no lowering**"
-        lines.append(f"| `{r.name}` | {tosa} | {_cell(r.quantized)} | {_cell('<br>'.join(r.constraints))} |")
+        lines.append(f"| `{r.name}` | {_cell(r.operands)} | {tosa} | {_cell(r.quantized)} | "
+                     f"{_cell('<br>'.join(r.constraints))} |")
     lines += ["", f"## TOSA 1.0 ops ({len(tosa_table) - 2} ops)", "",
               "Every TOSA op the IR holds, from its record in the op table (nn2tosa/dialects/tosa_ops): operands "
               "(shape: a `!tosa.shape` value; const: must be produced by `tosa.const`), attributes (? = optional), "

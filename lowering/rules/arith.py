@@ -81,7 +81,7 @@ class Arith:
     def floor(self, x: Operand) -> Value:
         return self.ctx.tosa.floor(self.v(x))
 
-    def ceil(self, x: Operand) -> Value:
+    def ceiling(self, x: Operand) -> Value:
         return self.ctx.tosa.ceil(self.v(x))
 
     def exp(self, x: Operand) -> Value:

@@ -72,6 +72,12 @@ class OperandSpec:
     count: int = 1
     variadic: bool = False
 
+    def __str__(self) -> str:
+        """The spelling `operand_specs` reads: "bias?", "inputs+", "params*", "params[12]"."""
+        if self.variadic:
+            return self.name + ("+" if self.count else "*")
+        return self.name + ("?" if self.optional else "" if self.count == 1 else f"[{self.count}]")
+
 
 def operand_specs(names: tuple[str, ...] | list[str]) -> tuple[OperandSpec, ...]:
     """Specs from spellings: "weight", "bias?" (optional), "inputs+" (one or more), "params*" (any
