@@ -129,7 +129,8 @@ class LoweringContext(Checks):
                 return spec, index
             index += spec.count
         known = [spec.name for spec in d.operand_names] if d is not None else []
-        raise ValueError(f"{self.op_name} has no operand named {name!r} (its operands: {', '.join(known) or 'unnamed'})")
+        raise ValueError(f"{self.op_name} has no operand named {name!r} "
+                         f"(its operands: {', '.join(known) or 'unnamed'})")
 
     @cached_property
     def in_types(self) -> list[TensorType]:
@@ -150,6 +151,8 @@ class LoweringContext(Checks):
 
     def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
            types: Sequence[Type] | None = None) -> Value:
+        """An op named by a string: unchecked until it runs. Kept (with `op_results` and `binary`) for the
+        rule modules not yet on the typed builder `ctx.tosa` (issue 29), which new code uses."""
         return self.b.op(name, operands, attrs, types)
 
     def op_results(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,

@@ -1,6 +1,7 @@
 """What a rule function can create, read from its code: the op names its string literals spell and
-the typed builder methods it names (`ctx.tosa.add`), the rows of the tables it indexes and what the helpers it calls can create (followed through its package
-and the builder classes), from the source (`ast`), or from the bytecode of a lambda in a table row.
+the typed builder methods it names (`ctx.tosa.add`), the rows of the tables it indexes and what the
+helpers it calls can create (followed through its package and the builder classes), from the source
+(`ast`), or from the bytecode of a lambda in a table row.
 "Can create" is a reading of the code, not a run. nn2tosa.docs lists it for every rule.
 """
 from __future__ import annotations

@@ -32,7 +32,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext, constant_value, float_rule_unquantized
 from ..fixed_point.carrier import QInfo
 from . import rule
-from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
+from .integer_convolution import (CONVOLUTION_CHECKS, ConvolutionOp, bias_in_accumulator, constant_weights,
                                   convolution_quantized_both_ends, out_channel_scales, quantized_convolution,
                                   subsample_first)
 from .quantization import q_in, q_out, require_per_tensor
@@ -99,7 +99,7 @@ def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
     return ctx.reshape(v, shape) if shape is not None else v
 
 
-def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value | None, dtype: str, *,
+def convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, w: Value, bias: Value | None, dtype: str, *,
                 kernel: Sequence[int], pad: Sequence[int], stride: Sequence[int],
                 dilation: Sequence[int] | None = None) -> Value:
     """TOSA convolution `op` in `dtype` (operands cast to it; f32 accumulation), bias zeros when
@@ -155,9 +155,9 @@ def conv2d(ctx: LoweringContext) -> Value:
 def depthwise_conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "depthwise_conv2d")
     kh, kw, _, _ = ctx.type_of(ctx.operand("weight")).shape
-    return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", ctx.operand("input"), ctx.operand("weight"), _bias(ctx),
-                                    dtype, kernel=(kh, kw), pad=ctx.attrs["pad"], stride=ctx.attrs["stride"],
-                                    dilation=ctx.attrs["dilation"]))
+    return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", ctx.operand("input"), ctx.operand("weight"),
+                                    _bias(ctx), dtype, kernel=(kh, kw), pad=ctx.attrs["pad"],
+                                    stride=ctx.attrs["stride"], dilation=ctx.attrs["dilation"]))
 
 
 @rule("nn.conv3d", checks=(float_tensors,))

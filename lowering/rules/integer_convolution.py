@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import math
+from typing import Literal
 
 import numpy as np
 
@@ -121,6 +122,12 @@ CONVOLUTION_CHECKS = (convolution_quantized_both_ends, constant_quantized_weight
                       constant_bias, bias_fits_accumulator, *CONVOLUTION_CORE)
 
 
+# The TOSA convolutions the convolution helpers build: they share operands (input, weight, bias and two
+# zero points), and the helpers, shared by several rule modules, take the op by name; typed so that mypy
+# checks the name where it is written.
+ConvolutionOp = Literal["tosa.conv2d", "tosa.depthwise_conv2d", "tosa.conv3d", "tosa.transpose_conv2d"]
+
+
 # ------------------------------------------------------------------------------ operands
 def constant_weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
     w = constant_value(ctx, ctx.operands[k])
@@ -191,7 +198,7 @@ def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ------------------------------------------------------------------------------ the convolution
-def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
+def quantized_convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
                           bias: np.ndarray, out_scales: np.ndarray, yq: QInfo, channel_axis_sum: tuple[int, ...],
                           attrs: dict, window: Sequence[int] | None = None, rounding: str | None = None) -> Value:
     """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
@@ -244,7 +251,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
 _KERNEL_WIDTH_AXIS = {"tosa.conv2d": 2, "tosa.depthwise_conv2d": 1}
 
 
-def widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarray, weight_zp: int,
+def widen_rather_than_trim(ctx: LoweringContext, op: ConvolutionOp, x: Value, w: np.ndarray, weight_zp: int,
                             window: Sequence[int], attrs: dict) -> tuple[np.ndarray, list[int]]:
     """TOSA needs the windows to tile the padded width exactly; the columns past the last window
     that the trailing padding cannot absorb (`fit_windows` would slice them off the input) become
