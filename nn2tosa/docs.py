@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nn2tosa.fileio import write_or_check
 from nn2tosa.ir.constraints import Checks, Constraint, declared, describe
 from nn2tosa.rule_reading import CodeReader, Reading
 
@@ -363,16 +364,7 @@ def generate() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    text = generate()
-    if "--check" in argv:
-        current = DOC_PATH.read_text() if DOC_PATH.exists() else ""
-        if current != text:
-            print(f"{DOC_PATH} is out of date: run python -m nn2tosa.docs", file=sys.stderr)
-            return 1
-        return 0
-    DOC_PATH.write_text(text)
-    print(f"wrote {DOC_PATH}")
-    return 0
+    return write_or_check(DOC_PATH, generate(), "python -m nn2tosa.docs", "--check" in argv)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from nn2tosa.fileio import write_or_check
+
 from .record import TOSA_OPS, TosaOp
 
 MODULE_PATH = Path(__file__).resolve().parents[1] / "tosa_builder.py"
@@ -154,16 +156,8 @@ def generate() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    text = generate()
-    if "--check" in argv:
-        if not MODULE_PATH.exists() or MODULE_PATH.read_text() != text:
-            print(f"{MODULE_PATH} is out of date: run python -m nn2tosa.dialects.tosa_ops.generate_builder",
-                  file=sys.stderr)
-            return 1
-        return 0
-    MODULE_PATH.write_text(text)
-    print(f"wrote {MODULE_PATH}")
-    return 0
+    return write_or_check(MODULE_PATH, generate(), "python -m nn2tosa.dialects.tosa_ops.generate_builder",
+                          "--check" in argv)
 
 
 if __name__ == "__main__":
