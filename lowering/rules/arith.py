@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from nn2tosa.dialects.tosa_builder import UnaryOpName
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, float_rule_unquantized
@@ -64,7 +65,7 @@ class Arith:
     def minimum(self, x: Operand, y: Operand) -> Value:
         return self.ctx.tosa.minimum(self.v(x), self.v(y))
 
-    def unary(self, op: str, x: Operand) -> Value:
+    def unary(self, op: UnaryOpName, x: Operand) -> Value:
         """TOSA op `op` of x (kept for the rule modules not yet on `ctx.tosa`; issue 29)."""
         return self.ctx.op(op, [self.v(x)])
 
