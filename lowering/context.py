@@ -1,9 +1,12 @@
 """What a lowering rule receives: the nn op being lowered and a builder of TOSA ops.
 
-A rule is `rule(ctx) -> Value | list[Value]`: it reads `ctx.attrs`, `ctx.operands` (already
-lowered values), `ctx.in_types` / `ctx.out_types` (TOSA-level types) and `ctx.nn_in_types` /
-`ctx.nn_out_types` (the nn-level types, with quantization), creates TOSA ops through the helpers
-below, and returns the values that replace the op's results. What a rule cannot express it states
+A rule is `rule(ctx) -> Value | list[Value]`: it reads `ctx.attrs`, its operands (already lowered
+values) by the names the op's definition gives them (`ctx.operand("weight")`,
+`ctx.optional_operand("bias")`, `ctx.nn_type("weight")` for the nn-level type with quantization; all
+of them in order as `ctx.operands`), `ctx.in_types` / `ctx.out_types` (TOSA-level types) and
+`ctx.nn_in_types` / `ctx.nn_out_types` (the nn-level types), creates TOSA ops through the typed
+builder `ctx.tosa` (one method per TOSA op: `ctx.tosa.add(x, y)`, nn2tosa/dialects/tosa_builder.py)
+and the helpers below, and returns the values that replace the op's results. What a rule cannot express it states
 as named constraints (nn2tosa/ir/constraints.py), declared where it registers: the driver evaluates
 its `constraints=` before it runs (`ctx.apply(rule)`), its body evaluates its `checks=` with
 `ctx.check(constraint, *values)`; an unmet one raises LoweringUnsupported with the reason.
@@ -16,8 +19,10 @@ from typing import Any, overload
 
 import numpy as np
 
-from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Type, Value, as_tensor
+from nn2tosa.dialects.tosa_builder import TosaBuilder
+from nn2tosa.ir import Builder, Graph, ShapeType, TensorType, Type, Value, as_tensor, op_def
 from nn2tosa.ir.constraints import Checks
+from nn2tosa.ir.registry import OperandSpec
 from nn2tosa.ir.types import bf16_bits
 
 # nn-level element types TOSA 1.0 tensors cannot have, and what carries them instead
@@ -77,6 +82,57 @@ class LoweringContext(Checks):
 
     # ---- basics
     @cached_property
+    def tosa(self) -> TosaBuilder:
+        """The typed builder of TOSA ops; an elementwise op's operands are brought to one rank first."""
+        return TosaBuilder(self.b, self.same_rank)
+
+    # ---- operands by the names the op's definition gives them
+    def operand(self, name: str) -> Value:
+        """The operand named `name` (one that is always there: an optional one is `optional_operand`)."""
+        spec, index = self._operand_spec(name)
+        if spec.optional or spec.count != 1 or spec.variadic:
+            raise ValueError(f"{self.op_name}: operand {name!r} is optional or a run: use optional_operand or "
+                             "operand_run")
+        return self.operands[index]
+
+    def optional_operand(self, name: str) -> Value | None:
+        """The optional operand named `name`, or None when the op does not have it."""
+        spec, index = self._operand_spec(name)
+        if not spec.optional:
+            raise ValueError(f"{self.op_name}: operand {name!r} is not optional: use operand")
+        return self.operands[index] if index < len(self.operands) else None
+
+    def operand_run(self, name: str) -> list[Value]:
+        """The operands of a named run ("params*", "inputs+", "params[12]" in the definition)."""
+        return self.operands[self._run(name)]
+
+    def nn_run_types(self, name: str) -> list[TensorType]:
+        """The nn-level types of the operands of a named run."""
+        return self.nn_in_types[self._run(name)]
+
+    def _run(self, name: str) -> slice:
+        spec, index = self._operand_spec(name)
+        return slice(index, None) if spec.variadic else slice(index, index + spec.count)
+
+    def nn_type(self, name: str) -> TensorType:
+        """The nn-level type (quantization kept) of the operand named `name`, which must be present."""
+        spec, index = self._operand_spec(name)
+        if index >= len(self.operands) or spec.count != 1 or spec.variadic:
+            raise ValueError(f"{self.op_name}: operand {name!r} is absent or a run")
+        return self.nn_in_types[index]
+
+    def _operand_spec(self, name: str) -> tuple[OperandSpec, int]:
+        d = op_def(self.op_name)
+        index = 0
+        for spec in d.operand_names if d is not None else ():
+            if spec.name == name:
+                return spec, index
+            index += spec.count
+        known = [spec.name for spec in d.operand_names] if d is not None else []
+        raise ValueError(f"{self.op_name} has no operand named {name!r} "
+                         f"(its operands: {', '.join(known) or 'unnamed'})")
+
+    @cached_property
     def in_types(self) -> list[TensorType]:
         """The operands' (TOSA-level) types. Read when a rule first asks: a context built beside a TOSA op
         rather than for an nn op (the graph boundary, lowering/quant.py) may have a shape among them."""
@@ -95,6 +151,8 @@ class LoweringContext(Checks):
 
     def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
            types: Sequence[Type] | None = None) -> Value:
+        """An op named by a string: unchecked until it runs. Kept (with `op_results` and `binary`) for the
+        rule modules not yet on the typed builder `ctx.tosa` (issue 29), which new code uses."""
         return self.b.op(name, operands, attrs, types)
 
     def op_results(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
@@ -119,8 +177,7 @@ class LoweringContext(Checks):
 
     def shape(self, values: Sequence[int]) -> Value:
         array = np.asarray(values, dtype=np.int64).reshape(-1)
-        node = self.graph.add_op("tosa.const_shape", (), [ShapeType(len(array))], {"values": array}, self.loc)
-        return Value(node, 0)
+        return self.tosa.const_shape(values=array, types=[ShapeType(len(array))])
 
     # ---- common shapes of ops
     def reshape(self, x: Value, shape: Sequence[int]) -> Value:
@@ -131,18 +188,18 @@ class LoweringContext(Checks):
         t = self.type_of(x)
         if tuple(shape) == tuple(t.shape):
             return x
-        return self.op("tosa.reshape", [x, self.shape(shape)], types=[t.with_shape(tuple(shape))])
+        return self.tosa.reshape(x, self.shape(shape), types=[t.with_shape(tuple(shape))])
 
     def transpose(self, x: Value, perm: Sequence[int]) -> Value:
         if list(perm) == list(range(len(perm))):
             return x
-        return self.op("tosa.transpose", [x], {"perms": [int(p) for p in perm]})
+        return self.tosa.transpose(x, perms=[int(p) for p in perm])
 
     def cast(self, x: Value, dtype: str) -> Value:
         t = self.type_of(x)
         if t.dtype == dtype:
             return x
-        return self.op("tosa.cast", [x], types=[t.with_dtype(dtype)])
+        return self.tosa.cast(x, types=[t.with_dtype(dtype)])
 
     def to_rank(self, x: Value, rank: int) -> Value:
         """Reshape to `rank` by adding leading unit dimensions (TOSA broadcasting needs equal ranks)."""
@@ -162,9 +219,9 @@ class LoweringContext(Checks):
     def mul(self, x: Value, y: Value) -> Value:
         """x * y (floating point, or integer with shift 0)."""
         x, y = self.same_rank(x, y)
-        return self.op("tosa.mul", [x, y, self.const(np.zeros(1, np.int8), "i8")])
+        return self.tosa.mul(x, y, self.const(np.zeros(1, np.int8), "i8"))
 
     def negate(self, x: Value) -> Value:
         dtype = self.type_of(x).dtype
         zp = self.zero_point(dtype)
-        return self.op("tosa.negate", [x, zp, self.zero_point(dtype)])
+        return self.tosa.negate(x, zp, self.zero_point(dtype))

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nn2tosa.ir import Graph, Loc, Value
+from nn2tosa.dialects.tosa_builder import TosaBuilder
+from nn2tosa.ir import Builder, Graph, Loc, Value
 
 STATE_KEY = "state"
 VARIABLES_KEY = "state_variables"  # the buffers made variables
@@ -52,16 +53,17 @@ def buffers_to_variables(graph: Graph) -> None:
                         f"{', '.join(sorted(VARIABLE_TYPES))} only, so it stays an input and an output")
             continue
         loc = Loc(name, "buffer")
-        graph.add_op("tosa.variable", (), [], {"sym_name": name, "var_shape": list(t.shape), "type": t.dtype,
-                                               "initial_value": np.zeros(t.shape, dtype=t.numpy_dtype)}, loc)
-        read = graph.add_op("tosa.variable_read", (), [t], {"name": name}, loc)
-        graph.replace_all_uses(Value(node, 0), Value(read, 0))
+        tosa = TosaBuilder(Builder(graph, loc, constant_dialect="tosa"))
+        tosa.variable(sym_name=name, var_shape=list(t.shape), type=t.dtype,
+                      initial_value=np.zeros(t.shape, dtype=t.numpy_dtype), types=[])
+        read = tosa.variable_read(name=name, types=[t])
+        graph.replace_all_uses(Value(node, 0), read)
         graph.erase(node)
         writes.append((name, outputs[s["next"]].value, loc))
     made = {name for name, _, _ in writes}
     graph.outputs = [o for o in graph.outputs if o.name not in {s["next"] for s in state if s["name"] in made}]
     for name, value, loc in writes:
-        graph.add_op("tosa.variable_write", [value], [], {"name": name}, loc)
+        TosaBuilder(Builder(graph, loc, constant_dialect="tosa")).variable_write(value, name=name, types=[])
     graph.meta[VARIABLES_KEY] = sorted(made)
     if kept:
         graph.meta[KEPT_KEY] = "; ".join(kept)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nn2tosa.fileio import write_or_check
 from nn2tosa.ir.constraints import Checks, Constraint, declared, describe
 from nn2tosa.rule_reading import CodeReader, Reading
 
@@ -64,16 +65,20 @@ class Row:
     tosa_ops: list[str] = field(default_factory=list)
     quantized: str = ""
     constraints: list[str] = field(default_factory=list)  # the conditions of the rule's named constraints
+    operands: str = ""  # an nn op's operand names ("input, weight, bias?")
 
 
 @functools.lru_cache(maxsize=1)
 def _nn_lowering() -> tuple[dict[str, Reading], dict[str, Reading], frozenset[str]]:
     """For each nn op: what its float rule and its quantized rule can create."""
+    from nn2tosa.dialects.tosa_builder import EQUAL_RANKS
     from nn2tosa.ir import Builder
     from nn2tosa.lowering.context import LoweringContext
     from nn2tosa.lowering.rules import CARRY_QUANTIZATION, QUANTIZED_RULES, RULES, OpLowering
 
-    reader = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder])
+    # the typed builder brings an elementwise op's operands to one rank (ctx.same_rank) before it builds it
+    reader = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder],
+                        implied={op: [LoweringContext.same_rank] for op in EQUAL_RANKS})
 
     def read(op: str, rule: OpLowering) -> Reading:  # what any of the op's forms can create
         reading = Reading()
@@ -162,7 +167,8 @@ def nn_rows() -> list[Row]:
     rows = []
     for d in ops_of("nn"):
         f, q = floats.get(d.name), quantized.get(d.name)
-        row = Row(d.name, " ".join(d.doc.split()), _attrs(d), converts=f is not None or q is not None)
+        row = Row(d.name, " ".join(d.doc.split()), _attrs(d), converts=f is not None or q is not None,
+                  operands=", ".join(str(spec) for spec in d.operand_names) or "none")
         row.tosa_ops = sorted(f.ops - _PLUMBING) if f else []
         row.quantized = "yes" if q else "carried (one quantization)" if d.name in carried else "no"
         for kind, table in (("float", RULES), ("quantized", QUANTIZED_RULES)):
@@ -336,12 +342,16 @@ def generate() -> str:
         f"## nn ops and their TOSA lowering ({count(nn)} lower)",
         *_general(LoweringContext, "nn op"),
         "",
-        "| nn op | TOSA ops (float rule) | quantized rule | converts when |",
-        "| --- | --- | --- | --- |",
+        "Operands are named as rules read them (`ctx.operand(\"weight\")`): `?` optional, `+` one or more,",
+        "`*` any number, `[n]` exactly n.",
+        "",
+        "| nn op | operands | TOSA ops (float rule) | quantized rule | converts when |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for r in nn:
         tosa = _names(r.tosa_ops) if r.converts else "**no lowering**"
-        lines.append(f"| `{r.name}` | {tosa} | {_cell(r.quantized)} | {_cell('<br>'.join(r.constraints))} |")
+        lines.append(f"| `{r.name}` | {_cell(r.operands)} | {tosa} | {_cell(r.quantized)} | "
+                     f"{_cell('<br>'.join(r.constraints))} |")
     lines += ["", f"## TOSA 1.0 ops ({len(tosa_table) - 2} ops)", "",
               "Every TOSA op the IR holds, from its record in the op table (nn2tosa/dialects/tosa_ops): operands "
               "(shape: a `!tosa.shape` value; const: must be produced by `tosa.const`), attributes (? = optional), "
@@ -354,16 +364,7 @@ def generate() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    text = generate()
-    if "--check" in argv:
-        current = DOC_PATH.read_text() if DOC_PATH.exists() else ""
-        if current != text:
-            print(f"{DOC_PATH} is out of date: run python -m nn2tosa.docs", file=sys.stderr)
-            return 1
-        return 0
-    DOC_PATH.write_text(text)
-    print(f"wrote {DOC_PATH}")
-    return 0
+    return write_or_check(DOC_PATH, generate(), "python -m nn2tosa.docs", "--check" in argv)
 
 
 if __name__ == "__main__":

@@ -228,3 +228,16 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def write_or_check(path: Path, text: str, command: str, check: bool) -> int:
+    """A generated file's main: write `text` to `path` (exit status 0), or with `check` only compare
+    (1 when the file differs, saying which `command` regenerates it)."""
+    if check:
+        if not path.exists() or path.read_text() != text:
+            print(f"{path} is out of date: run {command}", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(text)
+    print(f"wrote {path}")
+    return 0

@@ -1,6 +1,7 @@
-"""What a rule function can create, read from its code: the op names its string literals spell, the
-rows of the tables it indexes and what the helpers it calls can create (followed through its package
-and the builder classes), from the source (`ast`), or from the bytecode of a lambda in a table row.
+"""What a rule function can create, read from its code: the op names its string literals spell and
+the typed builder methods it names (`ctx.tosa.add`), the rows of the tables it indexes and what the
+helpers it calls can create (followed through its package and the builder classes), from the source
+(`ast`), or from the bytecode of a lambda in a table row.
 "Can create" is a reading of the code, not a run. nn2tosa.docs lists it for every rule.
 """
 from __future__ import annotations
@@ -9,7 +10,7 @@ import ast
 import inspect
 import textwrap
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,12 +46,15 @@ class CodeReader:
     `name` of `classes` (the builders rules use) and of the package's classes the function's module
     knows (so that what is read does not depend on import order)."""
 
-    def __init__(self, prefix: str, package: str, classes: Iterable[type]):
+    def __init__(self, prefix: str, package: str, classes: Iterable[type],
+                 implied: Mapping[str, Iterable[Callable]] | None = None):
         from nn2tosa.ir import ops_of
 
         self.prefix = prefix
         self.package = package
         self.classes = list(classes)
+        # op -> what a typed builder's method of it calls besides (ctx.tosa.add: ctx.same_rank)
+        self.implied = {op: list(fns) for op, fns in (implied or {}).items()}
         self.known = frozenset(d.name for d in ops_of(prefix.rstrip(".")))
         self._readings: dict[Any, Reading] = {}
         self._summaries: dict[Any, _Summary] = {}
@@ -105,6 +109,10 @@ class CodeReader:
                     summary.literals.add(node.value)
             elif isinstance(node, ast.JoinedStr):
                 summary.literals |= self._pattern(node)
+            elif isinstance(node, ast.Attribute) and self._built(node) in self.known:
+                summary.literals.add(self._built(node))  # ctx.tosa.add: the typed builder's method of tosa.add
+                for target in self.implied.get(self._built(node), ()):
+                    self._callee(target, classes, summary)
             elif isinstance(node, ast.Call):
                 self._call(node, scope, classes, summary)
             elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
@@ -118,7 +126,12 @@ class CodeReader:
                 summary.literals.add(const)
             elif isinstance(const, types.CodeType):
                 self._from_bytecode(const, scope, classes, summary)
+        built = self.prefix.rstrip(".") in code.co_names  # a lambda calling ctx.tosa.<op>
         for name in code.co_names:
+            if built and self.prefix + name.rstrip("_") in self.known:
+                summary.literals.add(self.prefix + name.rstrip("_"))
+                for implied in self.implied.get(self.prefix + name.rstrip("_"), ()):
+                    self._callee(implied, classes, summary)
             for target in [scope.get(name), *(getattr(cls, name, None) for cls in classes)]:
                 self._callee(target, classes, summary)
             self._table(scope.get(name), summary)
@@ -142,6 +155,16 @@ class CodeReader:
             targets.extend(getattr(cls, func.attr, None) for cls in classes)
         for target in targets:
             self._callee(target, classes, summary)
+
+    def _built(self, node: ast.Attribute) -> str:
+        """"tosa.add" for `<anything>.tosa.add` (a typed builder's method, named for the op it builds,
+        a Python keyword with "_" appended), "" for any other attribute."""
+        holder = node.value
+        dialect = self.prefix.rstrip(".")
+        if (isinstance(holder, ast.Attribute) and holder.attr == dialect) or (
+                isinstance(holder, ast.Name) and holder.id == dialect):
+            return self.prefix + node.attr.rstrip("_")
+        return ""
 
     @staticmethod
     def _table(table: Any, summary: _Summary) -> None:

@@ -33,35 +33,35 @@ class _Int16:
         return self.ctx.scalar(value, "i32", self.rank)
 
     def add(self, a: Value, b: Value | int) -> Value:
-        return self.ctx.binary("tosa.add", a, self.k(b) if isinstance(b, int) else b)
+        return self.ctx.tosa.add(a, self.k(b) if isinstance(b, int) else b)
 
     def sub(self, a: Value | int, b: Value | int) -> Value:
         a, b = (self.k(v) if isinstance(v, int) else v for v in (a, b))
-        return self.ctx.binary("tosa.sub", a, b)
+        return self.ctx.tosa.sub(a, b)
 
     def times(self, a: Value, b: Value | int, shift: int = 0) -> Value:
         a, b = self.ctx.same_rank(a, self.k(b) if isinstance(b, int) else b)
-        return self.ctx.op("tosa.mul", [a, b, self.ctx.const(np.array([shift], np.int8), "i8")])
+        return self.ctx.tosa.mul(a, b, self.ctx.const(np.array([shift], np.int8), "i8"))
 
     def asr(self, a: Value, bits: int, rounded: bool = False) -> Value:
-        return self.ctx.binary("tosa.arithmetic_right_shift", a, self.k(bits), {"round": rounded})
+        return self.ctx.tosa.arithmetic_right_shift(a, self.k(bits), round=rounded)
 
     def clamp(self, a: Value, low: int, high: int) -> Value:
-        return self.ctx.binary("tosa.minimum", self.ctx.binary("tosa.maximum", a, self.k(low)), self.k(high))
+        return self.ctx.tosa.minimum(self.ctx.tosa.maximum(a, self.k(low)), self.k(high))
 
     def wrap(self, a: Value) -> Value:
         """int16's wrapping: the low 16 bits, sign-extended."""
-        return self.asr(self.ctx.binary("tosa.logical_left_shift", a, self.k(16)), 16)
+        return self.asr(self.ctx.tosa.logical_left_shift(a, self.k(16)), 16)
 
     def mul(self, a: Value, b: Value | int) -> Value:
         """SaturatingRoundingDoublingHighMul (16-bit)."""
-        return self.ctx.binary("tosa.minimum", self.times(a, b, 15), self.k(_ONE))
+        return self.ctx.tosa.minimum(self.times(a, b, 15), self.k(_ONE))
 
     def divide_by_pot(self, a: Value, exponent: int) -> Value:
         """RoundingDivideByPOT: |a| shifted with half-up rounding, the sign put back."""
         if exponent == 0:
             return a
-        magnitude = self.asr(self.ctx.op("tosa.abs", [a]), exponent, rounded=True)
+        magnitude = self.asr(self.ctx.tosa.abs(a), exponent, rounded=True)
         return self.times(magnitude, self.sign(a))
 
     def shl_saturated(self, a: Value, exponent: int) -> Value:
@@ -142,7 +142,7 @@ def logistic_or_tanh16(ctx: LoweringContext, x: Value, integer_bits: int, tanh: 
     (i16). `supported(integer_bits, tanh)` must hold."""
     f = _Int16(ctx, x)
     a = rescale(ctx, x, 1.0, "i32", rounding="SINGLE_ROUND")
-    minus_magnitude = f.sub(0, ctx.op("tosa.abs", [a]))  # -|a| (-32768 for -32768, as int16's negation wraps)
+    minus_magnitude = f.sub(0, ctx.tosa.abs(a))  # -|a| (-32768 for -32768, as int16's negation wraps)
     nonzero, negative = f.negative(minus_magnitude), f.negative(a)
     positive = f.sub(nonzero, negative)
     if tanh:

@@ -48,7 +48,7 @@ def _scalar(ctx: LoweringContext, value: int, like: Value) -> Value:
 def _mul(ctx: LoweringContext, a: Value, b: Value, shift: int = 0) -> Value:
     """i32 MUL; shift 31 is gemmlowp's SaturatingRoundingDoublingHighMul (round half up)."""
     a, b = ctx.same_rank(a, b)
-    return ctx.op("tosa.mul", [a, b, ctx.const(np.array([shift], np.int8), "i8")])
+    return ctx.tosa.mul(a, b, ctx.const(np.array([shift], np.int8), "i8"))
 
 
 def _pot(ctx: LoweringContext, x: Value, exponent: int, out_dtype: str = "i32", out_zp: int = 0) -> Value:
@@ -60,15 +60,15 @@ def _pot(ctx: LoweringContext, x: Value, exponent: int, out_dtype: str = "i32", 
 def _reciprocal(ctx: LoweringContext, total: Value) -> tuple[Value, Value]:
     """TFLite's GetReciprocal of a positive i32 sum: (1 / normalized sum in Q0.31, CLZ of the sum).
     The sum shifted up by CLZ - 1 is gemmlowp's half denominator (1 + x) / 2 in [1/2, 1), Q0.31."""
-    headroom = ctx.op("tosa.clz", [total])
-    half = ctx.binary("tosa.logical_left_shift", total, ctx.binary("tosa.sub", headroom, _scalar(ctx, 1, headroom)))
-    x = ctx.binary("tosa.add", _scalar(ctx, _NR_START, half), _mul(ctx, half, _scalar(ctx, _NR_SLOPE, half), 31))
+    headroom = ctx.tosa.clz(total)
+    half = ctx.tosa.logical_left_shift(total, ctx.tosa.sub(headroom, _scalar(ctx, 1, headroom)))
+    x = ctx.tosa.add(_scalar(ctx, _NR_START, half), _mul(ctx, half, _scalar(ctx, _NR_SLOPE, half), 31))
     for _ in range(_NR_STEPS):  # the correction x * (1 - d x) is small: its saturating Q4 -> Q2 is a plain * 4
-        error = ctx.binary("tosa.sub", _scalar(ctx, 1 << 29, half), _mul(ctx, half, x, 31))
-        x = ctx.binary("tosa.add", x, _mul(ctx, _mul(ctx, x, error, 31), _scalar(ctx, 4, x)))
+        error = ctx.tosa.sub(_scalar(ctx, 1 << 29, half), _mul(ctx, half, x, 31))
+        x = ctx.tosa.add(x, _mul(ctx, _mul(ctx, x, error, 31), _scalar(ctx, 4, x)))
     # Q2.29 -> Q0.31 is a saturating doubling: min(x, 2**30) + min(x, 2**30 - 1) saturates at 2**31 - 1
-    doubled = ctx.binary("tosa.add", ctx.binary("tosa.minimum", x, _scalar(ctx, 1 << 30, x)),
-                         ctx.binary("tosa.minimum", x, _scalar(ctx, (1 << 30) - 1, x)))
+    doubled = ctx.tosa.add(ctx.tosa.minimum(x, _scalar(ctx, 1 << 30, x)),
+                           ctx.tosa.minimum(x, _scalar(ctx, (1 << 30) - 1, x)))
     return doubled, headroom
 
 
@@ -89,28 +89,28 @@ def softmax_int8(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int
     diffs = range(-255, 1)
     exps = np.array([exp_on_negative_values(int(srdhm(d << left, multiplier)), 5) if d >= diff_min else 0 for d in diffs],
                     np.int64)
-    top = ctx.op("tosa.reduce_max", [x], {"axis": axis})
-    d = ctx.binary("tosa.sub", _pot(ctx, x, 0), _pot(ctx, top, 0))
-    k = _pot(ctx, ctx.binary("tosa.add", d, _scalar(ctx, 127, d)), 0, "i8")  # x - max + 127: -128..127
+    top = ctx.tosa.reduce_max(x, axis=axis)
+    d = ctx.tosa.sub(_pot(ctx, x, 0), _pot(ctx, top, 0))
+    k = _pot(ctx, ctx.tosa.add(d, _scalar(ctx, 127, d)), 0, "i8")  # x - max + 127: -128..127
     # exp through four int8 TABLEs of its bytes (int8 TABLEs keep the graph in pro_int); the low three
     # bytes are stored minus 128 and the 128s come back as one constant
-    e = _mul(ctx, _pot(ctx, ctx.op("tosa.table", [k, ctx.const((exps >> 24).astype(np.int8), "i8")]), 0),
+    e = _mul(ctx, _pot(ctx, ctx.tosa.table(k, ctx.const((exps >> 24).astype(np.int8), "i8")), 0),
              _scalar(ctx, 1 << 24, d))
     for bits in (16, 8, 0):
         byte = ((exps >> bits) & 0xFF) - 128
-        part = ctx.op("tosa.table", [k, ctx.const(byte.astype(np.int8), "i8")])
-        e = ctx.binary("tosa.add", e, _pot(ctx, part, bits))
-    e = ctx.binary("tosa.add", e, _scalar(ctx, 128 * ((1 << 16) + (1 << 8) + 1), e))  # Q0.31
-    total = ctx.op("tosa.reduce_sum", [_pot(ctx, e, -12)], {"axis": axis})  # Q12.19
+        part = ctx.tosa.table(k, ctx.const(byte.astype(np.int8), "i8"))
+        e = ctx.tosa.add(e, _pot(ctx, part, bits))
+    e = ctx.tosa.add(e, _scalar(ctx, 128 * ((1 << 16) + (1 << 8) + 1), e))  # Q0.31
+    total = ctx.tosa.reduce_sum(_pot(ctx, e, -12), axis=axis)  # Q12.19
     scale, headroom = _reciprocal(ctx, total)
     # RoundingDivideByPOT(scale * exp, bits over unit + 31 - 8), bits over unit = 12 - headroom: past 31
     # (a sum of 512 or more, depth >= 512) as LiteRT's compiled kernel computes it
-    shift = ctx.binary("tosa.sub", _scalar(ctx, 35, headroom), headroom)
+    shift = ctx.tosa.sub(_scalar(ctx, 35, headroom), headroom)
     q = _mul(ctx, scale, e, 31)  # >= 0
-    clamped = shift if depth < 512 else ctx.binary("tosa.minimum", shift, _scalar(ctx, 31, shift))
-    near = ctx.binary("tosa.arithmetic_right_shift", q, clamped, {"round": True})
+    clamped = shift if depth < 512 else ctx.tosa.minimum(shift, _scalar(ctx, 31, shift))
+    near = ctx.tosa.arithmetic_right_shift(q, clamped, round=True)
     if depth >= 512:  # RESCALE by 1 takes values below 2**29 only; these saturate the output anyway
-        near = ctx.binary("tosa.minimum", _past_31(ctx, q, shift, near, largest=35), _scalar(ctx, 1 << 20, q))
+        near = ctx.tosa.minimum(_past_31(ctx, q, shift, near, largest=35), _scalar(ctx, 1 << 20, q))
     return _pot(ctx, near, 0, "i8", out_zp=-128)
 
 
@@ -122,17 +122,17 @@ def _past_31(ctx: LoweringContext, q: Value, e: Value, near: Value, largest: int
     which Ethos-U55 and U65 lack); e modulo 32 is e - 32 when e never reaches 64 (`largest`), else
     a BITWISE_AND (which U55 and U65 lack too)."""
     def sign_bit(v: Value) -> Value:  # -1 for negative values, else 0
-        return ctx.binary("tosa.arithmetic_right_shift", v, _scalar(ctx, 31, v), {"round": False})
+        return ctx.tosa.arithmetic_right_shift(v, _scalar(ctx, 31, v), round=False)
 
     if largest < 64:
-        modulo = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", e, _scalar(ctx, 32, e)), _scalar(ctx, 0, e))
+        modulo = ctx.tosa.maximum(ctx.tosa.sub(e, _scalar(ctx, 32, e)), _scalar(ctx, 0, e))
     else:
-        modulo = ctx.binary("tosa.bitwise_and", e, _scalar(ctx, 31, e))
-    far = ctx.binary("tosa.add", ctx.binary("tosa.arithmetic_right_shift", q, modulo, {"round": False}),
-                     ctx.binary("tosa.add", sign_bit(q), _scalar(ctx, 1, q)))
-    beyond = ctx.binary("tosa.minimum", ctx.binary("tosa.arithmetic_right_shift", e, _scalar(ctx, 5, e),
-                                                   {"round": False}), _scalar(ctx, 1, e))  # e > 31: 1, else 0
-    return ctx.binary("tosa.add", near, _mul(ctx, beyond, ctx.binary("tosa.sub", far, near)))
+        modulo = ctx.tosa.bitwise_and(e, _scalar(ctx, 31, e))
+    far = ctx.tosa.add(ctx.tosa.arithmetic_right_shift(q, modulo, round=False),
+                       ctx.tosa.add(sign_bit(q), _scalar(ctx, 1, q)))
+    beyond = ctx.tosa.minimum(ctx.tosa.arithmetic_right_shift(e, _scalar(ctx, 5, e), round=False),
+                              _scalar(ctx, 1, e))  # e > 31: 1, else 0
+    return ctx.tosa.add(near, _mul(ctx, beyond, ctx.tosa.sub(far, near)))
 
 
 def _exp_table() -> np.ndarray:
@@ -149,7 +149,7 @@ def _one_over_one_plus_x_table() -> np.ndarray:
 def _lookup(ctx: LoweringContext, x: Value, table: np.ndarray) -> Value:
     """TFLite's interpolated int16 lookup: TOSA TABLE gives base * 128 + slope * fraction, TFLite
     rounds that to base + round(slope * fraction / 128), halves up."""
-    return _pot(ctx, ctx.op("tosa.table", [x, ctx.const(table, "i16")]), -7)
+    return _pot(ctx, ctx.tosa.table(x, ctx.const(table, "i16")), -7)
 
 
 def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: int, beta: float) -> Value | None:
@@ -163,20 +163,20 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
     shift = 31 - exponent  # MultiplyByQuantizedMultiplier as RESCALE (rescale picks DOUBLE_ROUND past 31)
     if not 18 <= shift <= 62:  # RESCALE takes |x - max| <= 65535 only with shift >= 18
         return None
-    top = ctx.op("tosa.reduce_max", [x], {"axis": axis})
-    d = ctx.binary("tosa.sub", _pot(ctx, x, 0), _pot(ctx, top, 0))
+    top = ctx.tosa.reduce_max(x, axis=axis)
+    d = ctx.tosa.sub(_pot(ctx, x, 0), _pot(ctx, top, 0))
     scaled = rescale(ctx, d, 1.0, "i32", fixed=(multiplier, shift))
-    centred = _pot(ctx, ctx.binary("tosa.add", scaled, _scalar(ctx, 32767, scaled)), 0, "i16")  # saturates
+    centred = _pot(ctx, ctx.tosa.add(scaled, _scalar(ctx, 32767, scaled)), 0, "i16")  # saturates
     e = _lookup(ctx, centred, _exp_table())  # Q0.15
-    total = ctx.op("tosa.reduce_sum", [e], {"axis": axis})  # Q16.15
-    headroom = ctx.op("tosa.clz", [total])
-    normalized = ctx.binary("tosa.logical_left_shift", total,
-                            ctx.binary("tosa.sub", headroom, _scalar(ctx, 1, headroom)))  # [2**30, 2**31)
+    total = ctx.tosa.reduce_sum(e, axis=axis)  # Q16.15
+    headroom = ctx.tosa.clz(total)
+    normalized = ctx.tosa.logical_left_shift(total,
+                                             ctx.tosa.sub(headroom, _scalar(ctx, 1, headroom)))  # [2**30, 2**31)
     # x = sum - 1 in Q0.15, recentred from [0, 65535] to int16 (saturating)
-    fraction = ctx.binary("tosa.add", _pot(ctx, normalized, -14), _scalar(ctx, -(1 << 15) - (1 << 16), normalized))
+    fraction = ctx.tosa.add(_pot(ctx, normalized, -14), _scalar(ctx, -(1 << 15) - (1 << 16), normalized))
     reciprocal = _lookup(ctx, _pot(ctx, fraction, 0, "i16"), _one_over_one_plus_x_table())
-    down = ctx.binary("tosa.sub", _scalar(ctx, 31, headroom), headroom)
-    y = ctx.binary("tosa.arithmetic_right_shift", _mul(ctx, e, reciprocal), down, {"round": True})
+    down = ctx.tosa.sub(_scalar(ctx, 31, headroom), headroom)
+    y = ctx.tosa.arithmetic_right_shift(_mul(ctx, e, reciprocal), down, round=True)
     return _pot(ctx, y, 0, "i16")  # saturates at 32767
 
 
@@ -184,9 +184,9 @@ def softmax_int16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axis: in
 def _byte_tables(ctx: LoweringContext, index: Value, values: np.ndarray) -> Value:
     """values[index] (0 <= values < 2**16, index an i8 tensor holding i - 128) as i32, from two int8
     TABLEs of its bytes (stored minus 128; the 128s come back as one constant)."""
-    high = _pot(ctx, ctx.op("tosa.table", [index, ctx.const(((values >> 8) - 128).astype(np.int8), "i8")]), 8)
-    low = _pot(ctx, ctx.op("tosa.table", [index, ctx.const(((values & 0xFF) - 128).astype(np.int8), "i8")]), 0)
-    return ctx.binary("tosa.add", ctx.binary("tosa.add", high, low), _scalar(ctx, 128 * 257, high))
+    high = _pot(ctx, ctx.tosa.table(index, ctx.const(((values >> 8) - 128).astype(np.int8), "i8")), 8)
+    low = _pot(ctx, ctx.tosa.table(index, ctx.const(((values & 0xFF) - 128).astype(np.int8), "i8")), 0)
+    return ctx.tosa.add(ctx.tosa.add(high, low), _scalar(ctx, 128 * 257, high))
 
 
 def sigmoid_tanh_int16(ctx: LoweringContext, x: Value, fp: SigmoidFixedPoint) -> Value:
@@ -198,20 +198,20 @@ def sigmoid_tanh_int16(ctx: LoweringContext, x: Value, fp: SigmoidFixedPoint) ->
     segments of s do not line up with; this form uses only the ops every Ethos-U maps (no GATHER)."""
     s = _mul(ctx, rescale(ctx, x, 1.0, "i32", rounding="SINGLE_ROUND"), _scalar(ctx, fp.multiplier, x))
     if fp.shift:
-        s = ctx.binary("tosa.arithmetic_right_shift", s, _scalar(ctx, fp.shift, s), {"round": True})
-    sign = ctx.binary("tosa.add", _shl(ctx, ctx.binary("tosa.arithmetic_right_shift", s, _scalar(ctx, 31, s),
-                                                       {"round": False}), 1), _scalar(ctx, 1, s))  # -1 or 1
+        s = ctx.tosa.arithmetic_right_shift(s, _scalar(ctx, fp.shift, s), round=True)
+    sign = ctx.tosa.add(_shl(ctx, ctx.tosa.arithmetic_right_shift(s, _scalar(ctx, 31, s), round=False), 1),
+                        _scalar(ctx, 1, s))  # -1 or 1
     magnitude = _mul(ctx, s, sign)
-    segment = ctx.binary("tosa.arithmetic_right_shift", magnitude, _scalar(ctx, fp.bits, s), {"round": False})
-    fraction = ctx.binary("tosa.sub", magnitude, _shl(ctx, segment, fp.bits))
-    index = _pot(ctx, ctx.binary("tosa.minimum", segment, _scalar(ctx, 255, s)), 0, "i8", out_zp=-128)
-    r = ctx.binary("tosa.add", _shl(ctx, _byte_tables(ctx, index, fp.entries), fp.bits),
-                   _mul(ctx, fraction, _byte_tables(ctx, index, fp.slopes)))
+    segment = ctx.tosa.arithmetic_right_shift(magnitude, _scalar(ctx, fp.bits, s), round=False)
+    fraction = ctx.tosa.sub(magnitude, _shl(ctx, segment, fp.bits))
+    index = _pot(ctx, ctx.tosa.minimum(segment, _scalar(ctx, 255, s)), 0, "i8", out_zp=-128)
+    r = ctx.tosa.add(_shl(ctx, _byte_tables(ctx, index, fp.entries), fp.bits),
+                     _mul(ctx, fraction, _byte_tables(ctx, index, fp.slopes)))
     if fp.tanh:  # ((r + 128) >> 8) - 32768, negated below 0
-        y = _mul(ctx, ctx.binary("tosa.add", _pot(ctx, r, -8), _scalar(ctx, -32768, s)), sign)
+        y = _mul(ctx, ctx.tosa.add(_pot(ctx, r, -8), _scalar(ctx, -32768, s)), sign)
     else:  # 16384 +- (((r + 512) >> 10) - 16384)
-        y = ctx.binary("tosa.add", _mul(ctx, ctx.binary("tosa.add", _pot(ctx, r, -10), _scalar(ctx, -16384, s)), sign),
-                       _scalar(ctx, 16384, s))
+        y = ctx.tosa.add(_mul(ctx, ctx.tosa.add(_pot(ctx, r, -10), _scalar(ctx, -16384, s)), sign),
+                         _scalar(ctx, 16384, s))
     return _pot(ctx, y, 0, "i16")
 
 
@@ -244,7 +244,7 @@ def _sub(ctx: LoweringContext, a: Value | int, b: Value | int) -> Value | int:
         return a - b
     like = next(v for v in (a, b) if isinstance(v, Value))
     a, b = (_scalar(ctx, v, like) if isinstance(v, int) else v for v in (a, b))
-    return ctx.binary("tosa.sub", a, b)
+    return ctx.tosa.sub(a, b)
 
 
 @overload
@@ -262,17 +262,16 @@ def inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
     exponent is then 11 - p. Its Newton-Raphson steps on Q3.28 stay inside int32 for every normalized
     sum (the largest cube is 0.3 % below the saturation bound), so its saturating shifts are plain
     multiplications here."""
-    headroom = ctx.op("tosa.clz", [acc])
-    p = ctx.binary("tosa.sub", ctx.binary("tosa.arithmetic_right_shift", _sub(ctx, headroom, 1), _scalar(ctx, 1, acc),
-                                          {"round": False}), _scalar(ctx, 1, acc))
+    headroom = ctx.tosa.clz(acc)
+    p = ctx.tosa.sub(ctx.tosa.arithmetic_right_shift(_sub(ctx, headroom, 1), _scalar(ctx, 1, acc), round=False),
+                     _scalar(ctx, 1, acc))
     two_p = _shl(ctx, p, 1)
-    up = ctx.binary("tosa.maximum", two_p, _scalar(ctx, 0, acc))
-    down = ctx.binary("tosa.maximum", _sub(ctx, 0, two_p), _scalar(ctx, 0, acc))
-    normalized = ctx.binary("tosa.arithmetic_right_shift", ctx.binary("tosa.logical_left_shift", acc, up), down,
-                            {"round": False})
-    half = ctx.binary("tosa.arithmetic_right_shift",
-                      ctx.binary("tosa.arithmetic_right_shift", normalized, _scalar(ctx, 1, acc), {"round": False}),
-                      _scalar(ctx, 1, acc), {"round": True})  # Q3.28 input / 2
+    up = ctx.tosa.maximum(two_p, _scalar(ctx, 0, acc))
+    down = ctx.tosa.maximum(_sub(ctx, 0, two_p), _scalar(ctx, 0, acc))
+    normalized = ctx.tosa.arithmetic_right_shift(ctx.tosa.logical_left_shift(acc, up), down, round=False)
+    half = ctx.tosa.arithmetic_right_shift(
+        ctx.tosa.arithmetic_right_shift(normalized, _scalar(ctx, 1, acc), round=False), _scalar(ctx, 1, acc),
+        round=True)  # Q3.28 input / 2
 
     def step(x: Value | int) -> Value:
         cube = _shl(ctx, _srdhm(ctx, _srdhm(ctx, x, x), x), 6)
@@ -287,9 +286,9 @@ def inverse_sqrt(ctx: LoweringContext, acc: Value) -> tuple[Value, Value]:
 def rounding_divide(ctx: LoweringContext, x: Value, shift: Value) -> Value:
     """gemmlowp RoundingDivideByPOT by a per-row shift: halves away from zero, so the magnitude is
     shifted with TOSA's half-up rounding and the sign put back (a multiplication by +-1)."""
-    magnitude = ctx.binary("tosa.arithmetic_right_shift", ctx.op("tosa.abs", [x]), shift, {"round": True})
-    sign = ctx.binary("tosa.add", _shl(ctx, ctx.binary("tosa.arithmetic_right_shift", x, _scalar(ctx, 31, x),
-                                                       {"round": False}), 1), _scalar(ctx, 1, x))
+    magnitude = ctx.tosa.arithmetic_right_shift(ctx.tosa.abs(x), shift, round=True)
+    sign = ctx.tosa.add(_shl(ctx, ctx.tosa.arithmetic_right_shift(x, _scalar(ctx, 31, x), round=False), 1),
+                        _scalar(ctx, 1, x))
     return _mul(ctx, magnitude, sign)
 
 
@@ -309,16 +308,16 @@ def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: lis
     v = rescale(ctx, x, 1.0, "i32", in_zp=xq.zero_point, rounding="SINGLE_ROUND")
     acc = _mul(ctx, v, v)
     for axis in sorted(axes):
-        acc = ctx.op("tosa.reduce_sum", [acc], {"axis": axis})
+        acc = ctx.tosa.reduce_sum(acc, axis=axis)
     # a sum of 0 or 1 takes the kernel's special case, multiplier 2**31 - 1 and exponent 0 (0 only
     # comes with x - zp = 0 everywhere): as the sum 1 (p = 14) with the multiplier saturated below
-    inverse, p = inverse_sqrt(ctx, ctx.binary("tosa.maximum", acc, _scalar(ctx, 1, acc)))
+    inverse, p = inverse_sqrt(ctx, ctx.tosa.maximum(acc, _scalar(ctx, 1, acc)))
     # exponent 11 - p; a negative one moves into the multiplier, saturating (p = 14 only for the
     # special case: its multiplier becomes 2**31 - 8, which rounds |x - zp| <= 1 as 2**31 - 1 does)
-    into_multiplier = ctx.binary("tosa.maximum", _sub(ctx, p, 11), _scalar(ctx, 0, p))
-    limit = ctx.binary("tosa.arithmetic_right_shift", _scalar(ctx, INT32_MAX, p), into_multiplier, {"round": False})
-    inverse = ctx.binary("tosa.logical_left_shift", ctx.binary("tosa.minimum", inverse, limit), into_multiplier)
-    right = ctx.binary("tosa.maximum", _sub(ctx, 11, p), _scalar(ctx, 0, p))  # the kernel's right shift, 0..12
+    into_multiplier = ctx.tosa.maximum(_sub(ctx, p, 11), _scalar(ctx, 0, p))
+    limit = ctx.tosa.arithmetic_right_shift(_scalar(ctx, INT32_MAX, p), into_multiplier, round=False)
+    inverse = ctx.tosa.logical_left_shift(ctx.tosa.minimum(inverse, limit), into_multiplier)
+    right = ctx.tosa.maximum(_sub(ctx, 11, p), _scalar(ctx, 0, p))  # the kernel's right shift, 0..12
     left_bits = 0 if exact else ratio_exponent  # SRDHM by the ratio's multiplier leaves 2**-exponent
     if not exact:
         inverse = _srdhm(ctx, inverse, ratio_multiplier)
@@ -326,9 +325,9 @@ def l2_normalize(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes: lis
         y = rounding_divide(ctx, _srdhm(ctx, _shl(ctx, v, 7 + left_bits), inverse), right)
     else:  # MultiplyByQuantizedMultiplier(x - zp, multiplier, 7 - right)
         exponent = _sub(ctx, 7 + left_bits, right)
-        shifted = ctx.binary("tosa.logical_left_shift", v, ctx.binary("tosa.maximum", exponent, _scalar(ctx, 0, p)))
+        shifted = ctx.tosa.logical_left_shift(v, ctx.tosa.maximum(exponent, _scalar(ctx, 0, p)))
         y = rounding_divide(ctx, _srdhm(ctx, shifted, inverse),
-                             ctx.binary("tosa.maximum", _sub(ctx, 0, exponent), _scalar(ctx, 0, p)))
+                             ctx.tosa.maximum(_sub(ctx, 0, exponent), _scalar(ctx, 0, p)))
     return _pot(ctx, y, 0, "i8")
 
 
@@ -356,16 +355,16 @@ def div(ctx: LoweringContext, a: Value, b: Value, aq: QInfo, bq: QInfo, yq: QInf
     x, d = ctx.same_rank(x, d)
 
     def sign_bit(v: Value) -> Value:  # -1 for negative values, else 0
-        return ctx.binary("tosa.arithmetic_right_shift", v, _scalar(ctx, 31, v), {"round": False})
+        return ctx.tosa.arithmetic_right_shift(v, _scalar(ctx, 31, v), round=False)
 
-    sign = ctx.binary("tosa.add", _shl(ctx, sign_bit(d), 1), _scalar(ctx, 1, d))
+    sign = ctx.tosa.add(_shl(ctx, sign_bit(d), 1), _scalar(ctx, 1, d))
     x, d = _mul(ctx, x, sign), _mul(ctx, d, sign)
-    reciprocal, headroom_plus_one = _reciprocal(ctx, ctx.binary("tosa.maximum", d, _scalar(ctx, 1, d)))
+    reciprocal, headroom_plus_one = _reciprocal(ctx, ctx.tosa.maximum(d, _scalar(ctx, 1, d)))
     # CountLeadingSignBits(x) = CLZ(x ^ (x >> 31)) - 1
-    headroom = _sub(ctx, ctx.op("tosa.clz", [ctx.binary("tosa.bitwise_xor", x, sign_bit(x))]), 1)
-    quotient = _srdhm(ctx, _srdhm(ctx, ctx.binary("tosa.logical_left_shift", x, headroom), reciprocal), multiplier)
-    e = ctx.binary("tosa.add", _sub(ctx, 31 - exponent, headroom_plus_one), headroom)
-    near = rounding_divide(ctx, quotient, ctx.binary("tosa.minimum", e, _scalar(ctx, 31, e)))
+    headroom = _sub(ctx, ctx.tosa.clz(ctx.tosa.bitwise_xor(x, sign_bit(x))), 1)
+    quotient = _srdhm(ctx, _srdhm(ctx, ctx.tosa.logical_left_shift(x, headroom), reciprocal), multiplier)
+    e = ctx.tosa.add(_sub(ctx, 31 - exponent, headroom_plus_one), headroom)
+    near = rounding_divide(ctx, quotient, ctx.tosa.minimum(e, _scalar(ctx, 31, e)))
     y = _past_31(ctx, quotient, e, near)
     y = clamp_int(ctx, y, -(1 << 20), 1 << 20)  # RESCALE by 1 takes |y| < 2**29 only; the output saturates anyway
     return _pot(ctx, y, 0, yq.dtype, out_zp=yq.zero_point if yq.dtype == "i8" else 0)

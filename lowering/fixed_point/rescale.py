@@ -151,11 +151,12 @@ def rescale(ctx: LoweringContext, x: Value, scale: float | Sequence[float] | np.
         shifts = np.array([fixed[1]], dtype=np.int8)
     # DOUBLE_ROUND needs a 32-bit multiplier, and differs from SINGLE_ROUND only for shifts above 31
     mode = (rounding or rounding_mode(ctx)) if scale32 and shifts.max() > 31 else "SINGLE_ROUND"
-    attrs = {"scale32": scale32, "rounding_mode": mode, "per_channel": per_channel,
-             "input_unsigned": input_unsigned, "output_unsigned": output_unsigned}
-    operands = [x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
-                _zp_const(ctx, t.dtype, in_zp, input_unsigned), _zp_const(ctx, out_dtype, out_zp, output_unsigned)]
-    return ctx.op("tosa.rescale", operands, attrs, types=[TensorType(t.shape, out_dtype)])
+    return ctx.tosa.rescale(x, ctx.const(multipliers, "i32" if scale32 else "i16"), ctx.const(shifts, "i8"),
+                            _zp_const(ctx, t.dtype, in_zp, input_unsigned),
+                            _zp_const(ctx, out_dtype, out_zp, output_unsigned),
+                            scale32=scale32, rounding_mode=mode, per_channel=per_channel,
+                            input_unsigned=input_unsigned, output_unsigned=output_unsigned,
+                            types=[TensorType(t.shape, out_dtype)])
 
 
 def rescale_saturated(ctx: LoweringContext, values: np.ndarray, scale: float, out_dtype: str, *, out_zp: int = 0,
@@ -197,9 +198,9 @@ def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QI
             or not ties_possible(factors, max_abs() if callable(max_abs) else max_abs)):
         return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0], rounding=rounding)
     rank = ctx.type_of(acc).rank
-    magnitude = rescale(ctx, ctx.op("tosa.abs", [acc]), factor, "i32")
-    negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", rank), acc)
-    signed = ctx.op("tosa.select", [negative, ctx.negate(magnitude), magnitude])
+    magnitude = rescale(ctx, ctx.tosa.abs(acc), factor, "i32")
+    negative = ctx.tosa.greater(ctx.scalar(0, "i32", rank), acc)
+    signed = ctx.tosa.select(negative, ctx.negate(magnitude), magnitude)
     return rescale(ctx, signed, 1.0, out.dtype, out_zp=out.zero_points[0])
 
 
@@ -260,12 +261,12 @@ def clamp_int(ctx: LoweringContext, x: Value, low: int, high: int) -> Value:
     if low <= lo and high >= hi:
         return x
     if dtype in ("i8", "i16"):
-        return ctx.op("tosa.clamp", [x], {"min_val": low, "max_val": high})
+        return ctx.tosa.clamp(x, min_val=low, max_val=high)
     rank = ctx.type_of(x).rank
     if low > lo:
-        x = ctx.binary("tosa.maximum", x, ctx.scalar(low, dtype, rank))
+        x = ctx.tosa.maximum(x, ctx.scalar(low, dtype, rank))
     if high < hi:
-        x = ctx.binary("tosa.minimum", x, ctx.scalar(high, dtype, rank))
+        x = ctx.tosa.minimum(x, ctx.scalar(high, dtype, rank))
     return x
 
 

@@ -44,7 +44,7 @@ from .quantization import (float_fallback, kernel_results, lookup, q_in, q_out, 
 def _i16_abs_or_neg(negate: bool) -> Callable[[LoweringContext, Value, QInfo, QInfo], Value]:
     def lower(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
         v = widen(ctx, x, xq)
-        v = ctx.negate(v) if negate else ctx.op("tosa.abs", [v])
+        v = ctx.negate(v) if negate else ctx.tosa.abs(v)
         return narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
 
     return lower
@@ -68,11 +68,11 @@ def _i16_leaky_relu(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Val
     alpha = float(ctx.attrs["alpha"])
     v = widen(ctx, x, xq)
     rank = ctx.type_of(v).rank
-    positive = ctx.binary("tosa.greater", v, ctx.scalar(0, "i32", rank))
+    positive = ctx.tosa.greater(v, ctx.scalar(0, "i32", rank))
     scaled_neg = ctx.negate(v) if alpha < 0 else v
     low = narrow(ctx, scaled_neg, abs(alpha) * xq.scale / yq.scale, yq, max_abs=xq.span)
     high = narrow(ctx, v, xq.scale / yq.scale, yq, max_abs=xq.span)
-    return ctx.op("tosa.select", [positive, high, low])
+    return ctx.tosa.select(positive, high, low)
 
 
 def _i16_square(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
@@ -102,7 +102,7 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
     ratio = float(f32(xq.scale) / f32(yq.scale))
     v = widen(ctx, x, xq)
     if op == "nn.abs":
-        return rescale(ctx, ctx.op("tosa.abs", [v]), ratio, yq.dtype, out_zp=yq.zero_point)
+        return rescale(ctx, ctx.tosa.abs(v), ratio, yq.dtype, out_zp=yq.zero_point)
     if op in ("nn.clamp", "nn.relu"):
         lo, hi = (ctx.attrs["min"], ctx.attrs["max"]) if op == "nn.clamp" else (0.0, float("inf"))
         y = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
@@ -115,18 +115,19 @@ def _litert_i16(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Value:
             if factor >= 0:
                 return rescale(ctx, v, factor, "i32")
             return ctx.negate(rescale(ctx, v, -factor, "i32"))
-        return rescale(ctx, ctx.binary(extremum, branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
+        return rescale(ctx, extremum(branch(ratio), branch(alpha)), 1.0, yq.dtype, out_zp=yq.zero_point)
     if alpha < 0:
         low = rescale(ctx, ctx.negate(rescale(ctx, v, -alpha, "i32")), 1.0, yq.dtype, out_zp=yq.zero_point)
     else:
         low = rescale(ctx, v, alpha, yq.dtype, out_zp=yq.zero_point)
     high = rescale(ctx, v, ratio, yq.dtype, out_zp=yq.zero_point)
-    positive = ctx.binary("tosa.greater_equal", v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
-    return ctx.op("tosa.select", [positive, high, low])
+    positive = ctx.tosa.greater_equal(v, ctx.scalar(0, "i32", ctx.type_of(v).rank))
+    return ctx.tosa.select(positive, high, low)
 
 
-def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float, alpha: float) -> str | None:
-    """"tosa.maximum" or "tosa.minimum" when that op of the two branches of TFLite's int16 leaky relu (x - zp
+def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: float,
+                            alpha: float) -> Callable[..., Value] | None:
+    """The builder of TOSA MAXIMUM or MINIMUM when that op of the two branches of TFLite's int16 leaky relu (x - zp
     rescaled by `ratio`, or by `alpha`) is the x >= zp choice between them for every input (checked
     here on all 65536, with RESCALE's own integers: usually MAXIMUM for alpha below 1, MINIMUM above),
     and the branches stay within what a RESCALE by 1 reads (|v| < 2**29); else None (SELECT, which
@@ -142,9 +143,9 @@ def _leaky_relu_as_extremum(ctx: LoweringContext, xq: QInfo, yq: QInfo, ratio: f
         return None
     high, low = branch(ratio, yq.dtype, yq.zero_point), branch(alpha, yq.dtype, yq.zero_point)
     chosen = np.where(v >= 0, high, low)
-    for op, combine in (("tosa.maximum", np.maximum), ("tosa.minimum", np.minimum)):
+    for build, combine in ((ctx.tosa.maximum, np.maximum), (ctx.tosa.minimum, np.minimum)):
         if np.array_equal(chosen, combine(high, low)):
-            return op
+            return build
     return None
 
 
@@ -189,7 +190,7 @@ def rescale_and_clamp(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> V
     multiplier, shift, rounding, low, high = found
     in_zp = xq.zero_point
     if of_abs:
-        x, in_zp = ctx.op("tosa.abs", [rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")]), 0
+        x, in_zp = ctx.tosa.abs(rescale(ctx, x, 1.0, "i32", in_zp=in_zp, rounding="SINGLE_ROUND")), 0
     y = rescale(ctx, x, 0.0, yq.dtype, in_zp=in_zp, out_zp=yq.zero_point, fixed=(multiplier, shift), rounding=rounding)
     return clamp_int(ctx, y, yq.qmin if low is None else low, yq.qmax if high is None else high)
 
@@ -203,7 +204,7 @@ def _ends(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo]:
     xq, yq = q_in(ctx), q_out(ctx)
     assert xq is not None and yq is not None, "the float form takes an end that is not quantized"
     require_per_tensor(ctx, xq, yq)
-    return ctx.operands[0], xq, yq
+    return ctx.operand("x"), xq, yq
 
 
 def _dtypes(ctx: LoweringContext) -> tuple[str | None, str | None]:
@@ -287,18 +288,18 @@ def clamp_values(ctx: LoweringContext, lo: float, hi: float) -> Value:
     i32 MAXIMUM/MINIMUM for wider or unsigned integers (CLAMP has no i32 form, and its i16 form
     would need EXT-INT16)."""
     check_unquantized(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     dtype, nn_dtype = operand_dtype(ctx), nn_in_dtype(ctx, 0)
     lo = min(lo, hi)  # a lower bound above the upper one: everything becomes hi (nn.clamp, numpy.clip)
     if dtype in FLOAT_TYPES:
-        return ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
+        return ctx.tosa.clamp(x, min_val=float(lo), max_val=float(hi))
     ctx.check(clamp_not_boolean)
     tmin, tmax = _integer_bounds(nn_dtype)
     ilo = tmin if lo == -INF else min(max(math.ceil(lo), tmin), tmax)
     ihi = tmax if hi == INF else max(min(math.floor(hi), tmax), tmin)
     ilo = min(ilo, ihi)  # no integer between two bounds in one unit interval
     if nn_dtype == "i8":
-        return ctx.op("tosa.clamp", [x], {"min_val": ilo, "max_val": ihi})
+        return ctx.tosa.clamp(x, min_val=ilo, max_val=ihi)
     (wide,) = int_operands(ctx, "clamp")
     a = Arith(ctx, "i32", ctx.type_of(wide).rank)
     return from_i32(ctx, a.minimum(a.maximum(wide, max(ilo, -(1 << 31))), min(ihi, (1 << 31) - 1)))
@@ -324,14 +325,14 @@ def _negative_slope(ctx: LoweringContext, x: Value, slope: Value, strict: bool) 
 @rule("nn.leaky_relu", checks=(floating_point_operands,))
 def leaky_relu(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, "leaky_relu")
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     return _negative_slope(ctx, x, ctx.scalar(float(ctx.attrs["alpha"]), operand_dtype(ctx), a.rank), strict=False)
 
 
 @rule("nn.prelu", checks=(floating_point_operands,))
 def prelu(ctx: LoweringContext) -> Value:
     float_arith(ctx, "prelu")
-    x, alpha = ctx.same_rank(*ctx.operands)
+    x, alpha = ctx.same_rank(ctx.operand("x"), ctx.operand("alpha"))
     return _negative_slope(ctx, x, alpha, strict=False)
 
 
@@ -350,9 +351,9 @@ def quantized_prelu(ctx: LoweringContext) -> Value:
     if choose(ctx, "prelu_branch") == "sign_arithmetic":
         # the same choice in arithmetic (npu_target.py): sign = -1 where x - zp < 0, else 0, and
         # y = positive - sign * (negative - positive), on the encoded branches widened to i32 (exact)
-        sign = ctx.binary("tosa.arithmetic_right_shift", xv, ctx.scalar(31, "i32", rank), {"round": False})
+        sign = ctx.tosa.arithmetic_right_shift(xv, ctx.scalar(31, "i32", rank), round=False)
         p32, n32 = (rescale(ctx, v, 1.0, "i32", rounding="SINGLE_ROUND") for v in (positive, negative))
-        y = ctx.binary("tosa.sub", p32, ctx.mul(sign, ctx.binary("tosa.sub", n32, p32)))
+        y = ctx.tosa.sub(p32, ctx.mul(sign, ctx.tosa.sub(n32, p32)))
         return rescale(ctx, y, 1.0, yq.dtype, rounding="SINGLE_ROUND")
-    keep = ctx.binary("tosa.greater_equal", xv, ctx.scalar(0, "i32", rank))
-    return ctx.op("tosa.select", ctx.same_rank(keep, positive, negative))
+    keep = ctx.tosa.greater_equal(xv, ctx.scalar(0, "i32", rank))
+    return ctx.tosa.select(*ctx.same_rank(keep, positive, negative))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from nn2tosa.dialects.tosa_builder import UnaryOpName
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, float_rule_unquantized
@@ -35,15 +36,12 @@ class Arith:
             return x
         return self.ctx.scalar(x, self.dtype, self.rank)
 
-    def _binary(self, op: str, x: Operand, y: Operand) -> Value:
-        return self.ctx.binary(op, self.v(x), self.v(y))
-
     # arithmetic
     def add(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.add", x, y)
+        return self.ctx.tosa.add(self.v(x), self.v(y))
 
     def sub(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.sub", x, y)
+        return self.ctx.tosa.sub(self.v(x), self.v(y))
 
     def mul(self, x: Operand, y: Operand) -> Value:
         return self.ctx.mul(self.v(x), self.v(y))
@@ -56,69 +54,76 @@ class Arith:
         y = self.v(y)
         ay = self.abs(y)
         s = self.select(self.lt(ay, 2.0 ** -100), 2.0 ** 64, self.select(self.gt(ay, 2.0 ** 100), 2.0 ** -64, 1.0))
-        return self.mul(self.mul(x, s), self.unary("tosa.reciprocal", self.mul(y, s)))
+        return self.mul(self.mul(x, s), self.reciprocal(self.mul(y, s)))
 
     def neg(self, x: Operand) -> Value:
         return self.ctx.negate(self.v(x))
 
     def maximum(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.maximum", x, y)
+        return self.ctx.tosa.maximum(self.v(x), self.v(y))
 
     def minimum(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.minimum", x, y)
+        return self.ctx.tosa.minimum(self.v(x), self.v(y))
 
-    def unary(self, op: str, x: Operand) -> Value:
+    def unary(self, op: UnaryOpName, x: Operand) -> Value:
+        """TOSA op `op` of x (kept for the rule modules not yet on `ctx.tosa`; issue 29)."""
         return self.ctx.op(op, [self.v(x)])
+
+    def reciprocal(self, x: Operand) -> Value:
+        return self.ctx.tosa.reciprocal(self.v(x))
 
     def clamp(self, x: Value, lo: float, hi: float) -> Value:
         """Float clamp (TOSA CLAMP's bounds are attributes in the operand's type)."""
-        return self.ctx.op("tosa.clamp", [x], {"min_val": float(lo), "max_val": float(hi)})
+        return self.ctx.tosa.clamp(x, min_val=float(lo), max_val=float(hi))
 
     def abs(self, x: Operand) -> Value:
-        return self.unary("tosa.abs", x)
+        return self.ctx.tosa.abs(self.v(x))
 
     def floor(self, x: Operand) -> Value:
-        return self.unary("tosa.floor", x)
+        return self.ctx.tosa.floor(self.v(x))
+
+    def ceiling(self, x: Operand) -> Value:
+        return self.ctx.tosa.ceil(self.v(x))
 
     def exp(self, x: Operand) -> Value:
-        return self.unary("tosa.exp", x)
+        return self.ctx.tosa.exp(self.v(x))
 
     def log(self, x: Operand) -> Value:
-        return self.unary("tosa.log", x)
+        return self.ctx.tosa.log(self.v(x))
 
     def sqrt(self, x: Operand) -> Value:
         """1 / rsqrt(x): exact at 0 (1/inf) and inf (1/0), NaN below 0."""
-        return self.unary("tosa.reciprocal", self.unary("tosa.rsqrt", x))
+        return self.reciprocal(self.ctx.tosa.rsqrt(self.v(x)))
 
     # comparisons and choice
     def gt(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.greater", x, y)
+        return self.ctx.tosa.greater(self.v(x), self.v(y))
 
     def ge(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.greater_equal", x, y)
+        return self.ctx.tosa.greater_equal(self.v(x), self.v(y))
 
     def lt(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.greater", y, x)
+        return self.ctx.tosa.greater(self.v(y), self.v(x))
 
     def eq(self, x: Operand, y: Operand) -> Value:
-        return self._binary("tosa.equal", x, y)
+        return self.ctx.tosa.equal(self.v(x), self.v(y))
 
     def same(self, p: Value, q: Value) -> Value:
         """p == q on booleans (TOSA EQUAL has no i1 form)."""
-        return self.negation(self.ctx.binary("tosa.logical_xor", p, q))
+        return self.negation(self.ctx.tosa.logical_xor(p, q))
 
     def both(self, p: Value, q: Value) -> Value:
-        return self.ctx.binary("tosa.logical_and", p, q)
+        return self.ctx.tosa.logical_and(p, q)
 
     def either(self, p: Value, q: Value) -> Value:
-        return self.ctx.binary("tosa.logical_or", p, q)
+        return self.ctx.tosa.logical_or(p, q)
 
     def negation(self, p: Value) -> Value:
-        return self.ctx.op("tosa.logical_not", [p])
+        return self.ctx.tosa.logical_not(p)
 
     def select(self, cond: Value, x: Operand, y: Operand) -> Value:
         c, a, b = self.ctx.same_rank(cond, self.v(x), self.v(y))
-        return self.ctx.op("tosa.select", [c, a, b])
+        return self.ctx.tosa.select(c, a, b)
 
     # special values
     def is_nan(self, x: Value) -> Value:
@@ -133,7 +138,7 @@ class Arith:
 
     def is_negative(self, x: Value) -> Value:
         """x < 0 or x is -0 (1/-0 = -inf)."""
-        return self.either(self.lt(x, 0.0), self.lt(self.unary("tosa.reciprocal", x), 0.0))
+        return self.either(self.lt(x, 0.0), self.lt(self.reciprocal(x), 0.0))
 
     def copy_sign(self, magnitude: Value, negative: Value) -> Value:
         return self.select(negative, self.neg(magnitude), magnitude)
@@ -162,7 +167,7 @@ class Arith:
         negative base with a non-integer exponent, 1 for y == 0 and x == 1."""
         ax = self.abs(x)
         regular = self.both(self.both(self.gt(ax, 0.0), self.is_finite(ax)), self.is_finite(y))
-        core = self.ctx.binary("tosa.pow", self.select(regular, ax, 1.0), self.select(regular, y, 1.0))
+        core = self.ctx.tosa.pow(self.select(regular, ax, 1.0), self.select(regular, y, 1.0))
         # |x| in {0, inf} or |y| == inf: 0 or inf by whether y > 0 agrees with |x| > 1
         edge = self.select(self.same(self.gt(y, 0.0), self.gt(ax, 1.0)), INF, 0.0)
         magnitude = self.select(regular, core, edge)
@@ -182,7 +187,7 @@ class Arith:
         Chebyshev nodes in float64 (max relative error 6.2e-8 in f32 arithmetic)."""
         a = self.abs(x)
         middle, far = self.gt(a, math.tan(math.pi / 8)), self.gt(a, math.tan(3 * math.pi / 8))
-        t = self.select(far, self.neg(self.unary("tosa.reciprocal", a)),
+        t = self.select(far, self.neg(self.reciprocal(a)),
                         self.select(middle, self.div(self.sub(a, 1.0), self.add(a, 1.0)), a))
         offset = self.select(far, math.pi / 2, self.select(middle, math.pi / 4, 0.0))
         z = self.mul(t, t)
@@ -271,7 +276,7 @@ def to_i32(ctx: LoweringContext, x: Value, nn_dtype: str) -> Value:
     wide = ctx.cast(x, "i32")
     width = UNSIGNED_WIDTH.get(nn_dtype)
     if width in (8, 16):
-        wide = ctx.binary("tosa.bitwise_and", wide, ctx.scalar((1 << width) - 1, "i32", ctx.type_of(wide).rank))
+        wide = ctx.tosa.bitwise_and(wide, ctx.scalar((1 << width) - 1, "i32", ctx.type_of(wide).rank))
     return wide
 
 

@@ -18,7 +18,7 @@ from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, check_unquantized, from_
 def cast(ctx: LoweringContext) -> Value:
     """nn.cast between any two non-quantized types TOSA can hold (see convert)."""
     check_unquantized(ctx)
-    return convert(ctx, ctx.operands[0], nn_in_dtype(ctx, 0), ctx.nn_out_types[0].dtype)
+    return convert(ctx, ctx.operand("x"), nn_in_dtype(ctx, 0), ctx.nn_out_types[0].dtype)
 
 
 def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
@@ -47,7 +47,7 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
             x = ctx.cast(x, "f32")
             a = Arith(ctx, "f32", t.rank)
             hi = float((1 << UNSIGNED_WIDTH[dst]) - 1) if UNSIGNED_WIDTH[dst] < 32 else 4294967040.0
-            x = ctx.op("tosa.clamp", [x], {"min_val": 0.0, "max_val": hi})
+            x = ctx.tosa.clamp(x, min_val=0.0, max_val=hi)
             if UNSIGNED_WIDTH[dst] >= 32:  # the upper half lands on negative i32 bits
                 x = a.select(a.ge(x, 2.0 ** 31), a.sub(x, 2.0 ** 32), x)
             return ctx.cast(ctx.cast(x, "i32"), low_dst)
@@ -65,25 +65,25 @@ def convert(ctx: LoweringContext, x: Value, src: str, dst: str) -> Value:
 @rule("nn.shift_left")
 def shift_left(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
-    x, amount = ctx.operands
-    return ctx.binary("tosa.logical_left_shift", x, amount)
+    x, amount = ctx.operand("x"), ctx.operand("y")
+    return ctx.tosa.logical_left_shift(x, amount)
 
 
 @rule("nn.shift_right")
 def shift_right(ctx: LoweringContext) -> Value:
     """Arithmetic for signed types, logical for unsigned ones (their bits are the same)."""
     check_unquantized(ctx)
-    x, amount = ctx.operands
+    x, amount = ctx.operand("x"), ctx.operand("y")
     if nn_in_dtype(ctx, 0) in UNSIGNED_WIDTH:
-        return ctx.binary("tosa.logical_right_shift", x, amount)
-    return ctx.binary("tosa.arithmetic_right_shift", x, amount, attrs={"round": False})
+        return ctx.tosa.logical_right_shift(x, amount)
+    return ctx.tosa.arithmetic_right_shift(x, amount, round=False)
 
 
 # ------------------------------------------------------------------------------ sign and classification
 @rule("nn.sign", checks=(integers_fit_i32,))
 def sign(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     dtype = operand_dtype(ctx)
     if dtype in FLOAT_TYPES:
         a = Arith(ctx, dtype, ctx.out_types[0].rank)
@@ -96,7 +96,7 @@ def sign(ctx: LoweringContext) -> Value:
 @rule("nn.isnan", "nn.isinf")
 def classify(ctx: LoweringContext) -> Value:
     check_unquantized(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     t = ctx.type_of(x)
     if t.dtype not in FLOAT_TYPES:  # integers are never NaN or infinite
         return ctx.const(np.zeros(t.shape, bool), "i1")
@@ -106,5 +106,5 @@ def classify(ctx: LoweringContext) -> Value:
 
 @rule("nn.select")
 def select(ctx: LoweringContext) -> Value:
-    cond, x, y = ctx.same_rank(*ctx.operands)
-    return ctx.op("tosa.select", [cond, x, y])
+    cond, x, y = ctx.same_rank(ctx.operand("cond"), ctx.operand("x"), ctx.operand("y"))
+    return ctx.tosa.select(cond, x, y)

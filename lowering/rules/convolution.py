@@ -32,7 +32,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext, constant_value, float_rule_unquantized
 from ..fixed_point.carrier import QInfo
 from . import rule
-from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
+from .integer_convolution import (CONVOLUTION_CHECKS, ConvolutionOp, bias_in_accumulator, constant_weights,
                                   convolution_quantized_both_ends, out_channel_scales, quantized_convolution,
                                   subsample_first)
 from .quantization import q_in, q_out, require_per_tensor
@@ -99,7 +99,7 @@ def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
     return ctx.reshape(v, shape) if shape is not None else v
 
 
-def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value | None, dtype: str, *,
+def convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, w: Value, bias: Value | None, dtype: str, *,
                 kernel: Sequence[int], pad: Sequence[int], stride: Sequence[int],
                 dilation: Sequence[int] | None = None) -> Value:
     """TOSA convolution `op` in `dtype` (operands cast to it; f32 accumulation), bias zeros when
@@ -118,7 +118,7 @@ def convolution(ctx: LoweringContext, op: str, x: Value, w: Value, bias: Value |
 
 
 def _bias(ctx: LoweringContext) -> Value | None:
-    return ctx.operands[2] if len(ctx.operands) > 2 else None
+    return ctx.optional_operand("bias")
 
 
 def _finish(ctx: LoweringContext, y: Value) -> Value:
@@ -129,7 +129,7 @@ def _finish(ctx: LoweringContext, y: Value) -> Value:
 @rule("nn.conv2d", checks=(float_tensors,))
 def conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "conv2d")
-    x, w, bias = ctx.operands[0], ctx.operands[1], _bias(ctx)
+    x, w, bias = ctx.operand("input"), ctx.operand("weight"), _bias(ctx)
     o, kh, kw, per_group = ctx.type_of(w).shape
     groups = ctx.attrs["groups"]
     window = {"kernel": (kh, kw), "pad": ctx.attrs["pad"], "stride": ctx.attrs["stride"],
@@ -154,17 +154,17 @@ def conv2d(ctx: LoweringContext) -> Value:
 @rule("nn.depthwise_conv2d", checks=(float_tensors,))
 def depthwise_conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "depthwise_conv2d")
-    kh, kw, _, _ = ctx.type_of(ctx.operands[1]).shape
-    return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", ctx.operands[0], ctx.operands[1], _bias(ctx),
-                                    dtype, kernel=(kh, kw), pad=ctx.attrs["pad"], stride=ctx.attrs["stride"],
-                                    dilation=ctx.attrs["dilation"]))
+    kh, kw, _, _ = ctx.type_of(ctx.operand("weight")).shape
+    return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", ctx.operand("input"), ctx.operand("weight"),
+                                    _bias(ctx), dtype, kernel=(kh, kw), pad=ctx.attrs["pad"],
+                                    stride=ctx.attrs["stride"], dilation=ctx.attrs["dilation"]))
 
 
 @rule("nn.conv3d", checks=(float_tensors,))
 def conv3d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "conv3d")
-    _, kd, kh, kw, _ = ctx.type_of(ctx.operands[1]).shape
-    return _finish(ctx, convolution(ctx, "tosa.conv3d", ctx.operands[0], ctx.operands[1], _bias(ctx), dtype,
+    _, kd, kh, kw, _ = ctx.type_of(ctx.operand("weight")).shape
+    return _finish(ctx, convolution(ctx, "tosa.conv3d", ctx.operand("input"), ctx.operand("weight"), _bias(ctx), dtype,
                                     kernel=(kd, kh, kw), pad=ctx.attrs["pad"], stride=ctx.attrs["stride"],
                                     dilation=ctx.attrs["dilation"]))
 
@@ -172,11 +172,11 @@ def conv3d(ctx: LoweringContext) -> Value:
 @rule("nn.transpose_conv2d", checks=(float_tensors,))
 def transpose_conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "transpose_conv2d")
-    _, kh, kw, _ = ctx.type_of(ctx.operands[1]).shape
+    _, kh, kw, _ = ctx.type_of(ctx.operand("weight")).shape
     out_pad = ctx.attrs["out_pad"]
     # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
     tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
-    y = convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], ctx.operands[1], _bias(ctx), dtype,
+    y = convolution(ctx, "tosa.transpose_conv2d", ctx.operand("input"), ctx.operand("weight"), _bias(ctx), dtype,
                     kernel=(kh, kw), pad=tosa_pad, stride=ctx.attrs["stride"])
     crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
     y = slice_of(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
@@ -210,7 +210,7 @@ def quantized_conv2d(ctx: LoweringContext) -> Value:
     out_scales = acc_scales / yq.scale
     attrs = _window_attrs(ctx)
     window = _windows((kh, kw), attrs["dilation"])
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     if groups == 1:
         if window == [1, 1]:
             x, attrs = subsample_first(ctx, x, xq, attrs)
@@ -227,7 +227,7 @@ def quantized_conv2d(ctx: LoweringContext) -> Value:
         sl = slice(g * per_out, (g + 1) * per_out)
         parts.append(quantized_convolution(ctx, "tosa.conv2d", xg, xq, np.ascontiguousarray(w[sl]), wq, bias[sl],
                                            out_scales[sl], yq, (1, 2, 3), attrs, window))
-    return ctx.op("tosa.concat", parts, {"axis": 3})
+    return ctx.tosa.concat(parts, axis=3)
 
 
 @rule("nn.depthwise_conv2d", quantized=True, checks=CONVOLUTION_CHECKS)
@@ -245,7 +245,7 @@ def quantized_depthwise_conv2d(ctx: LoweringContext) -> Value:
     bias = bias_in_accumulator(ctx, acc_scales)
     attrs = _window_attrs(ctx)
     # the accumulator bound sums over the window of each (c, m) output channel
-    return quantized_convolution(ctx, "tosa.depthwise_conv2d", ctx.operands[0], xq, w, wq, bias,
+    return quantized_convolution(ctx, "tosa.depthwise_conv2d", ctx.operand("input"), xq, w, wq, bias,
                                  acc_scales / yq.scale, yq, (0, 1), attrs, _windows((kh, kw), attrs["dilation"]))
 
 
@@ -257,5 +257,5 @@ def quantized_conv3d(ctx: LoweringContext) -> Value:
     acc_scales = xq.scale * out_channel_scales(wq, o)
     bias = bias_in_accumulator(ctx, acc_scales)
     attrs = _window_attrs(ctx)
-    return quantized_convolution(ctx, "tosa.conv3d", ctx.operands[0], xq, w, wq, bias, acc_scales / yq.scale, yq,
+    return quantized_convolution(ctx, "tosa.conv3d", ctx.operand("input"), xq, w, wq, bias, acc_scales / yq.scale, yq,
                                  (1, 2, 3, 4), attrs, _windows((kd, kh, kw), attrs["dilation"]))

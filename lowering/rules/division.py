@@ -31,7 +31,7 @@ def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | No
     if floor:
         q = a.floor(q0)
     else:
-        q = a.select(a.lt(q0, 0.0), a.unary("tosa.ceil", q0), a.floor(q0))
+        q = a.select(a.lt(q0, 0.0), a.ceiling(q0), a.floor(q0))
     p, e = two_product(a, q, y)
     t = a.sub(x, p)
     r = a.sub(t, e)
@@ -54,8 +54,8 @@ def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | No
 
 def _int_divmod(ctx: LoweringContext, x: Value, y: Value, floor: bool) -> tuple[Value, Value]:
     """i32 (q, r): TOSA INTDIV truncates; floor division moves q down when r and y differ in sign."""
-    q = ctx.binary("tosa.intdiv", x, y)
-    r = ctx.binary("tosa.sub", x, ctx.mul(q, y))
+    q = ctx.tosa.intdiv(x, y)
+    r = ctx.tosa.sub(x, ctx.mul(q, y))
     if floor:
         a = Arith(ctx, "i32", ctx.type_of(q).rank)
         adjust = a.both(a.negation(a.eq(r, 0)), a.negation(a.same(a.lt(r, 0), a.lt(y, 0))))
@@ -72,10 +72,10 @@ DIVISIONS = {"nn.floor_div": (True, 0), "nn.mod": (True, 1), "nn.fmod": (False, 
 def div(ctx: LoweringContext) -> Value:
     if operand_dtype(ctx) in FLOAT_TYPES:
         a = float_arith(ctx, "div")
-        x, y = in_compute_type(ctx, a, *ctx.operands)
+        x, y = in_compute_type(ctx, a, ctx.operand("x"), ctx.operand("y"))
         return ctx.cast(a.div(x, y), result_dtype(ctx))
     x, y = int_operands(ctx, "integer division")
-    return from_i32(ctx, ctx.binary("tosa.intdiv", x, y))
+    return from_i32(ctx, ctx.tosa.intdiv(x, y))
 
 
 @rule(*DIVISIONS, checks=(floating_point_operands, integers_fit_i32))
@@ -83,7 +83,7 @@ def division(ctx: LoweringContext) -> Value:
     floor, which = DIVISIONS[ctx.op_name]
     if operand_dtype(ctx) in FLOAT_TYPES:
         a = float_arith(ctx, ctx.op_name)
-        x, y = ctx.same_rank(*in_compute_type(ctx, a, *ctx.operands))
+        x, y = ctx.same_rank(*in_compute_type(ctx, a, ctx.operand("x"), ctx.operand("y")))
         q, r = _float_divmod(a, x, y, floor)
         if which == 0:
             # past 2^23 every float is an integer: the rounded quotient is the answer; so it is for
@@ -91,7 +91,7 @@ def division(ctx: LoweringContext) -> Value:
             q0 = a.div(x, y)
             result = a.select(a.both(a.lt(a.abs(q0), 2.0 ** 23), a.is_finite(r)), q, a.floor(q0))
         else:
-            steps = _reduction_steps(operand_dtype(ctx), constant_value(ctx, ctx.operands[1]))
+            steps = _reduction_steps(operand_dtype(ctx), constant_value(ctx, ctx.operand("y")))
             result = _remainder_specials(a, x, y, _large_quotient_remainder(a, x, y, r, floor, steps), floor)
         return ctx.cast(result, result_dtype(ctx))
     x, y = int_operands(ctx, ctx.op_name)
@@ -114,7 +114,7 @@ def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: boo
         overflow_far = a.gt(a.abs(a.div(rem, y_far)), 2.0 ** 120)
         d = a.select(overflow_far, y_farther, a.select(overflow, y_far, y))
         q = a.div(rem, d)
-        q = a.select(a.lt(q, 0.0), a.unary("tosa.ceil", q), a.floor(q))  # trunc
+        q = a.select(a.lt(q, 0.0), a.ceiling(q), a.floor(q))  # trunc
         c = a.mul(q, 4097.0 * 2.0 ** -64)  # 12 leading bits of q, scaled so that q*4097 cannot overflow
         q_hi = a.mul(a.sub(c, a.sub(c, a.mul(q, 2.0 ** -64))), 2.0 ** 64)
         q_hi = a.select(a.lt(a.abs(q), 2.0 ** 12), q, q_hi)
@@ -160,11 +160,11 @@ def _remainder_specials(a: Arith, x: Value, y: Value, r: Value, floor: bool) -> 
 def squared_difference(ctx: LoweringContext) -> Value:
     if operand_dtype(ctx) in FLOAT_TYPES:
         check_unquantized(ctx)
-        x, y = ctx.operands
-        d = ctx.binary("tosa.sub", x, y)
+        x, y = ctx.operand("x"), ctx.operand("y")
+        d = ctx.tosa.sub(x, y)
         return ctx.mul(d, d)
     x, y = int_operands(ctx, "squared_difference")
-    d = ctx.binary("tosa.sub", x, y)
+    d = ctx.tosa.sub(x, y)
     return from_i32(ctx, ctx.mul(d, d))
 
 
@@ -173,7 +173,7 @@ def pow_(ctx: LoweringContext) -> Value:
     if operand_dtype(ctx) not in FLOAT_TYPES:
         return _integer_pow(ctx)
     a = float_arith(ctx, "pow")
-    x, y = in_compute_type(ctx, a, *ctx.operands)
+    x, y = in_compute_type(ctx, a, ctx.operand("x"), ctx.operand("y"))
     x, y = ctx.same_rank(x, y)
     return ctx.cast(a.pow(x, y), result_dtype(ctx))
 
@@ -184,23 +184,22 @@ def _integer_pow(ctx: LoweringContext) -> Value:
     squaring step per bit of the largest exponent (31, or fewer for a constant exponent)."""
     x, y = int_operands(ctx, "pow")
     a = Arith(ctx, "i32", ctx.type_of(x).rank)
-    known = constant_value(ctx, ctx.operands[1])
+    known = constant_value(ctx, ctx.operand("y"))
     bits = 31 if known is None else max(1, int(np.max(np.abs(known.astype(np.int64)))).bit_length())
     result, base = a.v(1), x
     for bit in range(bits):
         if bit:
             base = ctx.mul(base, base)
-        on = a.eq(ctx.binary("tosa.bitwise_and", ctx.binary("tosa.arithmetic_right_shift", y, a.v(bit),
-                                                                  {"round": False}), a.v(1)), 1)
+        on = a.eq(ctx.tosa.bitwise_and(ctx.tosa.arithmetic_right_shift(y, a.v(bit), round=False), a.v(1)), 1)
         result = a.select(on, ctx.mul(result, base), result)
-    odd = a.eq(ctx.binary("tosa.bitwise_and", y, a.v(1)), 1)
+    odd = a.eq(ctx.tosa.bitwise_and(y, a.v(1)), 1)
     negative_power = a.select(a.eq(x, 1), 1, a.select(a.eq(x, -1), a.select(odd, -1, 1), 0))
     return from_i32(ctx, a.select(a.lt(y, 0), negative_power, result))
 
 
 @rule("nn.square", checks=(integers_fit_i32,))
 def square(ctx: LoweringContext) -> Value:
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     if operand_dtype(ctx) in FLOAT_TYPES:
         check_unquantized(ctx)
         return ctx.mul(x, x)
@@ -238,17 +237,17 @@ def quantized_div(ctx: LoweringContext) -> Value | list[Value]:
     numerator, denominator = ctx.same_rank(numerator, denominator)
     rank = ctx.type_of(numerator).rank
     zero, one = ctx.scalar(0, "i32", rank), ctx.scalar(1, "i32", rank)
-    by_zero = ctx.binary("tosa.equal", denominator, zero)
-    safe = ctx.op("tosa.select", [by_zero, one, denominator])
-    quotient = narrow(ctx, ctx.binary("tosa.intdiv", numerator, safe), 2.0 ** -p, yq)
+    by_zero = ctx.tosa.equal(denominator, zero)
+    safe = ctx.tosa.select(by_zero, one, denominator)
+    quotient = narrow(ctx, ctx.tosa.intdiv(numerator, safe), 2.0 ** -p, yq)
     dtype = yq.dtype
     rank_y = ctx.type_of(quotient).rank
 
     def extreme(value: int) -> Value:
         return ctx.const(np.full((1,) * rank_y, value), dtype)
 
-    positive = ctx.binary("tosa.greater", numerator, zero)
-    negative = ctx.binary("tosa.greater", zero, numerator)
-    infinite = ctx.op("tosa.select", [positive, extreme(yq.qmax),
-                                      ctx.op("tosa.select", [negative, extreme(yq.qmin), extreme(yq.zero_point)])])
-    return ctx.op("tosa.select", [by_zero, infinite, quotient])
+    positive = ctx.tosa.greater(numerator, zero)
+    negative = ctx.tosa.greater(zero, numerator)
+    infinite = ctx.tosa.select(positive, extreme(yq.qmax),
+                               ctx.tosa.select(negative, extreme(yq.qmin), extreme(yq.zero_point)))
+    return ctx.tosa.select(by_zero, infinite, quotient)

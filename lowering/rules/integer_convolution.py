@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import math
+from typing import Literal
 
 import numpy as np
 
@@ -121,6 +122,12 @@ CONVOLUTION_CHECKS = (convolution_quantized_both_ends, constant_quantized_weight
                       constant_bias, bias_fits_accumulator, *CONVOLUTION_CORE)
 
 
+# The TOSA convolutions the convolution helpers build: they share operands (input, weight, bias and two
+# zero points), and the helpers, shared by several rule modules, take the op by name; typed so that mypy
+# checks the name where it is written.
+ConvolutionOp = Literal["tosa.conv2d", "tosa.depthwise_conv2d", "tosa.conv3d", "tosa.transpose_conv2d"]
+
+
 # ------------------------------------------------------------------------------ operands
 def constant_weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
     w = constant_value(ctx, ctx.operands[k])
@@ -145,9 +152,10 @@ def out_channel_scales(wq: QInfo, channels: int, repeat: int = 1, tile: int = 1)
 def bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.ndarray:
     """The bias as integers of the accumulator (scale s_x * s_w[c]), int64; zeros without one."""
     channels = acc_scales.size
-    if len(ctx.operands) < 3:
+    bias = ctx.optional_operand("bias")
+    if bias is None:
         return np.zeros(channels, np.int64)
-    b = constant_value(ctx, ctx.operands[2])
+    b = constant_value(ctx, bias)
     bq = q_in(ctx, 2)
     ctx.check(constant_bias, b)
     assert b is not None
@@ -190,7 +198,7 @@ def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ------------------------------------------------------------------------------ the convolution
-def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
+def quantized_convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
                           bias: np.ndarray, out_scales: np.ndarray, yq: QInfo, channel_axis_sum: tuple[int, ...],
                           attrs: dict, window: Sequence[int] | None = None, rounding: str | None = None) -> Value:
     """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
@@ -235,7 +243,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
     ctx.check(int16_accumulator_fits, k)
     high = rescale(ctx, conv(hi, 0, np.zeros_like(bias)), 2.0 ** (8 - k), "i32")
     low = rescale(ctx, conv(lo, -128, bias), 2.0 ** -k, "i32")
-    return narrow(ctx, ctx.binary("tosa.add", high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
+    return narrow(ctx, ctx.tosa.add(high, low), out_scales * 2.0 ** k, yq, max_abs=None if k else bound,
                   rounding=rounding)
 
 
@@ -243,7 +251,7 @@ def quantized_convolution(ctx: LoweringContext, op: str, x: Value, xq: QInfo, w:
 _KERNEL_WIDTH_AXIS = {"tosa.conv2d": 2, "tosa.depthwise_conv2d": 1}
 
 
-def widen_rather_than_trim(ctx: LoweringContext, op: str, x: Value, w: np.ndarray, weight_zp: int,
+def widen_rather_than_trim(ctx: LoweringContext, op: ConvolutionOp, x: Value, w: np.ndarray, weight_zp: int,
                             window: Sequence[int], attrs: dict) -> tuple[np.ndarray, list[int]]:
     """TOSA needs the windows to tile the padded width exactly; the columns past the last window
     that the trailing padding cannot absorb (`fit_windows` would slice them off the input) become
@@ -284,9 +292,9 @@ def subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> t
     if window == [1, 1] or choose(ctx, "strided_pointwise_conv_untiled") != "subsample_first":
         return x, attrs
     x, sub_attrs["pad"], _ = fit_windows(ctx, x, window, stride, sub_attrs["pad"])
-    operands = [x, ctx.const(one_hot, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
-                ctx.zero_point("i8")]
-    picked = ctx.op("tosa.depthwise_conv2d", operands, {**sub_attrs, "acc_type": "i32"})
+    picked = ctx.tosa.depthwise_conv2d(x, ctx.const(one_hot, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
+                                       ctx.zero_point("i8"), ctx.zero_point("i8"), pad=sub_attrs["pad"],
+                                       stride=sub_attrs["stride"], dilation=sub_attrs["dilation"], acc_type="i32")
     return rescale(ctx, picked, 1.0, "i8"), {**attrs, "stride": [1, 1]}
 
 
@@ -301,7 +309,7 @@ def upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: Q
     transposed convolution's sum over input rows i and taps k with o = s i + k + out_pad_top is then
     the correlation of the spread rows with the flipped kernel, padded by K - 1 + out_pad at each end
     (0 or more: the rule keeps out_pad > -K). Padding adds nothing, as the zero point does."""
-    x = spread_by_stride(ctx, ctx.operands[0], stride, xq.zero_point)
+    x = spread_by_stride(ctx, ctx.operand("input"), stride, xq.zero_point)
     _, kh, kw, _ = w.shape
     pads = [k - 1 + p for k, p in zip((kh, kh, kw, kw), out_pad)]
     attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
@@ -319,8 +327,7 @@ def spread_by_stride(ctx: LoweringContext, x: Value, stride: Sequence[int], zero
     channels = ctx.type_of(x).shape[3]
     identity = np.zeros((channels, 1, 1, channels), np.int8)
     identity[np.arange(channels), 0, 0, np.arange(channels)] = 1
-    operands = [x, ctx.const(identity, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
-                ctx.zero_point("i8", zero_point), ctx.zero_point("i8")]
-    spread = ctx.op("tosa.transpose_conv2d", operands, {"stride": list(stride), "out_pad": [0, 0, 0, 0],
-                                                        "acc_type": "i32"})
+    spread = ctx.tosa.transpose_conv2d(x, ctx.const(identity, "i8"), ctx.const(np.zeros(channels, np.int64), "i32"),
+                                       ctx.zero_point("i8", zero_point), ctx.zero_point("i8"), stride=list(stride),
+                                       out_pad=[0, 0, 0, 0], acc_type="i32")
     return rescale(ctx, spread, 1.0, "i8", out_zp=zero_point)

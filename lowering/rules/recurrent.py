@@ -79,7 +79,7 @@ def mul_i32(ctx: LoweringContext, a: Value, b: Value, shift: int = 0) -> Value:
     """a * b of two int16 (or int32) tensors in i32, TOSA MUL's shift rounding half up. Shift 15 is
     gemmlowp's 16-bit SaturatingRoundingDoublingHighMul before its saturation (both round halves up)."""
     a, b = (v if ctx.type_of(v).dtype == "i32" else ctx.cast(v, "i32") for v in (a, b))
-    return ctx.op("tosa.mul", [a, b, ctx.const(np.array([shift], np.int8), "i8")])
+    return ctx.tosa.mul(a, b, ctx.const(np.array([shift], np.int8), "i8"))
 
 
 def rounding_divide_by_pot(ctx: LoweringContext, x: Value, exponent: int) -> Value:
@@ -87,9 +87,9 @@ def rounding_divide_by_pot(ctx: LoweringContext, x: Value, exponent: int) -> Val
     when x < 0, shifted right arithmetically (valid for |x| < 2**31 - 2**(exponent-1))."""
     if exponent == 0:
         return x
-    negative = ctx.binary("tosa.arithmetic_right_shift", x, _i32(ctx, 31, x), {"round": False})  # -1 or 0
-    nudged = ctx.binary("tosa.add", ctx.binary("tosa.add", x, _i32(ctx, 1 << (exponent - 1), x)), negative)
-    return ctx.binary("tosa.arithmetic_right_shift", nudged, _i32(ctx, exponent, x), {"round": False})
+    negative = ctx.tosa.arithmetic_right_shift(x, _i32(ctx, 31, x), round=False)  # -1 or 0
+    nudged = ctx.tosa.add(ctx.tosa.add(x, _i32(ctx, 1 << (exponent - 1), x)), negative)
+    return ctx.tosa.arithmetic_right_shift(nudged, _i32(ctx, exponent, x), round=False)
 
 
 def matmul_accumulate(ctx: LoweringContext, v: Value, weights: np.ndarray, weights_zp: int = 0) -> Value:
@@ -99,15 +99,15 @@ def matmul_accumulate(ctx: LoweringContext, v: Value, weights: np.ndarray, weigh
     cells = weights.shape[0]
     a = ctx.reshape(v, (1, batch, width))
     b = ctx.const(np.ascontiguousarray(weights.T.reshape(1, width, cells)).astype(np.int8), "i8")
-    acc = ctx.op("tosa.matmul", [a, b, ctx.zero_point("i8"), ctx.zero_point("i8", weights_zp)],
-                 types=[TensorType((1, batch, cells), "i32")])
+    acc = ctx.tosa.matmul(a, b, ctx.zero_point("i8"), ctx.zero_point("i8", weights_zp),
+                          types=[TensorType((1, batch, cells), "i32")])
     return ctx.reshape(acc, (batch, cells))
 
 
 def add_constant(ctx: LoweringContext, x: Value, values: np.ndarray) -> Value:
     if not np.any(values):
         return x
-    return ctx.binary("tosa.add", x, ctx.const(values.reshape(1, -1).astype(np.int32), "i32"))
+    return ctx.tosa.add(x, ctx.const(values.reshape(1, -1).astype(np.int32), "i32"))
 
 
 def lstm_parameter_constant(ctx: LoweringContext, name: str, values: np.ndarray | None) -> str | None:
@@ -130,7 +130,7 @@ def cell_scale_power_of_two(ctx: LoweringContext, cq: QInfo) -> str | None:
 
 def states_uint8(ctx: LoweringContext) -> str | None:
     """QuantizedLstm's input and output state are uint8 (the kernel subtracts 128 from them)."""
-    xq, hq = qinfo(ctx.nn_in_types[0]), qinfo(ctx.nn_in_types[2])
+    xq, hq = qinfo(ctx.nn_type("x")), qinfo(ctx.nn_type("h"))
     if xq.offset != 128 or hq.offset != 128:
         return "QuantizedLstm's input and output state must be uint8"
     return None
@@ -139,11 +139,11 @@ def states_uint8(ctx: LoweringContext) -> str | None:
 class _Params:
     """The layer's constant parameters by Arm NN name: stored integers and quantization."""
 
-    def __init__(self, ctx: LoweringContext, first: int):
+    def __init__(self, ctx: LoweringContext):
         names = ctx.attrs["params"]
         self.ctx = ctx
-        self.values = dict(zip(names, ctx.operands[first:]))
-        self.types = dict(zip(names, ctx.nn_in_types[first:]))
+        self.values = dict(zip(names, ctx.operand_run("params")))
+        self.types = dict(zip(names, ctx.nn_run_types("params")))
 
     def __getitem__(self, name: str) -> tuple[np.ndarray, QInfo]:
         values = constant_value(self.ctx, self.values[name])
@@ -163,13 +163,13 @@ class _IntegerCell:
 
     def __init__(self, ctx: LoweringContext):
         self.ctx = ctx
-        self.params = _Params(ctx, 3)
+        self.params = _Params(ctx)
         names = set(ctx.attrs["params"])
         self.cifg = "inputToInputWeights" not in names
         self.peephole = "cellToForgetWeights" in names
         self.layer_norm = "forgetLayerNormWeights" in names
         self.projection = "projectionWeights" in names
-        self.xq, self.hq, self.cq = (qinfo(t) for t in ctx.nn_in_types[:3])
+        self.xq, self.hq, self.cq = (qinfo(ctx.nn_type(name)) for name in ("x", "h", "c"))
         ctx.check(cell_scale_power_of_two, self.cq)
         self.cell_exponent = int(round(math.log2(self.cq.scale)))
         self.gate_scales = dict(zip(("Input", "Forget", "Cell", "Output"),
@@ -192,10 +192,10 @@ class _IntegerCell:
         bias = None if self.layer_norm else self.params[GATE_BIAS[name]][0]  # with layer norm it follows the norm
         # the kernel accumulates into the int16 gate buffer, saturating after each part
         total = clamp_int(ctx, self.product(x, self.xq, f"inputTo{name}Weights", bias, scale), -32768, 32767)
-        total = ctx.binary("tosa.add", self.product(h, self.hq, f"recurrentTo{name}Weights", None, scale), total)
+        total = ctx.tosa.add(self.product(h, self.hq, f"recurrentTo{name}Weights", None, scale), total)
         total = clamp_int(ctx, total, -32768, 32767)
         if cell is not None:
-            total = clamp_int(ctx, ctx.binary("tosa.add", self.peephole_part(name, cell, scale), total), -32768, 32767)
+            total = clamp_int(ctx, ctx.tosa.add(self.peephole_part(name, cell, scale), total), -32768, 32767)
         if self.layer_norm:
             total = self.normalized(total, name)
         return activation(ctx, ctx.cast(total, "i16"), function, 3)
@@ -210,7 +210,7 @@ class _IntegerCell:
         real = F32(float(2.0 ** self.cell_exponent) * float(F32(wq.scale)) / float(scale))  # double, then float
         multiplier, exponent = quantize_multiplier(float(real))
         batch, cells = ctx.type_of(cell).shape
-        outputs = ctx.type_of(ctx.operands[1]).shape[1]
+        outputs = ctx.type_of(ctx.operand("h")).shape[1]
         if outputs == cells:
             product = mul_i32(ctx, cell, ctx.const(w.reshape(1, -1).astype(np.int32), "i32"))
             return requantize_like_tflite(ctx, product, multiplier, exponent, _I32, "DOUBLE_ROUND")
@@ -232,17 +232,17 @@ class _IntegerCell:
         w, wq = self.params[f"{name[0].lower()}{name[1:]}LayerNormWeights"]
         bias = self.params[GATE_BIAS[name]][0]
         guard = max(1, int(F32(10000) * F32(wq.scale)))  # Prepare's variance guard (float product, truncated)
-        total = ctx.op("tosa.reduce_sum", [x], {"axis": 1})  # [batch, 1]
+        total = ctx.tosa.reduce_sum(x, axis=1)  # [batch, 1]
         variance = _variance_floor(ctx, x, total, k)
         # variance2 < 1 takes the guard
-        none = ctx.binary("tosa.sub", _i32(ctx, 1, variance), ctx.binary("tosa.minimum", variance, _i32(ctx, 1, variance)))
-        variance = ctx.binary("tosa.add", variance, mul_i32(ctx, none, _i32(ctx, guard, none)))
+        none = ctx.tosa.sub(_i32(ctx, 1, variance), ctx.tosa.minimum(variance, _i32(ctx, 1, variance)))
+        variance = ctx.tosa.add(variance, mul_i32(ctx, none, _i32(ctx, guard, none)))
         multiplier, right = _inverse_sqrt_multiplier(ctx, variance)
         mean = mul_i32(ctx, total, _i32(ctx, 1 << (10 - k), total))  # sum * 1024 / n, exact for n = 2**k <= 1024
-        shifted = ctx.binary("tosa.sub", mul_i32(ctx, x, _i32(ctx, 1024, x)), mean)
+        shifted = ctx.tosa.sub(mul_i32(ctx, x, _i32(ctx, 1024, x)), mean)
         rescaled = rounding_divide(ctx, mul_i32(ctx, shifted, multiplier, 31), right)
-        weighted = ctx.binary("tosa.add", mul_i32(ctx, rescaled, ctx.const(w.reshape(1, -1).astype(np.int32), "i32")),
-                              ctx.const(bias.reshape(1, -1).astype(np.int32), "i32"))
+        weighted = ctx.tosa.add(mul_i32(ctx, rescaled, ctx.const(w.reshape(1, -1).astype(np.int32), "i32")),
+                                ctx.const(bias.reshape(1, -1).astype(np.int32), "i32"))
         ln_multiplier, ln_exponent = quantize_multiplier(float(F32(wq.scale)))
         out = requantize_like_tflite(ctx, rounding_divide_by_pot(ctx, weighted, 10), ln_multiplier, ln_exponent + 12,
                                      _I32, "DOUBLE_ROUND")
@@ -250,16 +250,16 @@ class _IntegerCell:
 
     def step(self) -> list[Value]:
         ctx = self.ctx
-        x, h, c = ctx.operands[:3]
+        x, h, c = ctx.operand("x"), ctx.operand("h"), ctx.operand("c")
         peep = c if self.peephole else None
         input_gate = None if self.cifg else self.gate("Input", x, h, peep, "logistic")
         f = self.gate("Forget", x, h, peep, "logistic")
         g = self.gate("Cell", x, h, None, "tanh")
         # CIFG: Sub1Vector, 32767 - f
-        i = ctx.binary("tosa.sub", _i32(ctx, 32767, f), ctx.cast(f, "i32")) if input_gate is None else input_gate
+        i = ctx.tosa.sub(_i32(ctx, 32767, f), ctx.cast(f, "i32")) if input_gate is None else input_gate
         kept = rounding_divide_by_pot(ctx, mul_i32(ctx, f, c), 15)
         added = rounding_divide_by_pot(ctx, mul_i32(ctx, i, g), 30 + self.cell_exponent)
-        cell = saturate_to(ctx, ctx.binary("tosa.add", kept, added), "i16")
+        cell = saturate_to(ctx, ctx.tosa.add(kept, added), "i16")
         clip = float(ctx.attrs["cell_clip"])
         if clip > 0:  # Prepare: static_cast<int16>(clamp(clip / scale)), truncated
             bound = int(min(max(float(F32(clip) / F32(self.cq.scale)), -32768.0), 32767.0))
@@ -310,38 +310,38 @@ def _variance_floor(ctx: LoweringContext, x: Value, total: Value, k: int) -> Val
 
     def low_bits(v: Value) -> Value:  # v mod n: BITWISE_AND, or v - (v >> k) * n (floored: the same bits)
         if not arithmetic:
-            return ctx.binary("tosa.bitwise_and", v, _i32(ctx, low, v))
-        return ctx.binary("tosa.sub", v, mul_i32(ctx, floor_by_n(v), _i32(ctx, 1 << k, v)))
+            return ctx.tosa.bitwise_and(v, _i32(ctx, low, v))
+        return ctx.tosa.sub(v, mul_i32(ctx, floor_by_n(v), _i32(ctx, 1 << k, v)))
 
     def floor_by_n(v: Value) -> Value:  # floor(v / n)
-        return ctx.binary("tosa.arithmetic_right_shift", v, _i32(ctx, k, v), {"round": False})
+        return ctx.tosa.arithmetic_right_shift(v, _i32(ctx, k, v), round=False)
 
     squares = mul_i32(ctx, x, x)
-    r_sum = ctx.op("tosa.reduce_sum", [low_bits(squares)], {"axis": 1})
+    r_sum = ctx.tosa.reduce_sum(low_bits(squares), axis=1)
     r_a = low_bits(r_sum)
     if arithmetic:  # no i48 MATMUL either: sum_sq = n sum(sq >> k) + sum(sq mod n), each sum within i32
-        q_a = ctx.binary("tosa.add", ctx.op("tosa.reduce_sum", [floor_by_n(squares)], {"axis": 1}), floor_by_n(r_sum))
+        q_a = ctx.tosa.add(ctx.tosa.reduce_sum(floor_by_n(squares), axis=1), floor_by_n(r_sum))
     else:
         q_a = _sum_of_squares_over_n(ctx, x, k)
 
     m, r = floor_by_n(total), low_bits(total)  # total = n m + r, 0 <= r < n (floored)
-    t = ctx.binary("tosa.sub", r_a, mul_i32(ctx, mul_i32(ctx, m, r), _i32(ctx, 2, m)))
+    t = ctx.tosa.sub(r_a, mul_i32(ctx, mul_i32(ctx, m, r), _i32(ctx, 2, m)))
     q_t, r_t = floor_by_n(t), low_bits(t)
-    fraction = ctx.binary("tosa.sub", mul_i32(ctx, r_t, _i32(ctx, n, r_t)), mul_i32(ctx, r, r))
-    below = ctx.binary("tosa.arithmetic_right_shift", fraction, _i32(ctx, 31, fraction), {"round": False})  # -1 or 0
-    return ctx.binary("tosa.add", ctx.binary("tosa.add", ctx.binary("tosa.sub", q_a, mul_i32(ctx, m, m)), q_t), below)
+    fraction = ctx.tosa.sub(mul_i32(ctx, r_t, _i32(ctx, n, r_t)), mul_i32(ctx, r, r))
+    below = ctx.tosa.arithmetic_right_shift(fraction, _i32(ctx, 31, fraction), round=False)  # -1 or 0
+    return ctx.tosa.add(ctx.tosa.add(ctx.tosa.sub(q_a, mul_i32(ctx, m, m)), q_t), below)
 
 
 def _sum_of_squares_over_n(ctx: LoweringContext, x: Value, k: int) -> Value:
     """floor(sum_sq / 2**k) of each row: an exact i48 MATMUL of sum_sq - 2**(k-1), rounded by a RESCALE."""
     batch, n = ctx.type_of(x).shape
     x16 = ctx.cast(x, "i16")
-    row = ctx.op("tosa.concat", [ctx.reshape(x16, (batch, 1, n)), ctx.const(np.full((batch, 1, 1), -1, np.int16), "i16")],
-                 {"axis": 2})
-    column = ctx.op("tosa.concat", [ctx.reshape(x16, (batch, n, 1)),
-                                    ctx.const(np.full((batch, 1, 1), 1 << (k - 1), np.int16), "i16")], {"axis": 1})
+    row = ctx.tosa.concat([ctx.reshape(x16, (batch, 1, n)), ctx.const(np.full((batch, 1, 1), -1, np.int16), "i16")],
+                          axis=2)
+    column = ctx.tosa.concat([ctx.reshape(x16, (batch, n, 1)),
+                              ctx.const(np.full((batch, 1, 1), 1 << (k - 1), np.int16), "i16")], axis=1)
     zero = ctx.zero_point("i16")
-    squares48 = ctx.op("tosa.matmul", [row, column, zero, zero], types=[TensorType((batch, 1, 1), "i48")])
+    squares48 = ctx.tosa.matmul(row, column, zero, zero, types=[TensorType((batch, 1, 1), "i48")])
     return ctx.reshape(rescale(ctx, squares48, 1.0, "i32", fixed=(1 << 14, k + 14), rounding="SINGLE_ROUND"), (batch, 1))
 
 
@@ -349,23 +349,22 @@ def _inverse_sqrt_multiplier(ctx: LoweringContext, variance: Value) -> tuple[Val
     """GetInvSqrtQuantizedMultiplierExp(variance, reverse_shift -1) as MultiplyByQuantizedMultiplier
     takes it: (multiplier, right shift). The kernel's exponent 11 - p, when negative, moves into the
     multiplier by a plain left shift (wrapping, as in C); a variance of 1 is (2**31 - 1, 0)."""
-    inverse, p = inverse_sqrt(ctx, ctx.binary("tosa.maximum", variance, _i32(ctx, 2, variance)))
+    inverse, p = inverse_sqrt(ctx, ctx.tosa.maximum(variance, _i32(ctx, 2, variance)))
     eleven = _i32(ctx, 11, p)
-    into = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", p, eleven), _i32(ctx, 0, p))
-    right = ctx.binary("tosa.maximum", ctx.binary("tosa.sub", eleven, p), _i32(ctx, 0, p))
-    inverse = ctx.binary("tosa.logical_left_shift", inverse, into)
+    into = ctx.tosa.maximum(ctx.tosa.sub(p, eleven), _i32(ctx, 0, p))
+    right = ctx.tosa.maximum(ctx.tosa.sub(eleven, p), _i32(ctx, 0, p))
+    inverse = ctx.tosa.logical_left_shift(inverse, into)
     if choose(ctx, "lstm_layer_norm") == "arithmetic":  # [v == 1] = [v < 2] - [v < 1], from sign bits
         def below(bound: int) -> Value:
-            return ctx.binary("tosa.sub", _i32(ctx, 0, variance), ctx.binary(
-                "tosa.arithmetic_right_shift", ctx.binary("tosa.sub", variance, _i32(ctx, bound, variance)),
-                _i32(ctx, 31, variance), {"round": False}))
-        one = ctx.binary("tosa.sub", below(2), below(1))
-        other = ctx.binary("tosa.sub", _i32(ctx, 1, one), one)
-        return (ctx.binary("tosa.add", mul_i32(ctx, inverse, other), mul_i32(ctx, one, _i32(ctx, INT32_MAX, one))),
+            return ctx.tosa.sub(_i32(ctx, 0, variance), ctx.tosa.arithmetic_right_shift(
+                ctx.tosa.sub(variance, _i32(ctx, bound, variance)), _i32(ctx, 31, variance), round=False))
+        one = ctx.tosa.sub(below(2), below(1))
+        other = ctx.tosa.sub(_i32(ctx, 1, one), one)
+        return (ctx.tosa.add(mul_i32(ctx, inverse, other), mul_i32(ctx, one, _i32(ctx, INT32_MAX, one))),
                 mul_i32(ctx, right, other))
-    one = ctx.binary("tosa.equal", variance, _i32(ctx, 1, variance))
-    return (ctx.op("tosa.select", [one, _i32(ctx, INT32_MAX, inverse), inverse]),
-            ctx.op("tosa.select", [one, _i32(ctx, 0, right), right]))
+    one = ctx.tosa.equal(variance, _i32(ctx, 1, variance))
+    return (ctx.tosa.select(one, _i32(ctx, INT32_MAX, inverse), inverse),
+            ctx.tosa.select(one, _i32(ctx, 0, right), right))
 
 
 @rule("nn.lstm_integer", quantized=True, checks=(cell_scale_power_of_two, lstm_parameter_constant))
@@ -385,9 +384,9 @@ def _srdhm16(ctx: LoweringContext, a: Value, b: Value) -> Value:
 
 @rule("nn.quantized_lstm", quantized=True, checks=(states_uint8, lstm_parameter_constant))
 def quantized_lstm(ctx: LoweringContext) -> list[Value]:
-    x, c, h = ctx.operands[:3]
-    xq, cq, hq = (qinfo(t) for t in ctx.nn_in_types[:3])
-    params = _Params(ctx, 3)
+    x, c, h = ctx.operand("x"), ctx.operand("c"), ctx.operand("h")
+    xq, cq, hq = (qinfo(ctx.nn_type(name)) for name in ("x", "c", "h"))
+    params = _Params(ctx)
     # the kernel subtracts 128 from x and h whatever their zero point (Android NN requires 128): the carried
     # int8 values of uint8 data are exactly that (stored - 128)
     ctx.check(states_uint8)
@@ -397,7 +396,7 @@ def quantized_lstm(ctx: LoweringContext) -> list[Value]:
         for prefix, v in (("inputTo", x), ("recurrentTo", h)):
             w, wq = params[f"{prefix}{name}Weights"]  # carried int8 (stored - 128), zero point likewise
             parts.append(matmul_accumulate(ctx, v, w, wq.zero_point))
-        acc = ctx.binary("tosa.add", parts[0], parts[1])
+        acc = ctx.tosa.add(parts[0], parts[1])
         bias, bq = params[GATE_BIAS[name]]
         acc = add_constant(ctx, acc, bias)
         multiplier, exponent = quantize_multiplier(4096.0 * bq.scale)
@@ -406,7 +405,7 @@ def quantized_lstm(ctx: LoweringContext) -> list[Value]:
     modulated = rounding_divide_by_pot(ctx, ctx.cast(_srdhm16(ctx, gates["Input"], gates["Cell"]), "i32"),
                                        _STATE_INTEGER_BITS)  # Q0.15 -> Q4.11
     kept = _srdhm16(ctx, gates["Forget"], c)
-    cell = saturate_to(ctx, ctx.binary("tosa.add", modulated, ctx.cast(kept, "i32")), "i16")
+    cell = saturate_to(ctx, ctx.tosa.add(modulated, ctx.cast(kept, "i32")), "i16")
     # Rescale<3>: the Q4.11 state read as Q3.12, a saturating doubling
     as_q3 = saturate_to(ctx, mul_i32(ctx, cell, _i32(ctx, 2, cell)), "i16")
     out = _srdhm16(ctx, gates["Output"], activation(ctx, as_q3, "tanh", 3))

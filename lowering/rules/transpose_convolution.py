@@ -120,7 +120,7 @@ def phase_convolutions(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo
     """The transposed convolution (TOSA's out_pad, `phases_fit`) as one CONV2D per row phase
     (`phase_kernels`), each requantized, side by side in a CONCAT along the width and reshaped to the
     transposed convolution's shape."""
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     rows = []
     for weights, pads in phase_kernels(ctx.type_of(x).shape, w, wq.zero_points[0], stride, out_pad):
         attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
@@ -179,7 +179,7 @@ def transpose_conv2d_phases(ctx: LoweringContext) -> Value:
     """Stride-1 CONV2Ds of the input per row phase (below), or the spread form where they do not tile."""
     t = _Transposed.of(ctx)
     kh, kw = t.w.shape[1:3]
-    if not phases_fit(ctx.type_of(ctx.operands[0]).shape, (kh, kw), t.stride, t.tosa_pad):
+    if not phases_fit(ctx.type_of(ctx.operand("input")).shape, (kh, kw), t.stride, t.tosa_pad):
         return _spread(ctx, t)
     return t.cropped(ctx, phase_convolutions(ctx, t.xq, t.w, t.wq, t.bias, t.out_scales, t.yq, t.stride, t.tosa_pad))
 
@@ -196,5 +196,5 @@ def quantized_transpose_conv2d(ctx: LoweringContext) -> Value:
     """One TRANSPOSE_CONV2D and its RESCALE."""
     t = _Transposed.of(ctx)
     attrs = {"stride": t.stride, "out_pad": t.tosa_pad}
-    return t.cropped(ctx, quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operands[0], t.xq, t.w, t.wq,
+    return t.cropped(ctx, quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operand("input"), t.xq, t.w, t.wq,
                                                 t.bias, t.out_scales, t.yq, (1, 2, 3), attrs))

@@ -60,6 +60,52 @@ def attr(kind: str = "any", doc: str = "", optional: bool = False) -> AttrSpec:
 
 
 Arity = int | tuple[int, int | None]  # exactly n, or (min, max) with max None = unbounded
+
+
+@dataclass(frozen=True)
+class OperandSpec:
+    """One named operand of an op, or a named run of them: `count` operands (1 for a single one), or
+    any number from `count` up when `variadic`; an `optional` one may be left out (trailing only)."""
+
+    name: str
+    optional: bool = False
+    count: int = 1
+    variadic: bool = False
+
+    def __str__(self) -> str:
+        """The spelling `operand_specs` reads: "bias?", "inputs+", "params*", "params[12]"."""
+        if self.variadic:
+            return self.name + ("+" if self.count else "*")
+        return self.name + ("?" if self.optional else "" if self.count == 1 else f"[{self.count}]")
+
+
+def operand_specs(names: tuple[str, ...] | list[str]) -> tuple[OperandSpec, ...]:
+    """Specs from spellings: "weight", "bias?" (optional), "inputs+" (one or more), "params*" (any
+    number), "params[12]" (exactly 12). Optional ones, then a run, may only come last."""
+    specs: list[OperandSpec] = []
+    for text in names:
+        if text.endswith("?"):
+            spec = OperandSpec(text[:-1], optional=True)
+        elif text[-1:] in "+*" and text:
+            spec = OperandSpec(text[:-1], count=1 if text.endswith("+") else 0, variadic=True)
+        elif text.endswith("]") and "[" in text:
+            name, count = text[:-1].split("[", 1)
+            spec = OperandSpec(name, count=int(count))
+        else:
+            spec = OperandSpec(text)
+        if not spec.name.isidentifier() or any(s.name == spec.name for s in specs):
+            raise ValueError(f"operand name {text!r} is not an identifier or is repeated")
+        if specs and (specs[-1].variadic or specs[-1].count != 1 or (specs[-1].optional and not spec.optional)):
+            raise ValueError(f"operand {text!r} follows an optional operand or a run of operands")
+        specs.append(spec)
+    return tuple(specs)
+
+
+def arity_of(specs: tuple[OperandSpec, ...]) -> Arity:
+    """The arity named operands give: exactly n, or (required, most) with None for no limit."""
+    required = sum(s.count for s in specs if not s.optional)
+    most = None if any(s.variadic for s in specs) else sum(s.count for s in specs)
+    return required if most == required else (required, most)
 Verifier = Callable[["Graph", int], Iterable[str]]
 # folder(attrs, operand values, result types) -> result values, or None when it cannot fold
 Folder = Callable[[dict[str, Any], list[np.ndarray], list["Type"]], list[np.ndarray] | None]
@@ -99,6 +145,7 @@ class OpDef:
     # ops mirroring a source format may carry fields a newer schema added
     open_attrs: bool = False
     infer: Inferrer | None = None
+    operand_names: tuple[OperandSpec, ...] = ()  # the operands by name, where the definition names them
 
     @property
     def dialect(self) -> str:
@@ -146,15 +193,19 @@ def define(
     traits: Iterable[Trait] = (),
     open_attrs: bool = False,
     infer: Inferrer | None = None,
+    operand_names: tuple[OperandSpec, ...] = (),
 ) -> OpDef:
-    """Register an op; returns its definition."""
+    """Register an op; returns its definition (`operand_names`, when given, must agree with `operands`)."""
     if name in _OPS:
         raise ValueError(f"op {name} registered twice")
     traits = tuple(traits)
     unknown = [t for t in traits if isinstance(t, str) and t not in NAMED_TRAITS]
     if unknown:  # a trait no pass asks about would protect nothing (effects are Effect constants)
         raise ValueError(f"op {name}: unknown trait {unknown[0]!r} (named traits: {', '.join(sorted(NAMED_TRAITS))})")
-    d = OpDef(name, operands, results, dict(attrs or {}), doc, verify, fold, frozenset(traits), open_attrs, infer)
+    if operand_names and arity_of(operand_names) != operands:
+        raise ValueError(f"op {name}: operands {[s.name for s in operand_names]} do not make arity {operands}")
+    d = OpDef(name, operands, results, dict(attrs or {}), doc, verify, fold, frozenset(traits), open_attrs, infer,
+              operand_names)
     _OPS[name] = d
     return d
 

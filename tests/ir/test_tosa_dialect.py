@@ -232,3 +232,100 @@ def test_verifier_checks_declared_result_types(build, expected):
     g, b = tosa_graph()
     build(b, g.add_input(TensorType((1, 6, 6, 3), "i8"), "x"))
     assert any(expected in p for p in problems(g)), problems(g)
+
+
+# ------------------------------------------------------------------------------ the typed builder (issue 29)
+def test_typed_builder_module_is_current():
+    """nn2tosa/dialects/tosa_builder.py is what the generator makes of the records today."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "nn2tosa.dialects.tosa_ops.generate_builder", "--check"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
+def test_typed_builder_operands_are_mlirs():
+    """Each builder method takes the operands MLIR 22's generated tosa builder takes, by the same names
+    in the same order (a variadic op: one sequence), and its attributes are among MLIR's (but the IR's
+    branch graph names)."""
+    from nn2tosa.dialects.tosa_builder import TosaBuilder
+    from nn2tosa.dialects.tosa_ops import TOSA_OPS
+
+    classes = mlir_op_classes()
+    for name, record in sorted(TOSA_OPS.items()):
+        if name not in classes:  # a test's throwaway op
+            continue
+        method = inspect.signature(getattr(TosaBuilder, record.name)).parameters.values()
+        positional = [p.name for p in method if p.kind == p.POSITIONAL_OR_KEYWORD][1:]
+        keywords = {p.name for p in method if p.kind == p.KEYWORD_ONLY} - {"types"} - IR_ONLY_ATTRS.get(name, set())
+        theirs = [p for p in inspect.signature(classes[name].__init__).parameters if p not in ("self", "loc", "ip")]
+        if record.is_variadic:
+            assert positional == ["inputs"], name
+        else:
+            start = theirs.index(positional[0]) if positional else 0
+            assert theirs[start:start + len(positional)] == positional, (name, positional, theirs)
+        assert {a.rstrip("_") for a in set(theirs) - set(positional)} >= keywords, (name, keywords, theirs)
+
+
+def test_typed_builder_equalizes_ranks_of_elementwise_tensor_operands():
+    """An elementwise op's tensor operands go through `equal_ranks` (not MUL's shift); other ops'
+    do not; an optional attribute given as None is left out; what is built verifies."""
+    from nn2tosa.dialects.tosa_builder import TosaBuilder
+
+    g = Graph("ranks")
+    x = g.add_input(TensorType((2, 3), "f32"), "x")
+    b = Builder(g, constant_dialect="tosa")
+    calls: list[int] = []
+
+    def equal_ranks(*values: Value) -> list[Value]:
+        calls.append(len(values))
+        rank = max(len(g.tensor_type(v).shape) for v in values)
+        return [v if len(g.tensor_type(v).shape) == rank else b.op(
+            "tosa.reshape", [v, Value(g.add_op("tosa.const_shape", (), [ShapeType(rank)],
+                                               {"values": np.array((1,) * (rank - 1) + g.tensor_type(v).shape)}), 0)],
+            types=[TensorType((1,) * (rank - 1) + g.tensor_type(v).shape, "f32")]) for v in values]
+
+    tosa = TosaBuilder(b, equal_ranks)
+    y = tosa.add(x, b.constant(np.ones(3, np.float32), "f32"))
+    y = tosa.mul(y, x, b.constant(np.zeros(1, np.int8), "i8"))
+    y = tosa.maximum(tosa.abs(y), x, nan_mode=None)
+    g.add_output(y, "y")
+    assert calls == [2, 2, 2]
+    assert "nan_mode" not in g.attrs(y.node)
+    assert [g.op(n) for n in g.nodes() if g.op(n) == "tosa.reshape"] == ["tosa.reshape"]
+    verify(g)
+
+
+def test_nn_operand_names_make_the_arity():
+    from nn2tosa.ir.registry import OperandSpec, arity_of, operand_specs
+
+    assert arity_of(operand_specs(("input", "weight", "bias?"))) == (2, 3)
+    assert arity_of(operand_specs(("inputs+",))) == (1, None)
+    assert arity_of(operand_specs(("x", "h", "c", "params*"))) == (3, None)
+    assert arity_of(operand_specs(("x", "c", "h", "params[12]"))) == 15
+    assert operand_specs(("bias?",)) == (OperandSpec("bias", optional=True),)
+    for bad in (("x", "x"), ("bias?", "x"), ("params*", "x"), ("not a name",)):
+        with pytest.raises(ValueError):
+            operand_specs(bad)
+    for d in ops_of("nn"):  # every nn op names its operands, and the names make its arity
+        assert d.name == "nn.constant" or d.operand_names, d.name
+        assert arity_of(d.operand_names) == d.operands, d.name
+
+
+def test_lowering_context_reads_operands_by_name():
+    from nn2tosa.lowering.context import LoweringContext
+
+    g = Graph("conv")
+    x = g.add_input(TensorType((1, 4, 4, 2), "f32"), "x")
+    w = g.add_input(TensorType((3, 1, 1, 2), "f32"), "w")
+    attrs = {"stride": [1, 1], "dilation": [1, 1], "pad": [0, 0, 0, 0], "groups": 1}
+    y = Builder(g).op("nn.conv2d", [x, w], attrs)
+    ctx = LoweringContext(g, y.node, [g.tensor_type(x), g.tensor_type(w)])
+    assert ctx.operand("input") == x and ctx.operand("weight") == w
+    assert ctx.optional_operand("bias") is None
+    assert ctx.nn_type("weight") == g.tensor_type(w)
+    with pytest.raises(ValueError, match="no operand named 'weights'"):
+        ctx.operand("weights")
+    with pytest.raises(ValueError, match="optional"):
+        ctx.operand("bias")

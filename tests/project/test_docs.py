@@ -44,3 +44,25 @@ def test_every_layer_and_node_type_has_a_row():
             if cells[0] == "yes":
                 assert set(filter(None, cells[1].split(", "))) <= known_nn, name
                 assert set(filter(None, cells[2].split(", "))) <= known_tosa, name
+
+
+def _shift_rule(ctx):  # read, never run: what the code reader makes of the typed builder
+    widened = ctx.tosa.logical_left_shift(ctx.operand("x"), ctx.operand("y"))
+    seen = set()
+    seen.add(widened)  # a method of another object named like a TOSA op creates nothing
+    return widened
+
+
+def test_code_reader_reads_the_typed_builder():
+    """`ctx.tosa.<op>` counts as creating the op, and with it what the builder calls for that op (the
+    rank equalization: reshapes); a same-named method of anything else does not."""
+    from nn2tosa.ir import Builder
+    from nn2tosa.lowering.context import LoweringContext
+    from nn2tosa.rule_reading import CodeReader
+
+    plain = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder]).read(_shift_rule)
+    assert plain.own == plain.ops == {"tosa.logical_left_shift"}
+    implied = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder],
+                         implied={"tosa.logical_left_shift": [LoweringContext.same_rank]}).read(_shift_rule)
+    assert implied.own == {"tosa.logical_left_shift"}
+    assert {"tosa.reshape", "tosa.const_shape"} <= implied.ops

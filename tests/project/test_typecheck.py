@@ -2,7 +2,9 @@
 
 The package's folders are laid out as installed (nn2tosa/frontend, nn2tosa/passes, ... are the
 repository's top-level folders: setup.py), so mypy reads a tree of links that puts them there. One
-planted module with a type error shows the check can fail: it must be the only error reported."""
+planted module with type errors shows the check can fail: its errors must be the only ones reported,
+and among them the misuses of the typed TOSA builder (issue 29) mypy must catch where they are
+written: a misspelled op, a missing operand, a misspelled attribute, an op name a helper does not take."""
 from __future__ import annotations
 
 import subprocess
@@ -12,7 +14,18 @@ from pathlib import Path
 from conftest import REPO
 
 FOLDERS = ("frontend", "passes", "lowering", "schemas")  # nn2tosa.<folder> once installed
-PROBE = 'count: int = "three"\n'
+PROBE = """count: int = "three"
+from nn2tosa.lowering.context import LoweringContext
+def misuses(ctx: LoweringContext) -> None:
+    ctx.tosa.conv2dd(ctx.operands[0])
+    ctx.tosa.add(ctx.operands[0])
+    ctx.tosa.clamp(ctx.operands[0], min_val=0.0, max_val=6.0, nan_mod="IGNORE")
+    from nn2tosa.lowering.rules.arith import Arith
+    Arith(ctx, "f32", 1).unary("tosa.sinn", ctx.operands[0])
+"""
+PROBE_ERRORS = {1: "Incompatible types in assignment", 4: 'has no attribute "conv2dd"',
+                5: 'Missing positional argument "input2"', 6: 'Unexpected keyword argument "nan_mod"',
+                8: 'Argument 1 to "unary" of "Arith" has incompatible type "Literal[\'tosa.sinn\']"'}
 
 
 def _installed_layout(root: Path) -> Path:
@@ -35,4 +48,9 @@ def test_mypy_finds_no_error_but_the_planted_one(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )
     errors = [line for line in run.stdout.splitlines() if ": error:" in line]
-    assert len(errors) == 1 and errors[0].startswith("nn2tosa/typecheck_probe.py:1:"), run.stdout + run.stderr
+    probe = "nn2tosa/typecheck_probe.py:"
+    assert all(line.startswith(probe) for line in errors), run.stdout + run.stderr
+    found = {int(line[len(probe):].split(":", 1)[0]): line for line in errors}
+    assert sorted(found) == sorted(PROBE_ERRORS), run.stdout + run.stderr
+    for line, what in PROBE_ERRORS.items():
+        assert what in found[line], found[line]

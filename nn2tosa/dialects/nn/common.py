@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from nn2tosa.ir import AttrSpec, Graph, OpDef, TensorType, Type, as_tensor, define
-from nn2tosa.ir.registry import Arity, Folder, Inferrer, Trait, Verifier
+from nn2tosa.ir.registry import Arity, Folder, Inferrer, Trait, Verifier, arity_of, operand_specs
 
 Attrs = dict[str, Any]
 # nn ops take and produce tensors only (a !tosa.shape value is TOSA's, never an nn op's operand or
@@ -25,7 +25,7 @@ def tensors(types: list[Type]) -> list[TensorType]:
 
 def define_nn(
     name: str,
-    operands: Arity = 0,
+    operands: tuple[str, ...] = (),
     results: Arity = 1,
     attrs: dict[str, AttrSpec] | None = None,
     doc: str = "",
@@ -34,9 +34,13 @@ def define_nn(
     traits: Iterable[Trait] = (),
     infer: TensorInferrer | None = None,
 ) -> OpDef:
-    """`define` for an nn op, whose `infer` and `fold` take TensorType lists."""
-    return define(name, operands, results, attrs, doc, verify, None if fold is None else _on_tensors_fold(fold),
-                  traits, infer=None if infer is None else _on_tensors_infer(infer))
+    """`define` for an nn op, whose `infer` and `fold` take TensorType lists and whose operands are
+    named (`operands`: "weight", "bias?" optional, "inputs+" one or more, "params*" any number,
+    "params[12]" exactly 12; see registry.operand_specs): the arity follows from the names, and rules
+    read operands by name (`ctx.operand("weight")`, lowering/context.py)."""
+    specs = operand_specs(operands)
+    return define(name, arity_of(specs), results, attrs, doc, verify, None if fold is None else _on_tensors_fold(fold),
+                  traits, infer=None if infer is None else _on_tensors_infer(infer), operand_names=specs)
 
 
 def _on_tensors_infer(infer: TensorInferrer) -> Inferrer:

@@ -17,7 +17,7 @@ def _infer_reshape(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(shape, types[0].dtype)]
 
 
-define_nn("nn.reshape", operands=1, attrs={"shape": attr("ints", "the result shape (static, no -1)")},
+define_nn("nn.reshape", operands=("x",), attrs={"shape": attr("ints", "the result shape (static, no -1)")},
           doc="The same elements in row-major order, in a new shape.", infer=_infer_reshape,
           fold=lambda a, v, t: [v[0].reshape(t[0].shape)], traits={"carries_quantization", "moves_data"})
 
@@ -29,7 +29,7 @@ def _infer_transpose(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(types[0].shape[p] for p in perm), types[0].dtype)]
 
 
-define_nn("nn.transpose", operands=1, attrs={"perm": attr("ints", "result dimension i is input dimension perm[i]")},
+define_nn("nn.transpose", operands=("x",), attrs={"perm": attr("ints", "result dimension i is input dimension perm[i]")},
           doc="Permute dimensions: result.shape[i] = input.shape[perm[i]].", infer=_infer_transpose,
           fold=lambda a, v, t: [np.ascontiguousarray(v[0].transpose(a["perm"]))],
           traits={"carries_quantization", "moves_data"})
@@ -42,7 +42,7 @@ def _infer_broadcast_to(attrs: Attrs, types: list[TensorType]) -> list[TensorTyp
     return [TensorType(shape, types[0].dtype)]
 
 
-define_nn("nn.broadcast_to", operands=1, attrs={"shape": attr("ints", "the result shape")},
+define_nn("nn.broadcast_to", operands=("x",), attrs={"shape": attr("ints", "the result shape")},
           doc="Numpy broadcast_to.", infer=_infer_broadcast_to,
           fold=lambda a, v, t: [np.ascontiguousarray(np.broadcast_to(v[0], t[0].shape))],
           traits={"carries_quantization", "moves_data"})
@@ -59,7 +59,7 @@ def _infer_concat(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(shape), types[0].dtype)]
 
 
-define_nn("nn.concat", operands=(1, None), attrs={"axis": attr("int", "the axis to join along")},
+define_nn("nn.concat", operands=("inputs+",), attrs={"axis": attr("int", "the axis to join along")},
           doc="Join tensors along `axis`.", infer=_infer_concat,
           fold=lambda a, v, t: None if t[0].quant else [np.concatenate(v, axis=a["axis"])])
 
@@ -80,7 +80,7 @@ def _fold_split(a: Attrs, v: list[np.ndarray], t: list[TensorType]) -> list[np.n
     return np.split(v[0], np.cumsum(a["sizes"])[:-1], axis=a["axis"])
 
 
-define_nn("nn.split", operands=1, results=(1, None),
+define_nn("nn.split", operands=("x",), results=(1, None),
           attrs={"axis": attr("int", "the axis to cut"), "sizes": attr("ints", "size of each piece along axis")},
           doc="Cut a tensor into consecutive pieces along `axis`; one result per piece.", infer=_infer_split,
           fold=_fold_split, traits={"carries_quantization", "moves_data"})
@@ -96,7 +96,7 @@ def _infer_slice(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(size), types[0].dtype)]
 
 
-define_nn("nn.slice", operands=1,
+define_nn("nn.slice", operands=("x",),
           attrs={"begin": attr("ints", "first index per dimension"), "size": attr("ints", "extent per dimension")},
           doc="x[begin[i] : begin[i] + size[i]] in every dimension.", infer=_infer_slice,
           fold=lambda a, v, t: [np.ascontiguousarray(v[0][tuple(slice(b, b + s) for b, s in zip(a["begin"], a["size"]))])],
@@ -110,7 +110,7 @@ def _infer_strided_slice(attrs: Attrs, types: list[TensorType]) -> list[TensorTy
     return [TensorType(tuple(dims), types[0].dtype)]
 
 
-define_nn("nn.strided_slice", operands=1,
+define_nn("nn.strided_slice", operands=("x",),
           attrs={"begin": attr("ints", "start per dimension"), "end": attr("ints", "stop per dimension (exclusive)"),
                  "strides": attr("ints", "non-zero step per dimension; negative walks backwards")},
           doc="Python slicing x[b0:e0:s0, b1:e1:s1, ...] with begin/end already normalized: a negative end "
@@ -139,7 +139,7 @@ def _fold_pad(attrs: Attrs, values: list[np.ndarray], types: list[TensorType]) -
     return [np.pad(values[0], widths, mode=attrs["mode"])]  # numpy's reflect/symmetric/edge are ours
 
 
-define_nn("nn.pad", operands=1,
+define_nn("nn.pad", operands=("x",),
           attrs={"pads": attr("ints", "[before0, after0, before1, after1, ...], non-negative"),
                  "mode": attr("str", "'constant', 'reflect' (no edge repeat), 'symmetric' (edge repeated) or 'edge'"),
                  "value": attr("float", "fill value for mode 'constant' (a real value; quantized: see the type)")},
@@ -150,10 +150,10 @@ def _infer_tile(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(d * m for d, m in zip(types[0].shape, attrs["multiples"])), types[0].dtype)]
 
 
-define_nn("nn.tile", operands=1, attrs={"multiples": attr("ints", "repetitions per dimension")},
+define_nn("nn.tile", operands=("x",), attrs={"multiples": attr("ints", "repetitions per dimension")},
           doc="Numpy tile.", infer=_infer_tile, fold=lambda a, v, t: [np.tile(v[0], a["multiples"])],
           traits={"carries_quantization", "moves_data"})
-define_nn("nn.reverse", operands=1, attrs={"axes": attr("ints", "dimensions to reverse")},
+define_nn("nn.reverse", operands=("x",), attrs={"axes": attr("ints", "dimensions to reverse")},
           doc="Reverse the order of elements along each of `axes`.", infer=same,
           fold=lambda a, v, t: [np.ascontiguousarray(np.flip(v[0], a["axes"]))],
           traits={"carries_quantization", "moves_data"})
@@ -165,7 +165,7 @@ def _infer_gather(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(data.shape[:axis]) + tuple(idx.shape) + tuple(data.shape[axis + 1:]), data.dtype)]
 
 
-define_nn("nn.gather", operands=2, attrs={"axis": attr("int", "the axis indexed")},
+define_nn("nn.gather", operands=("data", "indices"), attrs={"axis": attr("int", "the axis indexed")},
           doc="numpy.take(data, indices, axis): indices (operand 1, integers, non-negative, in range) select "
               "slices along `axis`.", infer=_infer_gather,
           fold=lambda a, v, t: [np.take(v[0], v[1], axis=a["axis"])], traits={"carries_quantization", "moves_data"})
@@ -177,10 +177,10 @@ def _infer_gather_nd(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(idx.shape[:-1]) + tuple(data.shape[k:]), data.dtype)]
 
 
-define_nn("nn.gather_nd", operands=2,
+define_nn("nn.gather_nd", operands=("data", "indices"),
           doc="result[i...] = data[indices[i..., :]]: the last dimension of indices (operand 1) holds a "
               "prefix index into data.", infer=_infer_gather_nd, traits={"carries_quantization", "moves_data"})
-define_nn("nn.scatter_nd", operands=3, attrs={"reduction": attr("str", "'none' (replace), 'add', 'mul', 'max' or 'min'")},
+define_nn("nn.scatter_nd", operands=("data", "indices", "updates"), attrs={"reduction": attr("str", "'none' (replace), 'add', 'mul', 'max' or 'min'")},
           doc="Copy of data (operand 0) with data[indices[i..., :]] = updates[i...] (indices operand 1, "
               "updates operand 2); with duplicates the last update wins unless a reduction combines them.",
           infer=same)

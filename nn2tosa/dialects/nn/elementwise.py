@@ -15,7 +15,7 @@ from .common import Attrs, define_nn, broadcast_shape, same, broadcast, same_dty
 # ------------------------------------------------------------------------------ constants
 define_nn(
     "nn.constant",
-    operands=0,
+    operands=(),
     attrs={"value": attr("tensor", "the tensor, in the storage type of the result")},
     doc="A constant tensor. Quantized constants hold their stored integers; the result type carries the scale.",
     verify=constant_verifier("value"),
@@ -51,7 +51,7 @@ _INT_BINARY: Table = {
 _IN_FLOAT_WHEN_QUANTIZED = ("pow", "floor_div", "mod", "fmod")
 for _table in (_FLOAT_INT_BINARY, _DIVISIONS, _INT_BINARY):
     for _name, (_fn, _doc) in _table.items():
-        define_nn(f"nn.{_name}", operands=2, doc=_doc, infer=broadcast(), fold=fold_with(_fn), verify=same_dtypes,
+        define_nn(f"nn.{_name}", operands=("x", "y"), doc=_doc, infer=broadcast(), fold=fold_with(_fn), verify=same_dtypes,
                   traits={"elementwise", *(["float_when_quantized"] if _name in _IN_FLOAT_WHEN_QUANTIZED else [])})
 
 _COMPARISONS: Table = {
@@ -75,7 +75,7 @@ def _booleans(graph: Graph, node: int) -> list[str]:
 
 
 for _name, (_fn, _doc) in _COMPARISONS.items():
-    define_nn(f"nn.{_name}", operands=2, doc=_doc, infer=broadcast(dtype="i1"), fold=fold_with(_fn),
+    define_nn(f"nn.{_name}", operands=("x", "y"), doc=_doc, infer=broadcast(dtype="i1"), fold=fold_with(_fn),
               verify=_booleans if _name.startswith("logical_") else same_dtypes, traits={"elementwise"})
 
 
@@ -125,11 +125,11 @@ _UNARY: dict[str, tuple[Callable[..., Any], str, frozenset[str]]] = {  # name ->
     "identity": (lambda x: x, "x (removed by canonicalization).", REQUANTIZING | {"carries_quantization"}),
 }
 for _name, (_fn, _doc, _traits) in _UNARY.items():
-    define_nn(f"nn.{_name}", operands=1, doc=_doc, infer=same, fold=fold_with(_fn), traits={"elementwise", *_traits},
+    define_nn(f"nn.{_name}", operands=("x",), doc=_doc, infer=same, fold=fold_with(_fn), traits={"elementwise", *_traits},
               verify=_booleans if _name == "logical_not" else None)
 
 for _name, _fn in {"isnan": np.isnan, "isinf": np.isinf}.items():
-    define_nn(f"nn.{_name}", operands=1, doc=f"{_name}(x), boolean result.",
+    define_nn(f"nn.{_name}", operands=("x",), doc=f"{_name}(x), boolean result.",
               infer=lambda a, t: [TensorType(t[0].shape, "i1")], fold=fold_with(_fn), traits={"elementwise"})
 
 def _bounds_are_numbers(graph: Graph, node: int) -> list[str]:
@@ -138,22 +138,22 @@ def _bounds_are_numbers(graph: Graph, node: int) -> list[str]:
     return [f"clamp bound {k} is NaN" for k in ("min", "max") if math.isnan(float(attrs[k]))]
 
 
-define_nn("nn.clamp", operands=1, attrs={"min": attr("float", "lower bound"), "max": attr("float", "upper bound")},
+define_nn("nn.clamp", operands=("x",), attrs={"min": attr("float", "lower bound"), "max": attr("float", "upper bound")},
           doc="min(max(x, min), max), so max everywhere when min > max (numpy.clip, torch.clamp). Bounds are real "
               "values (quantized ops compare dequantized values); NaN is not a bound.",
           infer=same, verify=_bounds_are_numbers, fold=fold_with(lambda x, min, max: np.clip(x, min, max)),
           traits={"elementwise", *REQUANTIZING})
-define_nn("nn.leaky_relu", operands=1, attrs={"alpha": attr("float", "slope for x < 0")},
+define_nn("nn.leaky_relu", operands=("x",), attrs={"alpha": attr("float", "slope for x < 0")},
           doc="x if x >= 0 else alpha * x.", infer=same,
           fold=fold_with(lambda x, alpha: np.where(x >= 0, x, alpha * x)),
           traits={"elementwise", *TAB, "litert_int16_rescale"})
-define_nn("nn.elu", operands=1, attrs={"alpha": attr("float", "scale of the negative part")},
+define_nn("nn.elu", operands=("x",), attrs={"alpha": attr("float", "scale of the negative part")},
           doc="x if x > 0 else alpha * (e^x - 1).", infer=same,
           fold=fold_with(lambda x, alpha: np.where(x > 0, x, alpha * np.expm1(x))), traits={"elementwise", *TAB})
-define_nn("nn.gelu", operands=1, attrs={"approximate": attr("str", "'none' (erf form) or 'tanh'")},
+define_nn("nn.gelu", operands=("x",), attrs={"approximate": attr("str", "'none' (erf form) or 'tanh'")},
           doc="x * Phi(x); approximate='tanh': 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).", infer=same,
           traits={"elementwise", *TAB})
-define_nn("nn.prelu", operands=2, doc="x if x >= 0 else alpha * x, alpha broadcast against x (operand 1).",
+define_nn("nn.prelu", operands=("x", "alpha"), doc="x if x >= 0 else alpha * x, alpha broadcast against x (operand 1).",
           infer=broadcast(), fold=fold_with(lambda x, a: np.where(x >= 0, x, a * x)), traits={"elementwise"})
 
 
@@ -161,7 +161,7 @@ def _infer_select(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(broadcast_shape(*[t.shape for t in types]), types[1].dtype)]
 
 
-define_nn("nn.select", operands=3, doc="cond ? x : y (operand 0 boolean), numpy broadcasting.",
+define_nn("nn.select", operands=("cond", "x", "y"), doc="cond ? x : y (operand 0 boolean), numpy broadcasting.",
           infer=_infer_select, fold=fold_with(np.where),
           verify=lambda g, n: same_dtypes(g, n, first=1), traits={"elementwise"})
 
@@ -182,7 +182,7 @@ def _fold_cast(attrs: Attrs, values: list[np.ndarray], types: list[TensorType]) 
     return [x.astype(t.numpy_dtype)]
 
 
-define_nn("nn.cast", operands=1,
+define_nn("nn.cast", operands=("x",),
           doc="Convert to the result's element type: float->int rounds half to even and saturates; "
               "to boolean is x != 0. Quantized types are not cast (see quantize/dequantize).",
           infer=None, fold=_fold_cast, verify=same_shape, traits={"elementwise"})

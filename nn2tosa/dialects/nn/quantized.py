@@ -6,10 +6,10 @@ from nn2tosa.ir import TensorType, attr
 from .common import Attrs, define_nn, same_shape
 
 # ------------------------------------------------------------------------------ quantization
-define_nn("nn.quantize", operands=1, doc="Float to the quantized result type: clamp(round_half_away_from_zero(x / scale) + zp), as Arm NN quantizes.",
+define_nn("nn.quantize", operands=("x",), doc="Float to the quantized result type: clamp(round_half_away_from_zero(x / scale) + zp), as Arm NN quantizes.",
           infer=None, verify=same_shape)
-define_nn("nn.dequantize", operands=1, doc="Quantized to float: (q - zp) * scale.", infer=None, verify=same_shape)
-define_nn("nn.requantize", operands=1, doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None,
+define_nn("nn.dequantize", operands=("x",), doc="Quantized to float: (q - zp) * scale.", infer=None, verify=same_shape)
+define_nn("nn.requantize", operands=("x",), doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None,
           verify=same_shape, traits={"tabulated", "rescale_clamp", "litert_int16_rescale"})
 
 
@@ -19,7 +19,7 @@ def _infer_lstm_integer(attrs: Attrs, types: list[TensorType]) -> list[TensorTyp
     return [TensorType(h.shape, h.dtype), TensorType(c.shape, c.dtype)]
 
 
-define_nn("nn.lstm_integer", operands=(3, None), results=2,
+define_nn("nn.lstm_integer", operands=("x", "h", "c", "params*"), results=2,
           attrs={"params": attr("strs", "what each operand after (x, h, c) is, by Arm NN's LSTM parameter names "
                                         "(inputToForgetWeights, forgetGateBias, ...): constants"),
                  "cell_clip": attr("float", "> 0: the new cell state limited to +-cell_clip (real units)"),
@@ -43,7 +43,7 @@ def _infer_quantized_lstm(attrs: Attrs, types: list[TensorType]) -> list[TensorT
     return [TensorType(c.shape, c.dtype), TensorType(h.shape, h.dtype)]
 
 
-define_nn("nn.quantized_lstm", operands=15, results=2,
+define_nn("nn.quantized_lstm", operands=("x", "c", "h", "params[12]"), results=2,
           attrs={"params": attr("strs", "what each operand after (x, c, h) is, by Arm NN's parameter names: 8 uint8 "
                                         "weights, 4 int32 biases, constants")},
           doc="One step of Android NN's QUANTIZED_16BIT_LSTM (TFLite's quantized LstmCell with 4 state integer bits): "

@@ -28,7 +28,7 @@ _REDUCTIONS: dict[str, Callable[..., Any]] = {
     "reduce_prod": np.prod, "reduce_any": np.any, "reduce_all": np.all,
 }
 for _name, _fn in _REDUCTIONS.items():
-    define_nn(f"nn.{_name}", operands=1,
+    define_nn(f"nn.{_name}", operands=("x",),
               attrs={"axes": attr("ints", "dimensions reduced"), "keep_dims": attr("bool", "keep them with size 1")},
               doc=f"{_name[7:]} over `axes`.", infer=_infer_reduce,
               fold=(lambda fn: lambda a, v, t: None if t[0].quant else
@@ -45,16 +45,16 @@ def _infer_arg(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 
 
 for _name in ("argmax", "argmin"):
-    define_nn(f"nn.{_name}", operands=1,
+    define_nn(f"nn.{_name}", operands=("x",),
               attrs={"axis": attr("int", "the dimension searched"), "keep_dims": attr("bool", "keep it with size 1"),
                      "output_type": attr("str", "index element type: i32 or i64")},
               doc=f"Index of the first {_name[3:]}imum along `axis`.", infer=_infer_arg)
 
-define_nn("nn.softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
+define_nn("nn.softmax", operands=("x",), attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
           doc="exp(beta*x - max) / sum(exp(beta*x - max)) along `axis`.", infer=same)
-define_nn("nn.log_softmax", operands=1, attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
+define_nn("nn.log_softmax", operands=("x",), attrs={"axis": attr("int", "the dimension normalized"), "beta": attr("float", "input scale")},
           doc="beta*x - max - log(sum(exp(beta*x - max))) along `axis`.", infer=same, traits={"float_when_quantized"})
-define_nn("nn.layer_norm", operands=(1, 3),
+define_nn("nn.layer_norm", operands=("x", "gamma?", "beta?"),
           attrs={"axes": attr("ints", "normalized trailing dimensions"), "epsilon": attr("float", "added to the variance")},
           doc="(x - mean) / sqrt(var + epsilon) * gamma + beta over `axes` (biased variance); gamma and beta "
               "(operands 1 and 2, optional) broadcast against x.", infer=same, traits={"float_when_quantized"})
@@ -79,16 +79,16 @@ def _statistics_per_channel(graph: Graph, node: int) -> list[str]:
     return problems
 
 
-define_nn("nn.batch_norm", operands=5, attrs={"epsilon": attr("float", "added to the variance"), "axis": attr("int", "the channel dimension")},
+define_nn("nn.batch_norm", operands=("x", "mean", "var", "gamma", "beta"), attrs={"epsilon": attr("float", "added to the variance"), "axis": attr("int", "the channel dimension")},
           doc="Inference batch normalization: (x - mean) / sqrt(var + epsilon) * gamma + beta with operands "
               "(x, mean, var, gamma, beta), the four statistics 1-D over `axis`.", infer=same,
           verify=_statistics_per_channel)
-define_nn("nn.instance_norm", operands=3, attrs={"epsilon": attr("float", "added to the variance")},
+define_nn("nn.instance_norm", operands=("x", "gamma", "beta"), attrs={"epsilon": attr("float", "added to the variance")},
           doc="Per sample and channel of an NHWC tensor: (x - mean_hw) / sqrt(var_hw + epsilon) * gamma + beta "
               "(gamma, beta of shape [C]).", infer=same, traits={"float_when_quantized"})
-define_nn("nn.l2_normalize", operands=1, attrs={"axes": attr("ints", "normalized dimensions"), "epsilon": attr("float", "lower bound of the sum of squares")},
+define_nn("nn.l2_normalize", operands=("x",), attrs={"axes": attr("ints", "normalized dimensions"), "epsilon": attr("float", "lower bound of the sum of squares")},
           doc="x / sqrt(max(sum(x^2 over axes), epsilon)).", infer=same)
-define_nn("nn.local_response_norm", operands=1,
+define_nn("nn.local_response_norm", operands=("x",),
           attrs={"radius": attr("int", "half window over channels"), "alpha": attr("float", ""), "beta": attr("float", ""),
                  "bias": attr("float", "k")},
           doc="x / (bias + alpha * sum(x_c^2 over channels c-radius..c+radius)) ^ beta, channels last.", infer=same,

@@ -42,7 +42,7 @@ _CONV_ATTRS = {
     "stride": attr("ints", "[y, x]"), "dilation": attr("ints", "[y, x]"),
     "pad": attr("ints", "[top, bottom, left, right]"),
 }
-define_nn("nn.conv2d", operands=(2, 3), attrs={**_CONV_ATTRS, "groups": attr("int", "channel groups (1: ordinary)")},
+define_nn("nn.conv2d", operands=("input", "weight", "bias?"), attrs={**_CONV_ATTRS, "groups": attr("int", "channel groups (1: ordinary)")},
           doc="2-D convolution (cross-correlation) of NHWC input with [O, KH, KW, I/groups] weights plus an "
               "optional bias [O].", infer=_infer_conv2d)
 
@@ -57,7 +57,7 @@ def _infer_depthwise(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType((n, _window_out(h, kh, sy, dy, pt, pb), _window_out(wd, kw, sx, dx, pl, pr), c * m), x.dtype)]
 
 
-define_nn("nn.depthwise_conv2d", operands=(2, 3), attrs=dict(_CONV_ATTRS),
+define_nn("nn.depthwise_conv2d", operands=("input", "weight", "bias?"), attrs=dict(_CONV_ATTRS),
           doc="Depthwise 2-D convolution: NHWC input, [KH, KW, C, M] weights, output channel c*M+m, optional "
               "bias [C*M].", infer=_infer_depthwise)
 
@@ -74,7 +74,7 @@ def _infer_conv3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
                         _window_out(wd, kw, sx, dx, pl, pr), o), x.dtype)]
 
 
-define_nn("nn.conv3d", operands=(2, 3),
+define_nn("nn.conv3d", operands=("input", "weight", "bias?"),
           attrs={"stride": attr("ints", "[z, y, x]"), "dilation": attr("ints", "[z, y, x]"),
                  "pad": attr("ints", "[front, back, top, bottom, left, right]")},
           doc="3-D convolution of NDHWC input with [O, KD, KH, KW, I] weights plus an optional bias [O].",
@@ -91,7 +91,7 @@ def _infer_transpose_conv(attrs: Attrs, types: list[TensorType]) -> list[TensorT
     return [TensorType((n, (h - 1) * sy + pt + pb + kh, (wd - 1) * sx + pl + pr + kw, o), x.dtype)]
 
 
-define_nn("nn.transpose_conv2d", operands=(2, 3),
+define_nn("nn.transpose_conv2d", operands=("input", "weight", "bias?"),
           attrs={"stride": attr("ints", "[y, x]"),
                  "out_pad": attr("ints", "[top, bottom, left, right] added to (negative: cropped from) the full output")},
           doc="Transposed 2-D convolution, TOSA semantics: each input pixel scatters weights [O, KH, KW, I] into "
@@ -106,7 +106,7 @@ def _infer_fc(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(tuple(x.shape[:-1]) + (w.shape[0],), x.dtype)]
 
 
-define_nn("nn.fully_connected", operands=(2, 3),
+define_nn("nn.fully_connected", operands=("input", "weight", "bias?"),
           doc="x @ W^T (+ bias): input [..., K], weights [O, K], optional bias [O].", infer=_infer_fc)
 
 
@@ -118,7 +118,7 @@ def _infer_matmul(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType(batch + (a.shape[-2], b.shape[-1]), a.dtype)]
 
 
-define_nn("nn.matmul", operands=2, doc="Batched a @ b, rank >= 2, batch dimensions broadcast.", infer=_infer_matmul,
+define_nn("nn.matmul", operands=("a", "b"), doc="Batched a @ b, rank >= 2, batch dimensions broadcast.", infer=_infer_matmul,
           fold=lambda a, v, t: None if t[0].quant else [np.matmul(v[0], v[1]).astype(t[0].numpy_dtype)])
 
 
@@ -132,10 +132,10 @@ def _infer_pool(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 
 _POOL_ATTRS = {"kernel": attr("ints", "[y, x]"), "stride": attr("ints", "[y, x]"),
                "pad": attr("ints", "[top, bottom, left, right]")}
-define_nn("nn.max_pool2d", operands=1, attrs={**_POOL_ATTRS, "dilation": attr("ints", "[y, x]")},
+define_nn("nn.max_pool2d", operands=("input",), attrs={**_POOL_ATTRS, "dilation": attr("ints", "[y, x]")},
           doc="Max over windows of NHWC input; padding never wins (acts as -inf: a window over padding only "
               "gives -inf, or the minimum of an integer type).", infer=_infer_pool, traits={"moves_data"})
-define_nn("nn.avg_pool2d", operands=1,
+define_nn("nn.avg_pool2d", operands=("input",),
           attrs={**_POOL_ATTRS,
                  "count_pad": attr("ints", "[top, bottom, left, right]: the part of `pad` counted in the divisor "
                                            "as zeros (the rest is excluded)"),
@@ -143,7 +143,7 @@ define_nn("nn.avg_pool2d", operands=1,
           doc="Mean over windows of NHWC input: sum of the real elements / number of elements in the window that "
               "lie in the input or in the counted padding (`divisor` overrides; a window with none gives 0/0 = NaN).",
           infer=_infer_pool)
-define_nn("nn.l2_pool2d", operands=1, attrs=dict(_POOL_ATTRS),
+define_nn("nn.l2_pool2d", operands=("input",), attrs=dict(_POOL_ATTRS),
           doc="sqrt(mean of x^2 over windows), padding excluded from the count.", infer=_infer_pool,
           traits={"float_when_quantized"})
 
@@ -159,13 +159,13 @@ def _infer_pool3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
 
 _POOL3D_ATTRS = {"kernel": attr("ints", "[z, y, x]"), "stride": attr("ints", "[z, y, x]"),
                  "pad": attr("ints", "[front, back, top, bottom, left, right]")}
-define_nn("nn.max_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS), doc="Max over windows of NDHWC input (see max_pool2d).",
+define_nn("nn.max_pool3d", operands=("input",), attrs=dict(_POOL3D_ATTRS), doc="Max over windows of NDHWC input (see max_pool2d).",
           infer=_infer_pool3d, traits={"moves_data"})
-define_nn("nn.avg_pool3d", operands=1,
+define_nn("nn.avg_pool3d", operands=("input",),
           attrs={**_POOL3D_ATTRS, "count_pad": attr("ints", "the part of `pad` counted as zeros"),
                  "divisor": attr("int", "if > 0, the divisor")},
           doc="Mean over windows of NDHWC input (see avg_pool2d).", infer=_infer_pool3d)
-define_nn("nn.l2_pool3d", operands=1, attrs=dict(_POOL3D_ATTRS),
+define_nn("nn.l2_pool3d", operands=("input",), attrs=dict(_POOL3D_ATTRS),
           doc="sqrt(mean of x^2 over windows) of NDHWC input, padding excluded.", infer=_infer_pool3d,
           traits={"float_when_quantized"})
 
@@ -176,7 +176,7 @@ def _infer_resize(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     return [TensorType((n, h, w, c), types[0].dtype)]
 
 
-define_nn("nn.resize", operands=1,
+define_nn("nn.resize", operands=("input",),
           attrs={"size": attr("ints", "[height, width] of the result"), "mode": attr("str", "'bilinear' or 'nearest'"),
                  "align_corners": attr("bool", "corner pixels' centres align"),
                  "half_pixel_centers": attr("bool", "sample at pixel centres (x + 0.5)"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from nn2tosa.ir import Dialect, Graph, ShapeType, TensorType, Type, define, register_dialect
-from nn2tosa.ir.registry import Arity, AttrSpec, Folder, Inferrer, Trait, Verifier
+from nn2tosa.ir.registry import Arity, AttrSpec, Folder, Inferrer, OperandSpec, Trait, Verifier
 from nn2tosa.tosa_flatbuffer.fields_0100 import LegacyOp
 
 register_dialect(Dialect("tosa", "TOSA 1.0 operators", constant_op="tosa.const", constant_attr="values"))
@@ -156,7 +156,8 @@ def register(*ops: TosaOp) -> None:
                              "which fields hold them")
         define(op.full_name, operands=op.arity, results=op.results, attrs=dict(op.attrs),
                doc=f"{op.doc} Operands: {op.operand_doc}.", verify=_verifier(op), fold=op.fold,
-               traits=op.traits, infer=op.infer)
+               traits=op.traits, infer=op.infer,
+               operand_names=tuple(OperandSpec(o.name) for o in op.named_operands) if not op.is_variadic else ())
         TOSA_OPS[op.full_name] = op
 
 
