@@ -31,7 +31,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
 from ..fixed_point.carrier import QInfo
-from . import rule
+from ..registry import rule
 from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
                                   convolution_quantized_both_ends, out_channel_scales, quantized_convolution,
                                   subsample_first)

@@ -32,7 +32,7 @@ from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import (fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale,
                                    rescale_values, widen)
 from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
-from . import rule
+from ..registry import rule
 from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor, same_quantization
 
 

@@ -23,7 +23,7 @@ from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.litert_kernels import F32, Kernel, clip_to, int8_kernel, int16_multiplier, wrap16
 from ..fixed_point.tflite import div_toward_zero, rounding_divide_by_pot, srdhm
-from . import rule
+from ..registry import rule
 from .arith import (INF, Arith, float_arith, floating_point_operands, gelu_approximation_known, in_compute_type,
                     result_dtype, two_product)
 

@@ -25,7 +25,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..fixed_point.rescale import narrow, rescale
-from . import rule
+from ..registry import rule
 from .convolution import (FLOAT_TYPES, cast, convolution, convolution_quantizations, float_tensors, float_type,
                           rearrange)
 from .integer_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,

@@ -24,7 +24,7 @@ from ..context import LoweringContext, constant_value, float_rule_unquantized
 from ..fixed_point import litert_ops
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
-from . import rule
+from ..registry import rule
 from .arith import Arith, floating_point_operands
 from .quantization import float_fallback, q_in, q_out, require_per_tensor
 from .reductions import reduce_axes

@@ -47,7 +47,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import rescale, saturate_to
-from . import rule
+from ..registry import rule
 from .convolution import ACCUMULATOR, FLOAT_TYPES, float_tensors, float_type
 from .windows import drop_extra, fit_windows, slice_of
 from .quantization import float_fallback, q_in, q_out

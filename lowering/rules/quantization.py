@@ -37,7 +37,7 @@ from ..fixed_point.carrier import QInfo, carried_values, qinfo
 from ..fixed_point.litert_kernels import kernel_for
 from ..fixed_point.rescale import narrow, rescale, saturate_to, ties_possible, widen
 from ..fixed_point.tables import source_results, table_i16
-from . import RULES, ops_with, rule
+from ..registry import RULES, ops_with, rule
 
 
 # ------------------------------------------------------------------------------ helpers

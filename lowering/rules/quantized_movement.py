@@ -15,7 +15,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..fixed_point.carrier import carried_type, encode, qinfo
-from . import RULES, ops_with, rule
+from ..registry import RULES, ops_with, rule
 from .quantization import q_in, q_out, require_per_tensor, requantize_value, same_quantization
 from .shape import concat, pad_constant
 

@@ -49,7 +49,7 @@ from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import narrow, requantize_like_tflite, rescale, rescale_values, saturate_to, widen
 from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
 from ..npu_target import choose
-from . import rule
+from ..registry import rule
 from .arith import Arith, FLOAT_TYPES, UNSIGNED_WIDTH, to_i32
 from .cast import convert
 from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor

@@ -48,7 +48,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..fixed_point.rescale import narrow, rescale
 from ..npu_target import choose
-from . import rule
+from ..registry import rule
 from .convolution import FLOAT_TYPES
 from .quantization import float_fallback, q_in, q_out
 from .integer_convolution import ACCUMULATOR, spread_by_stride

@@ -21,7 +21,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value
 from ..npu_target import choose
-from . import rule
+from ..registry import rule
 from .arith import Arith, to_i32
 
 MAX_CONCAT_OPERANDS = 64  # TOSA level 8K's tensor list size
