@@ -7,7 +7,9 @@ the NPU compilers consuming TOSA reproduce). Arm NN's CpuRef backend emulates th
 and differs from them by one unit in many places and by more in a few; people validating against
 CpuRef ask for its integers with `--semantics cpuref`.
 
-The two differ only in the ops `DIFFERENCES` lists; every other quantized op has one lowering. The
+The two differ only in the ops `DIFFERENCES` lists; every other quantized op has one lowering. A row of
+one op's own kernel is declared beside that kernel (`differs`, e.g. lowering/rules/math.py), so the table is
+whole once lowering.rules is imported. The
 choice travels in the graph's meta (`SEMANTICS_KEY`, nn2tosa.dialects.integer_semantics), where `convert`
 puts it and the lowering rules read it (`LoweringContext.semantics`).
 """
@@ -18,7 +20,7 @@ from nn2tosa.dialects.integer_semantics import (DEFAULT, MEANING, SEMANTICS, SEM
 
 SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
 
-_FLOAT = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
+FLOAT_TABLE = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
 
 # nn op of a quantized graph -> (what LiteRT computes, what CpuRef computes), for the ops whose
 # integers depend on the choice (the report names every layer lowered from one of them).
@@ -29,19 +31,17 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     # functions of one int8 tensor are one exact TABLE either way; its entries are computed by a numpy model
     # of LiteRT's kernel (lowering/fixed_point/litert_kernels.py) or through CpuRef's float32 function. Of an int16 tensor:
     # RESCALEs by TFLite's multipliers (requantize, abs, relu / clamp, leaky_relu), else a TABLE or GATHER
-    "hard_swish": ("int16 fixed point: gemmlowp rounding doubling high multiplies by 16-bit multipliers, a "
-                   "truncating one for x * relu6(x + 3) / 6", _FLOAT),
     "leaky_relu": ("MultiplyByQuantizedMultiplier of x - zp by the identity or the alpha multiplier (double rounding; "
-                   "multipliers from float32 ratios of the scales)", _FLOAT),
+                   "multipliers from float32 ratios of the scales)", FLOAT_TABLE),
     "relu, clamp": ("MultiplyByQuantizedMultiplier to the output scale, clamped to zp + roundf(bound / scale)",
-                    _FLOAT),
-    "abs": ("|x - zp| times MultiplyByQuantizedMultiplier (none when the scales are equal)", _FLOAT),
+                    FLOAT_TABLE),
+    "abs": ("|x - zp| times MultiplyByQuantizedMultiplier (none when the scales are equal)", FLOAT_TABLE),
     "rsqrt": ("gemmlowp Newton-Raphson 1 / sqrt(x - zp) as a fixed-point multiplier, two "
-              "MultiplyByQuantizedMultiplier steps; x == zp gives the largest output", _FLOAT),
-    "sqrt": ("float32 sqrt divided by the output scale and truncated toward zero (not rounded)", _FLOAT),
+              "MultiplyByQuantizedMultiplier steps; x == zp gives the largest output", FLOAT_TABLE),
+    "sqrt": ("float32 sqrt divided by the output scale and truncated toward zero (not rounded)", FLOAT_TABLE),
     "sigmoid, tanh, exp, log, elu, gelu (int8)": (
         "a float32 table (LUTPopulate): the function times the float32 reciprocal of the output scale, rounded half "
-        "away; log of a value <= 0 is the lowest output", _FLOAT),
+        "away; log of a value <= 0 is the lowest output", FLOAT_TABLE),
     "requantize (int8 to int16)": ("TFLite's Requantize: MultiplyByQuantizedMultiplier of x - zp (one RESCALE "
                                    "DOUBLE_ROUND)", "an exact 256-entry GATHER of the float32 requantization"),
     "requantize, abs, relu, clamp, leaky_relu (int16)": (
@@ -112,5 +112,13 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
 }
 
 
-__all__ = ["DEFAULT", "DIFFERENCES", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY", "SEMANTICS_KEY",
-           "semantics_of", "set_semantics"]
+def differs(op: str, litert: str, cpuref: str = FLOAT_TABLE) -> None:
+    """Declare that `op`'s quantized integers differ between the two (a DIFFERENCES row): `litert` says what
+    LiteRT computes, `cpuref` what CpuRef does (by default: its float32 function, tabulated)."""
+    if op in DIFFERENCES:
+        raise ValueError(f"two rows of {op} in DIFFERENCES")
+    DIFFERENCES[op] = (litert, cpuref)
+
+
+__all__ = ["DEFAULT", "DIFFERENCES", "FLOAT_TABLE", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY",
+           "SEMANTICS_KEY", "differs", "semantics_of", "set_semantics"]
