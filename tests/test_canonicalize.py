@@ -65,6 +65,8 @@ class NchwNet:
         if kind == "relu6":  # as a source that has no relu6 writes it
             low = self.b.op("nn.maximum", [v, self.const(0.0)])
             return self.b.op("nn.minimum", [low, self.const(np.full((1, 1, 1, 1), 6.0))])
+        if kind == "hard_swish":
+            return self.b.op("nn.hard_swish", [v])
         if kind == "leaky":
             return self.b.op("nn.leaky_relu", [v], {"alpha": 0.1})
         return self.b.op("nn.sigmoid", [v])
@@ -102,7 +104,7 @@ def random_net(seed: int, dtype: str = "f32") -> tuple[Graph, np.ndarray]:
     v = net.activation(net.batch_norm(net.conv(net.x, 4, bias=False)), "relu")
     for _ in range(int(rng.integers(2, 5))):
         kind = rng.choice(["residual", "concat", "affine", "depthwise", "pool"])
-        act = str(rng.choice(["relu", "relu6", "leaky", "sigmoid"]))
+        act = str(rng.choice(["relu", "relu6", "hard_swish", "leaky", "sigmoid"]))
         if kind == "residual":
             branch = net.batch_norm(net.conv(v, net.channels(v)))
             v = net.activation(net.b.op("nn.add", [v, branch]), act)

@@ -21,6 +21,29 @@ F32 = np.float32
 
 
 # ------------------------------------------------------------------------------ TFLite, independently
+def tfl_hard_swish(v: int, xs: float, xz: int, ys: float, yz: int) -> int:
+    hires = F32(1 / 128) * F32(xs)
+
+    def m16(real):
+        q, e = quantize_multiplier(float(real))
+        return min((q + 32768) >> 16, 32767), e
+
+    om, oe = m16(hires / F32(ys))
+    rm, re = m16(hires / (F32(3) / F32(32768)))
+    h = (v - xz) * 128
+    pre = high_mul(h, om, 15)
+    r = h
+    if re > 0:
+        r = max(-32768, min(32767, r << (re - 1)))
+        r = max(-32768, min(32767, high_mul(r, rm, 15) << 1))
+    else:
+        r = divide_by_pot(high_mul(r, rm, 15), -re)
+    r = (r + 32768) >> 1
+    p = r * pre
+    out = divide_by_pot(int(math.copysign(abs(p) >> 15, p)) if p else 0, -oe)
+    return max(-128, min(127, out + yz))
+
+
 def tfl_leaky_relu(v: int, xs: float, xz: int, ys: float, yz: int, alpha: float) -> int:
     d = v - xz
     q, e = quantize_multiplier(float(F32(xs) / F32(ys)) if d >= 0 else float(F32(xs) * F32(alpha) / F32(ys)))
@@ -124,6 +147,8 @@ def sigmoid(r):
 # and the float32 LUTs' multiplication by the reciprocal rarely land elsewhere than CpuRef's rounding). The first
 # case of each op is its LiteRT corpus file's quantization.
 CASES_8 = [
+    ("nn.hard_swish", None, tfl_hard_swish, (0.03136995807290077, -1), (0.01715676113963127, -106), True),
+    ("nn.hard_swish", None, tfl_hard_swish, (0.1898325905331743, -65), (0.08581863689656999, -49), True),
     ("nn.leaky_relu", {"alpha": 0.2}, lambda v, *q: tfl_leaky_relu(v, *q, 0.2),
      (0.007842489518225193, -1), (0.004705732688307762, -86), True),
     ("nn.leaky_relu", {"alpha": 0.3}, lambda v, *q: tfl_leaky_relu(v, *q, 0.3), (0.10334068, 65), (0.0305436, 115),

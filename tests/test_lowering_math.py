@@ -81,7 +81,7 @@ FLOAT_UNARY_GRIDS = {
     "nn.sqrt": (0, 10), "nn.exp2": (-130, 130), "nn.log2": (0, 10), "nn.log10": (0, 10), "nn.tan": (-7, 7),
     "nn.asin": (-1, 1), "nn.acos": (-1, 1), "nn.atan": (-10, 10), "nn.sinh": (-90, 90), "nn.cosh": (-90, 90),
     "nn.asinh": (-10, 10), "nn.acosh": (1, 10), "nn.atanh": (-1, 1), "nn.round": (-6, 6),
-    "nn.softplus": (-30, 30), "nn.relu": (-2, 2), "nn.sign": (-2, 2),
+    "nn.softplus": (-30, 30), "nn.hard_swish": (-5, 5), "nn.relu": (-2, 2), "nn.sign": (-2, 2),
 }
 MEASURED: dict[str, float] = {}
 
@@ -217,6 +217,7 @@ def test_activations_with_attributes_broadcasting_and_ranks():
         "clamp": b.op("nn.clamp", [vx], {"min": -0.25, "max": 0.75}),
         "clamp_open": b.op("nn.clamp", [vx], {"min": float("-inf"), "max": 1.0}),
         "clamp_inverted": b.op("nn.clamp", [vx], {"min": 7e-45, "max": 0.0}),  # all max (found by fuzzing)
+        "hard_swish": b.op("nn.hard_swish", [vx]),
         "isnan": b.op("nn.isnan", [vx]),
         "isinf": b.op("nn.isinf", [vx]),
     }
@@ -328,7 +329,7 @@ def test_ops_computed_in_their_own_16_bit_type(dtype):
             "clamp": b.op("nn.clamp", [x], {"min": -0.3, "max": 0.6}), "relu": b.op("nn.relu", [x]),
             "sign": b.op("nn.sign", [x]), "isinf": b.op("nn.isinf", [x]),
             "squared_difference": b.op("nn.squared_difference", [x, alpha]),
-            "div": b.op("nn.div", [x, alpha])}
+            "div": b.op("nn.div", [x, alpha]), "hard_swish": b.op("nn.hard_swish", [x])}
     for name, v in outs.items():
         g.add_output(v, name)
     report = check_lowering(g, seed=15, input_range=(-3, 3))

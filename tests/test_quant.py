@@ -102,6 +102,7 @@ FUNCTIONS = {
     "sigmoid": lambda x: np.float32(1) / (np.float32(1) + np.exp(-x)),
     "tanh": np.tanh,
     "elu": lambda x: np.where(x > 0, x, np.expm1(x)).astype(np.float32),
+    "hard_swish": lambda x: x * np.clip(x + np.float32(3), 0, 6) / np.float32(6),
     "exp": np.exp,
 }
 

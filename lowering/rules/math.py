@@ -1,6 +1,6 @@
 """Float functions TOSA has no single operator for: logarithms, exponentials, (inverse) trigonometric
-and hyperbolic functions, rounding, softplus, elu and gelu; and the models of TFLite's int8 kernels of
-those TFLite computes its own way, which their quantized forms tabulate.
+and hyperbolic functions, rounding, softplus, hard_swish, elu and gelu; and the model of TFLite's int8
+kernel of those TFLite computes its own way (hard_swish), which their quantized forms tabulate.
 
 Decompositions of transcendental functions run in f32 (f16/bf16 operands are cast in and out: the
 graph's tensors keep their type, only the intermediate arithmetic is wider), and follow numpy's
@@ -13,14 +13,18 @@ decomposition is within a few f32 ulps, except where noted next to the function.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
+from ..fixed_point.carrier import QInfo
+from ..fixed_point.litert_kernels import F32, Kernel, clip_to, int8_kernel, int16_multiplier, wrap16
+from ..fixed_point.tflite import div_toward_zero, rounding_divide_by_pot, srdhm
 from ..registry import rule
+from ..semantics import differs
 from .arith import (INF, Arith, float_arith, floating_point_operands, gelu_approximation_known, in_compute_type,
                     result_dtype, two_product)
 
@@ -46,8 +50,45 @@ FLOAT_UNARY: dict[str, Callable[[Arith, Value], Value]] = {
     "nn.round": lambda a, x: a.round_half_even(x),
     # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow, no lost small values
     "nn.softplus": lambda a, x: a.add(a.maximum(x, 0.0), a.log1p(a.exp(a.neg(a.abs(x))))),
+    "nn.hard_swish": lambda a, x: a.mul(x, a.mul(a.clamp(a.add(x, 3.0), 0.0, 6.0), 1 / 6)),
 }
 
+
+
+# ------------------------------------------------------------------------------ LiteRT's int8 kernels of these
+# (quantized, these functions are tabulated: the "tabulated" forms in activations.py tabulate TFLite's kernel)
+differs("hard_swish", "int16 fixed point: gemmlowp rounding doubling high multiplies by 16-bit multipliers, a "
+                      "truncating one for x * relu6(x + 3) / 6")
+
+
+@int8_kernel("nn.hard_swish")
+def hard_swish_int8(x: QInfo, y: QInfo, attrs: Mapping) -> Kernel:
+    """reference_ops::HardSwish (quantized): 16-bit fixed point. The input, shifted left 7 bits, times
+    an int16 output multiplier (rounding doubling high multiply) is x on the pre-shift output scale; the
+    input rescaled so that 3.0 is 32768 (saturating shifts), mapped to [0, 1], is relu6(x + 3) / 6;
+    their truncating doubling high product is rounded right by the output exponent. The multipliers
+    come from float32 scale ratios (QuantizeMultiplier, then rounded to 16 bits)."""
+    hires = F32(1.0 / 128.0) * F32(x.scale)
+    out_m, out_e = int16_multiplier(float(hires / F32(y.scale)))
+    relu_m, relu_e = int16_multiplier(float(hires / (F32(3.0) / F32(32768.0))))
+
+    def run(v: np.ndarray) -> np.ndarray:
+        hires_v = (np.asarray(v, np.int64) - x.zero_point) * 128
+        preshift = srdhm(hires_v, out_m, 15)
+        relu = hires_v
+        if relu_e > 0:  # a saturating shift: past 31 bits every nonzero value saturates alike
+            relu = np.clip(relu * (1 << min(relu_e - 1, 31)), -32768, 32767)
+        relu = srdhm(relu, relu_m, 15)
+        if relu_e > 0:
+            relu = np.clip(relu * 2, -32768, 32767)
+        elif relu_e < 0:
+            relu = rounding_divide_by_pot(relu, -relu_e)
+        relu = (relu + (1 << 15)) >> 1
+        product = np.where((relu == -32768) & (preshift == -32768), 32767, div_toward_zero(relu * preshift, 1 << 15))
+        out = rounding_divide_by_pot(product, -out_e)
+        return clip_to(wrap16(out + y.zero_point), y)
+
+    return run
 
 LN2 = np.float32(math.log(2))
 LN2_LOW = np.float32(math.log(2) - float(LN2))  # the part of ln 2 the f32 constant misses

@@ -211,7 +211,7 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil,
     "round": np.round,  # half to even
     "sign": np.sign, "erf": _erf, "sigmoid": _sigmoid, "tanh": np.tanh,
-    "relu": lambda x: np.maximum(x, 0),
+    "relu": lambda x: np.maximum(x, 0), "hard_swish": lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) / 6,
     "softplus": lambda x: np.logaddexp(0, x), "bitwise_not": np.invert, "logical_not": np.logical_not,
     "identity": lambda x: x, "isnan": np.isnan, "isinf": np.isinf,
     # per-element conversions: on real values, the result type does the work

@@ -97,13 +97,14 @@ _ACTIVATIONS = {
     "Sqrt": ("nn.sqrt", lambda a, b: {}),
     "Square": ("nn.square", lambda a, b: {}),
     "Elu": ("nn.elu", lambda a, b: {"alpha": a}),
+    "HardSwish": ("nn.hard_swish", lambda a, b: {}),
     "Gelu": ("nn.gelu", lambda a, b: {"approximate": "none"}),
 }
 
 
 def activation_function_known(layer: Layer, function: str) -> str | None:
     """The activation function is one of Arm NN's: Sigmoid, ReLu, BoundedReLu, SoftReLu, LeakyReLu, Abs,
-    Sqrt, Square, Elu, Gelu, TanH, Linear."""
+    Sqrt, Square, Elu, HardSwish, Gelu, TanH, Linear."""
     if function not in _ACTIVATIONS and function not in ("TanH", "Linear"):
         return f"activation function {function} is unknown"
     return None

@@ -120,11 +120,14 @@ func.func @round(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }
 
-// softplus = max(x, 0) + log1p(e^-|x|).
-// CHECK-LABEL: sym_name = "softplus"
+// softplus = max(x, 0) + log1p(e^-|x|); hard_swish = x * (clamp(x + 3, 0, 6) * 1/6).
+// CHECK-LABEL: sym_name = "softplus_hard_swish"
 // CHECK: "tosa.maximum"
 // CHECK: "tosa.exp"
-func.func @softplus(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK: "tosa.clamp"{{.*}}max_val = 6.000000e+00 : f32, min_val = 0.000000e+00 : f32
+// CHECK: dense<0.166666672>
+func.func @softplus_hard_swish(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %a = "nn.softplus"(%x) : (tensor<4xf32>) -> tensor<4xf32>
-  return %a : tensor<4xf32>
+  %b = "nn.hard_swish"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
 }

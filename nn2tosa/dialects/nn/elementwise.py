@@ -118,6 +118,7 @@ _UNARY: dict[str, tuple[Callable[..., Any], str, frozenset[str]]] = {  # name ->
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + e^-x).", TAB),
     "tanh": (np.tanh, "hyperbolic tangent.", TAB),
     "relu": (lambda x: np.maximum(x, 0), "max(x, 0).", REQUANTIZING),
+    "hard_swish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, "x * relu6(x + 3) / 6.", TAB),
     "softplus": (lambda x: np.log1p(np.exp(x)), "log(1 + e^x).", TAB),
     "bitwise_not": (np.invert, "~x on integers.", frozenset()),
     "logical_not": (np.logical_not, "not x on booleans.", frozenset()),
