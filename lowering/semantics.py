@@ -15,8 +15,13 @@ puts it and the lowering rules read it (`LoweringContext.semantics`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nn2tosa.dialects.integer_semantics import (DEFAULT, MEANING, SEMANTICS, SEMANTICS_KEY, semantics_of,
                                                set_semantics)
+
+if TYPE_CHECKING:
+    from .context import LoweringContext
 
 SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
 
@@ -120,5 +125,28 @@ def differs(op: str, litert: str, cpuref: str = FLOAT_TABLE) -> None:
     DIFFERENCES[op] = (litert, cpuref)
 
 
+# ------------------------------------------------------------------------------ what a rule asks
+# A lowering that is one source's own is a form registered with `semantics="litert"` (lowering/registry.py);
+# a helper many forms share asks these where the two differ in one step of the same computation. Asking is
+# reported (LoweringContext.semantics).
+def computes_litert(ctx: LoweringContext) -> bool:
+    """Whether the op's quantized integers are LiteRT's (the default), not CpuRef's."""
+    return ctx.semantics == "litert"
+
+
+def kernel_rounding(ctx: LoweringContext, litert: str) -> str | None:
+    """The RESCALE rounding of a kernel that rounds its own way under LiteRT (`litert`, e.g. its reference
+    FULLY_CONNECTED's one rounding in double: "SINGLE_ROUND"); None under CpuRef (the rescale helpers' own:
+    halves away from zero)."""
+    return litert if computes_litert(ctx) else None
+
+
+def rounding_mode(ctx: LoweringContext) -> str:
+    """RESCALE's rounding of a 32-bit multiplier: LiteRT's MultiplyByQuantizedMultiplier rounds twice
+    (DOUBLE_ROUND), CpuRef's float32 product once (SINGLE_ROUND, halves fixed up where they occur)."""
+    return "DOUBLE_ROUND" if computes_litert(ctx) else "SINGLE_ROUND"
+
+
 __all__ = ["DEFAULT", "DIFFERENCES", "FLOAT_TABLE", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY",
-           "SEMANTICS_KEY", "differs", "semantics_of", "set_semantics"]
+           "SEMANTICS_KEY", "computes_litert", "differs", "kernel_rounding", "rounding_mode", "semantics_of",
+           "set_semantics"]

@@ -23,7 +23,7 @@ from . import shape  # noqa: F401  (registration)
 from . import reductions  # noqa: F401  (registration)
 from . import normalization  # noqa: F401  (registration)
 from . import quantization  # noqa: F401  (registration)
-from . import quantized_movement  # noqa: F401  (registration)
+from . import indexing  # noqa: F401  (registration)
 from . import recurrent  # noqa: F401  (registration)
 
 

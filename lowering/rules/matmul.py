@@ -26,6 +26,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..fixed_point.rescale import narrow, rescale
 from ..registry import rule
+from ..semantics import kernel_rounding
 from .convolution import (FLOAT_TYPES, cast, convolution, convolution_quantizations, float_tensors, float_type,
                           rearrange)
 from .integer_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
@@ -122,7 +123,7 @@ def quantized_fully_connected(ctx: LoweringContext) -> Value:
     attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
     # LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once, in double (not
     # MultiplyByQuantizedMultiplier as its convolutions do): one rounding, SINGLE_ROUND
-    rounding = "SINGLE_ROUND" if ctx.semantics == "litert" else None
+    rounding = kernel_rounding(ctx, "SINGLE_ROUND")
     y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
                               bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs, rounding=rounding)
     return ctx.reshape(y, ctx.out_types[0].shape)

@@ -52,7 +52,7 @@ from ..registry import rule
 from .convolution import FLOAT_TYPES
 from .quantization import float_fallback, q_in, q_out
 from .integer_convolution import ACCUMULATOR, spread_by_stride
-from .quantized_movement import movement
+from .shape import movement
 
 
 # RESIZE limits (TOSA 1.0 ERROR_IFs, and level 8K's MAX_SCALE)
@@ -294,25 +294,36 @@ def resize(ctx: LoweringContext) -> Value:
     return _decomposed_resize(ctx, x, axes)
 
 
+def _keeps_integer_quantization(ctx: LoweringContext) -> bool:
+    """One per-tensor quantization in and out, of int8 or int16 data (TFLite's uint8 kernels differ: float)."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    return xq is not None and xq == yq and not xq.per_axis and xq.dtype in ACCUMULATOR and not xq.offset
+
+
+@rule("nn.resize", quantized=True, benefit=10, semantics="litert", when=_keeps_integer_quantization)
+def litert_resize(ctx: LoweringContext) -> Value | list[Value] | None:
+    """TFLite's integers: nearest its rows (`_tflite_nearest`), bilinear its ResizeBilinearInteger
+    (`_tflite_bilinear`; where nothing computes that exactly, falls through)."""
+    if ctx.attrs["mode"] == "nearest":
+        return _tflite_nearest(ctx)
+    x = ctx.operands[0]
+    _, h, w, _ = ctx.type_of(x).shape
+    out_h, out_w = ctx.attrs["size"]
+    return _tflite_bilinear(ctx, x, tflite_bilinear_sampling(h, out_h, ctx.attrs),
+                            tflite_bilinear_sampling(w, out_w, ctx.attrs))
+
+
 @rule("nn.resize", quantized=True)
 def quantized_resize(ctx: LoweringContext) -> Value | list[Value]:
     """nearest: the integers move. bilinear: TOSA RESIZE of the carried integers gives
     sum(w * x) with integer weights summing to n_y * n_x (exact); minus the zero point times that,
-    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32.
-    Under LiteRT semantics an integer resize keeping its quantization computes TFLite's integers."""
+    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32."""
     xq, yq = q_in(ctx), q_out(ctx)
-    litert = (ctx.semantics == "litert" and xq is not None and xq == yq and not xq.per_axis
-              and xq.dtype in ACCUMULATOR and not xq.offset)  # TFLite's uint8 kernels differ (float)
     if ctx.attrs["mode"] == "nearest":
-        return _tflite_nearest(ctx) if litert else movement(ctx)
+        return movement(ctx)
     x = ctx.operands[0]
     _, h, w, _ = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
-    if litert:
-        sy, sx = tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
-        y = _tflite_bilinear(ctx, x, sy, sx)
-        if y is not None:
-            return y
     sy, sx = sampling(h, out_h, ctx.attrs), sampling(w, out_w, ctx.attrs)
     if (xq is None or yq is None or xq.per_axis or yq.per_axis or xq.dtype not in ACCUMULATOR
             or not (sy.fits_resize() and sx.fits_resize())):
