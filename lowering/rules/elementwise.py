@@ -33,7 +33,8 @@ from ..fixed_point.rescale import (fraction_bits, max_input_for, narrow, requant
                                    rescale_values, widen)
 from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
 from ..registry import rule
-from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor, same_quantization
+from .quantization import (float_fallback, float_when_an_end_is_not_quantized, q_in, q_out, requantize_value,
+                           require_per_tensor, same_quantization)
 
 
 # nn op -> TOSA op, operands in the same order (rank equalized for broadcasting)
@@ -373,13 +374,16 @@ def compare(ctx: LoweringContext) -> Value:
     return ctx.op("tosa.logical_not", [y]) if ctx.op_name == "nn.not_equal" else y
 
 
+float_when_an_end_is_not_quantized("nn.select", operands=(1, 2))
+
+
 @rule("nn.select", quantized=True)
-def select(ctx: LoweringContext) -> Value | list[Value]:
+def select(ctx: LoweringContext) -> Value:
+    """Both choices re-encoded in the result's quantization, then SELECT."""
     cond, x, y = ctx.operands
     yq = q_out(ctx)
     xq, zq = q_in(ctx, 1), q_in(ctx, 2)
-    if yq is None or xq is None or zq is None:
-        return float_fallback(ctx)
+    assert yq is not None and xq is not None and zq is not None, "in_float takes the ends not quantized"
     require_per_tensor(ctx, xq, zq, yq)
     x, y = requantize_value(ctx, x, xq, yq), requantize_value(ctx, y, zq, yq)
     return ctx.op("tosa.select", ctx.same_rank(cond, x, y))

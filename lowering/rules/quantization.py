@@ -341,12 +341,15 @@ def fallback(ctx: LoweringContext) -> Value | list[Value]:
 
 
 # ------------------------------------------------------------------------------ the quantized forms' prologue
-# An op of one quantized operand and result whose other end is not quantized computes as CpuRef does, in
-# float: one form (`float_when_an_end_is_not_quantized`), tried first, so the op's other quantized forms
-# read both quantizations (`quantized_ends`).
-def an_end_not_quantized(ctx: LoweringContext) -> bool:
-    """The op's operand 0 or its result is not quantized."""
-    return q_in(ctx) is None or q_out(ctx) is None
+# A quantized op whose data operand or result is not quantized computes as CpuRef does, in float: one form
+# (`float_when_an_end_is_not_quantized`), tried first, so the op's other quantized forms read both
+# quantizations (`quantized_ends`).
+def an_end_not_quantized(*operands: int) -> Callable[[LoweringContext], bool]:
+    """The condition: one of these operands, or the result, is not quantized."""
+    def condition(ctx: LoweringContext) -> bool:
+        return q_out(ctx) is None or any(q_in(ctx, k) is None for k in operands)
+
+    return condition
 
 
 def in_float(ctx: LoweringContext) -> Value | list[Value]:
@@ -354,10 +357,10 @@ def in_float(ctx: LoweringContext) -> Value | list[Value]:
     return float_fallback(ctx)
 
 
-def float_when_an_end_is_not_quantized(*ops: str) -> None:
-    """Register `in_float` as the first quantized form of each of `ops`, for operand 0 or the result
-    not quantized."""
-    rule(*ops, quantized=True, benefit=100, when=an_end_not_quantized)(in_float)
+def float_when_an_end_is_not_quantized(*ops: str, operands: tuple[int, ...] = (0,)) -> None:
+    """Register `in_float` as the first quantized form of each of `ops`, for the result or one of
+    `operands` (the data operands) not quantized."""
+    rule(*ops, quantized=True, benefit=100, when=an_end_not_quantized(*operands))(in_float)
 
 
 def quantized_ends(ctx: LoweringContext, per_tensor: bool = True) -> tuple[QInfo, QInfo]:
