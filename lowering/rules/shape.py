@@ -22,7 +22,6 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..fixed_point.carrier import carried_type, encode, qinfo
-from ..npu_target import choose
 from ..registry import RULES, ops_with, rule
 from .quantization import q_in, q_out, require_per_tensor, requantize_value, same_quantization
 
@@ -195,15 +194,27 @@ def selects_something(ctx: LoweringContext, axis: int, visited: range) -> str | 
     return None
 
 
-@rule("nn.strided_slice", checks=(selects_something,))
-def strided_slice(ctx: LoweringContext) -> Value:
+def _visited(ctx: LoweringContext) -> list[range]:
+    """The indices Python slicing visits along each axis."""
+    return [range(*slice(int(b), None if (s < 0 and e < 0) else int(e), int(s)).indices(d))
+            for b, e, s, d in zip(ctx.attrs["begin"], ctx.attrs["end"], ctx.attrs["strides"], ctx.in_types[0].shape)]
+
+
+def _strides_spatial_int8(ctx: LoweringContext) -> bool:
+    """An int8 NHWC slice striding H or W: one window op can subsample both (the forms below)."""
+    t = ctx.in_types[0]
+    return (t.rank == 4 and t.dtype == "i8"
+            and any(len(v) > 1 and abs(v.step) > 1 for v in _visited(ctx)[1:3]))
+
+
+def _strided_slice(ctx: LoweringContext) -> tuple[Value, list[int]]:
     """Python slicing per axis: the indices it visits are range(first, ..., step); a negative
-    step reverses the axis first (and mirrors the first index)."""
+    step reverses the axis first (and mirrors the first index). Strides of H and W of int8 NHWC data
+    are left to one window op: x is then cut to their extent, and their strides are returned."""
     x = ctx.operands[0]
     shape = ctx.type_of(x).shape
     plan = []
-    for axis, (b, e, s, d) in enumerate(zip(ctx.attrs["begin"], ctx.attrs["end"], ctx.attrs["strides"], shape)):
-        visited = range(*slice(int(b), None if (s < 0 and e < 0) else int(e), int(s)).indices(d))
+    for axis, visited in enumerate(_visited(ctx)):
         ctx.check(selects_something, axis, visited)
         plan.append((axis, visited))
     spatial = [1, 1]  # strides of H and W left to one window op (`_subsample_spatial`)
@@ -225,14 +236,32 @@ def strided_slice(ctx: LoweringContext) -> Value:
             x = _stride_axis(ctx, x, axis, count, step)
     if spatial != [1, 1]:
         x = tosa_slice(ctx, x, window[0], [d if e is None else e for d, e in zip(ctx.type_of(x).shape, window[1])])
-        form = choose(ctx, "strided_slice_spatial")
-        if form == "max_pool2d":  # the maximum of one: the stored integers, no RESCALE (lowering/npu_target.py)
-            return ctx.op("tosa.max_pool2d", [x], {"kernel": [1, 1], "stride": spatial, "pad": [0, 0, 0, 0]})
-        if form == "depthwise_conv2d":
-            return _subsample_spatial(ctx, x, spatial)
-        for axis, step in ((1, spatial[0]), (2, spatial[1])):
-            if step > 1:
-                x = _stride_axis(ctx, x, axis, (ctx.type_of(x).shape[axis] - 1) // step + 1, step)
+    return x, spatial
+
+
+# The --target preset's forms of striding H and W (lowering/npu_target.py), then the general one
+@rule("nn.strided_slice", checks=(selects_something,), benefit=20, when=_strides_spatial_int8,
+      choice=("strided_slice_spatial", "max_pool2d"))
+def strided_slice_max_pool(ctx: LoweringContext) -> Value:
+    """H and W strided by a MAX_POOL2D of 1x1 windows (the maximum of one: the stored integers, no RESCALE)."""
+    x, spatial = _strided_slice(ctx)
+    return ctx.op("tosa.max_pool2d", [x], {"kernel": [1, 1], "stride": spatial, "pad": [0, 0, 0, 0]})
+
+
+@rule("nn.strided_slice", checks=(selects_something,), benefit=10, when=_strides_spatial_int8,
+      choice=("strided_slice_spatial", "depthwise_conv2d"))
+def strided_slice_depthwise(ctx: LoweringContext) -> Value:
+    """H and W strided by one DEPTHWISE_CONV2D (`_subsample_spatial`)."""
+    return _subsample_spatial(ctx, *_strided_slice(ctx))
+
+
+@rule("nn.strided_slice", checks=(selects_something,))
+def strided_slice(ctx: LoweringContext) -> Value:
+    """Each strided axis a RESHAPE into (count, stride) and a SLICE keeping index 0 (`_stride_axis`)."""
+    x, spatial = _strided_slice(ctx)
+    for axis, step in ((1, spatial[0]), (2, spatial[1])):
+        if step > 1:
+            x = _stride_axis(ctx, x, axis, (ctx.type_of(x).shape[axis] - 1) // step + 1, step)
     return x
 
 
