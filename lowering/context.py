@@ -63,7 +63,7 @@ def float_rule_unquantized(ctx: LoweringContext, what: str = "operands",
 
 class LoweringContext(Checks):
     refusal = LoweringUnsupported
-    # `general`: the checks of helpers many rules share, set by the rules package (rules/__init__.py)
+    # `general`: the checks of helpers many rules share, set by the rules package (lowering/rules/__init__.py)
 
     def __init__(self, graph: Graph, node: int, nn_in_types: Sequence[Type]):
         self.graph = graph

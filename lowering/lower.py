@@ -13,7 +13,7 @@ from .quant import unsigned_input_to_signed, unsigned_output_from_signed
 from .npu_target import CHOICES_KEY
 from .semantics import SEMANTICS_DEPENDENT_KEY
 from .rules import CARRY_QUANTIZATION, rule_for
-from .rules.quantized_islands import erase_dead, find_islands
+from .rules.float_islands import erase_dead, find_islands
 
 
 def _where(graph: Graph, node: int) -> str:
@@ -49,7 +49,7 @@ def lower_to_tosa(graph: Graph) -> None:
     # see their operands' nn types (unsigned, 64-bit, quantized) in ctx.nn_in_types
     nn_types: dict[Value, TensorType] = {}
     output_nn_types = [graph.tensor_type(o.value) for o in graph.outputs]  # before inputs are retyped
-    # dequantize -> float elementwise ops -> quantize: one exact lookup (rules/quantized_islands.py)
+    # dequantize -> float elementwise ops -> quantize: one exact lookup (rules/float_islands.py)
     islands = find_islands(graph)
     replaced_by_islands = set().union(*(i.interior for i in islands.values()))
     for node in graph.inputs:

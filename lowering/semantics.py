@@ -7,18 +7,25 @@ the NPU compilers consuming TOSA reproduce). Arm NN's CpuRef backend emulates th
 and differs from them by one unit in many places and by more in a few; people validating against
 CpuRef ask for its integers with `--semantics cpuref`.
 
-The two differ only in the ops `DIFFERENCES` lists; every other quantized op has one lowering. The
+The two differ only in the ops `DIFFERENCES` lists; every other quantized op has one lowering. A row of
+one op's own kernel is declared beside that kernel (`differs`, e.g. lowering/rules/math.py), so the table is
+whole once lowering.rules is imported. The
 choice travels in the graph's meta (`SEMANTICS_KEY`, nn2tosa.dialects.integer_semantics), where `convert`
 puts it and the lowering rules read it (`LoweringContext.semantics`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nn2tosa.dialects.integer_semantics import (DEFAULT, MEANING, SEMANTICS, SEMANTICS_KEY, semantics_of,
                                                set_semantics)
 
+if TYPE_CHECKING:
+    from .context import LoweringContext
+
 SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
 
-_FLOAT = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
+FLOAT_TABLE = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
 
 # nn op of a quantized graph -> (what LiteRT computes, what CpuRef computes), for the ops whose
 # integers depend on the choice (the report names every layer lowered from one of them).
@@ -29,19 +36,17 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
     # functions of one int8 tensor are one exact TABLE either way; its entries are computed by a numpy model
     # of LiteRT's kernel (lowering/fixed_point/litert_kernels.py) or through CpuRef's float32 function. Of an int16 tensor:
     # RESCALEs by TFLite's multipliers (requantize, abs, relu / clamp, leaky_relu), else a TABLE or GATHER
-    "hard_swish": ("int16 fixed point: gemmlowp rounding doubling high multiplies by 16-bit multipliers, a "
-                   "truncating one for x * relu6(x + 3) / 6", _FLOAT),
     "leaky_relu": ("MultiplyByQuantizedMultiplier of x - zp by the identity or the alpha multiplier (double rounding; "
-                   "multipliers from float32 ratios of the scales)", _FLOAT),
+                   "multipliers from float32 ratios of the scales)", FLOAT_TABLE),
     "relu, clamp": ("MultiplyByQuantizedMultiplier to the output scale, clamped to zp + roundf(bound / scale)",
-                    _FLOAT),
-    "abs": ("|x - zp| times MultiplyByQuantizedMultiplier (none when the scales are equal)", _FLOAT),
+                    FLOAT_TABLE),
+    "abs": ("|x - zp| times MultiplyByQuantizedMultiplier (none when the scales are equal)", FLOAT_TABLE),
     "rsqrt": ("gemmlowp Newton-Raphson 1 / sqrt(x - zp) as a fixed-point multiplier, two "
-              "MultiplyByQuantizedMultiplier steps; x == zp gives the largest output", _FLOAT),
-    "sqrt": ("float32 sqrt divided by the output scale and truncated toward zero (not rounded)", _FLOAT),
+              "MultiplyByQuantizedMultiplier steps; x == zp gives the largest output", FLOAT_TABLE),
+    "sqrt": ("float32 sqrt divided by the output scale and truncated toward zero (not rounded)", FLOAT_TABLE),
     "sigmoid, tanh, exp, log, elu, gelu (int8)": (
         "a float32 table (LUTPopulate): the function times the float32 reciprocal of the output scale, rounded half "
-        "away; log of a value <= 0 is the lowest output", _FLOAT),
+        "away; log of a value <= 0 is the lowest output", FLOAT_TABLE),
     "requantize (int8 to int16)": ("TFLite's Requantize: MultiplyByQuantizedMultiplier of x - zp (one RESCALE "
                                    "DOUBLE_ROUND)", "an exact 256-entry GATHER of the float32 requantization"),
     "requantize, abs, relu, clamp, leaky_relu (int16)": (
@@ -112,5 +117,36 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
 }
 
 
-__all__ = ["DEFAULT", "DIFFERENCES", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY", "SEMANTICS_KEY",
-           "semantics_of", "set_semantics"]
+def differs(op: str, litert: str, cpuref: str = FLOAT_TABLE) -> None:
+    """Declare that `op`'s quantized integers differ between the two (a DIFFERENCES row): `litert` says what
+    LiteRT computes, `cpuref` what CpuRef does (by default: its float32 function, tabulated)."""
+    if op in DIFFERENCES:
+        raise ValueError(f"two rows of {op} in DIFFERENCES")
+    DIFFERENCES[op] = (litert, cpuref)
+
+
+# ------------------------------------------------------------------------------ what a rule asks
+# A lowering that is one source's own is a form registered with `semantics="litert"` (lowering/registry.py);
+# a helper many forms share asks these where the two differ in one step of the same computation. Asking is
+# reported (LoweringContext.semantics).
+def computes_litert(ctx: LoweringContext) -> bool:
+    """Whether the op's quantized integers are LiteRT's (the default), not CpuRef's."""
+    return ctx.semantics == "litert"
+
+
+def kernel_rounding(ctx: LoweringContext, litert: str) -> str | None:
+    """The RESCALE rounding of a kernel that rounds its own way under LiteRT (`litert`, e.g. its reference
+    FULLY_CONNECTED's one rounding in double: "SINGLE_ROUND"); None under CpuRef (the rescale helpers' own:
+    halves away from zero)."""
+    return litert if computes_litert(ctx) else None
+
+
+def rounding_mode(ctx: LoweringContext) -> str:
+    """RESCALE's rounding of a 32-bit multiplier: LiteRT's MultiplyByQuantizedMultiplier rounds twice
+    (DOUBLE_ROUND), CpuRef's float32 product once (SINGLE_ROUND, halves fixed up where they occur)."""
+    return "DOUBLE_ROUND" if computes_litert(ctx) else "SINGLE_ROUND"
+
+
+__all__ = ["DEFAULT", "DIFFERENCES", "FLOAT_TABLE", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY",
+           "SEMANTICS_KEY", "computes_litert", "differs", "kernel_rounding", "rounding_mode", "semantics_of",
+           "set_semantics"]

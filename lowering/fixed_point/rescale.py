@@ -25,13 +25,8 @@ import numpy as np
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, LoweringUnsupported
+from ..semantics import computes_litert, rounding_mode
 from .carrier import INTEGER_RANGE, QInfo
-
-
-def rounding_mode(ctx: LoweringContext) -> str:
-    """RESCALE's rounding for 32-bit multipliers: TFLite's (DOUBLE_ROUND) unless CpuRef's integers
-    are asked for (lowering/semantics.py)."""
-    return "SINGLE_ROUND" if ctx.semantics == "cpuref" else "DOUBLE_ROUND"
 
 
 
@@ -193,7 +188,7 @@ def narrow(ctx: LoweringContext, acc: Value, factor: float | np.ndarray, out: QI
     when the rounding needs it (a convolution's bound reads every weight)."""
     factors = np.atleast_1d(np.asarray(factor, dtype=np.float64))
     if halves_away is None:
-        halves_away = ctx.semantics == "cpuref"
+        halves_away = not computes_litert(ctx)
     if (not halves_away or max_abs is None or ctx.type_of(acc).dtype != "i32"
             or not ties_possible(factors, max_abs() if callable(max_abs) else max_abs)):
         return rescale(ctx, acc, factor, out.dtype, out_zp=out.zero_points[0], rounding=rounding)

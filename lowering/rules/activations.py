@@ -32,7 +32,7 @@ from ..fixed_point.rescale import clamp_int, multiplier_shift, narrow, rescale, 
 from ..fixed_point.tables import source_results
 from ..fixed_point.tflite import quantize_multiplier
 from ..npu_target import choose
-from . import ops_with, rule
+from ..registry import ops_with, rule
 from .arith import (Arith, FLOAT_TYPES, INF, UNSIGNED_WIDTH, check_unquantized, clamp_not_boolean, float_arith,
                     floating_point_operands, from_i32, int_operands, integers_fit_i32, nn_in_dtype, operand_dtype)
 from .elementwise import operands_all_quantized, quantized_operands

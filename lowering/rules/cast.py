@@ -8,7 +8,7 @@ import numpy as np
 from nn2tosa.ir import Value
 
 from ..context import TOSA_ELEMENT_OF, LoweringContext
-from . import rule
+from ..registry import rule
 from .arith import (FLOAT_TYPES, UNSIGNED_WIDTH, Arith, check_unquantized, from_i32, int_operands, integers_fit_i32,
                     nn_in_dtype, operand_dtype, to_i32)
 

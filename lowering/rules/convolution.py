@@ -31,7 +31,7 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
 from ..fixed_point.carrier import QInfo
-from . import rule
+from ..registry import rule
 from .integer_convolution import (CONVOLUTION_CHECKS, ConvolutionOp, bias_in_accumulator, constant_weights,
                                   convolution_quantized_both_ends, out_channel_scales, quantized_convolution,
                                   subsample_first)
@@ -50,7 +50,7 @@ ACCUMULATOR = {"f32": "f32", "f16": "f32", "bf16": "f32"}
 def float_type(ctx: LoweringContext, what: str) -> str:
     """The float element type `ctx`'s op computes in: its operands' and result's common type, or f32
     when they mix precisions (f32 holds every f16 and bf16 value exactly). Integer operands are
-    reported unsupported (quantized ones never reach a float rule: rules/__init__.py's rule_for)."""
+    reported unsupported (quantized ones never reach a float rule: lowering/registry.py's rule_for)."""
     ctx.check(float_rule_unquantized, what)
     ctx.check(float_tensors, what)
     dtypes = {t.dtype for t in ctx.in_types + ctx.out_types if isinstance(t, TensorType)}

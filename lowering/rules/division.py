@@ -15,7 +15,7 @@ from nn2tosa.ir import Value
 from ..context import LoweringContext, constant_value
 from ..fixed_point import litert_ops
 from ..fixed_point.rescale import fraction_bits, narrow, widen
-from . import rule
+from ..registry import rule
 from .arith import (Arith, FLOAT_TYPES, check_unquantized, float_arith, floating_point_operands, from_i32,
                     in_compute_type, int_operands, integers_fit_i32, operand_dtype, result_dtype, two_product)
 from .elementwise import operands_all_quantized, quantized_operands

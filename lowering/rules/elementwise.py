@@ -32,8 +32,9 @@ from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import (fraction_bits, max_input_for, narrow, requantize_like_tflite, rescale,
                                    rescale_values, widen)
 from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
-from . import rule
-from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor, same_quantization
+from ..registry import rule
+from .quantization import (float_fallback, float_when_an_end_is_not_quantized, q_in, q_out, requantize_value,
+                           require_per_tensor, same_quantization)
 
 
 # nn op -> TOSA op, operands in the same order (rank equalized for broadcasting)
@@ -159,17 +160,40 @@ def product_fits_i32(ctx: LoweringContext, qs: Sequence[QInfo]) -> str | None:
 
 
 ADDITIVE = {"nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maximum", "nn.minimum": "tosa.minimum"}
+MUL_CHECKS = (operands_all_quantized, product_fits_i32)
+
+
+# ------------------------------------------------------------------------------ the quantized forms, per op most
+# specific first: a result not quantized (benefit 20), LiteRT's kernel (10), the exact integer form (0)
+@rule(*ADDITIVE, "nn.squared_difference", quantized=True, checks=(operands_all_quantized,), benefit=20,
+      when=lambda ctx: q_out(ctx) is None)
+@rule("nn.mul", quantized=True, checks=MUL_CHECKS, benefit=20, when=lambda ctx: q_out(ctx) is None)
+def result_in_float(ctx: LoweringContext) -> Value | list[Value]:
+    """Quantized operands, a result not quantized: CpuRef's float computation."""
+    quantized_operands(ctx)
+    return float_fallback(ctx)
+
+
+def _operands_and_result(ctx: LoweringContext) -> tuple[list[Value], list[QInfo], QInfo]:
+    """The operands, their quantizations and the result's (all quantized per tensor: the forms after
+    `result_in_float`)."""
+    xs, qs = quantized_operands(ctx)
+    yq = q_out(ctx)
+    assert yq is not None, "result_in_float takes an unquantized result"
+    require_per_tensor(ctx, yq)
+    return xs, qs, yq
+
+
+@rule("nn.add", "nn.sub", quantized=True, checks=(operands_all_quantized,), benefit=10, semantics="litert")
+def litert_add(ctx: LoweringContext) -> Value:
+    """TFLite's integer ADD / SUB (`_tflite_add`)."""
+    return _tflite_add(ctx, *_operands_and_result(ctx))
 
 
 @rule(*ADDITIVE, quantized=True, checks=(operands_all_quantized,))
 def additive(ctx: LoweringContext) -> Value | list[Value]:
-    xs, qs = quantized_operands(ctx)
-    yq = q_out(ctx)
-    if yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, yq)
-    if ctx.semantics == "litert" and ctx.op_name in ("nn.add", "nn.sub"):
-        return _tflite_add(ctx, xs, qs, yq)
+    """On a common unit, one RESCALE to the result (halves away from zero where they occur, as CpuRef)."""
+    xs, qs, yq = _operands_and_result(ctx)
     if ctx.op_name in ("nn.maximum", "nn.minimum") and all(same_quantization(q, yq) for q in qs):
         # one encoding for all three, and a monotonic one: the extremum of the stored integers (as TFLite's
         # kernel compares them), in i32 as TOSA has it: RESCALEs by 1, which Vela fuses into the op (the
@@ -244,22 +268,9 @@ def _single_rescale_terms(op: str, qs: Sequence[QInfo], yq: QInfo, multipliers: 
 I32 = QInfo("i32", (1.0,), (0,), None)
 
 
-MUL_CHECKS = (operands_all_quantized, product_fits_i32)
-
-
-@rule("nn.mul", quantized=True, checks=MUL_CHECKS, benefit=20, when=lambda ctx: q_out(ctx) is None)
-def mul_in_float(ctx: LoweringContext) -> Value | list[Value]:
-    """A result not quantized: CpuRef's float computation."""
-    quantized_operands(ctx)
-    return float_fallback(ctx)
-
-
 def _mul_terms(ctx: LoweringContext) -> tuple[Value, Value, list[QInfo], QInfo]:
     """(a - zpa), (b - zpb) in i32, the operands' and the result's quantizations."""
-    xs, qs = quantized_operands(ctx)
-    yq = q_out(ctx)
-    assert yq is not None, "the float form takes an unquantized result"
-    require_per_tensor(ctx, yq)
+    xs, qs, yq = _operands_and_result(ctx)
     a, b = (widen(ctx, x, q) for x, q in zip(xs, qs))
     ctx.check(product_fits_i32, qs)
     return a, b, qs, yq
@@ -284,20 +295,21 @@ def quantized_mul(ctx: LoweringContext) -> Value:
 SQUARE_FRACTION_BITS = 8
 
 
+def _all_int8(ctx: LoweringContext) -> bool:
+    """Operands and result int8 (TFLite has a squared_difference kernel for int8 only)."""
+    qs = [q_in(ctx, k) for k in range(len(ctx.operands))] + [q_out(ctx)]
+    return all(q is not None and q.dtype == "i8" and not q.offset for q in qs)
+
+
+@rule("nn.squared_difference", quantized=True, checks=(operands_all_quantized,), benefit=10, semantics="litert",
+      when=_all_int8)
+def litert_squared_difference(ctx: LoweringContext) -> Value:
+    """TFLite's int8 kernel (`_squared_difference_tflite`); its uint8 and int16 data take the exact form."""
+    return _squared_difference_tflite(ctx, *_operands_and_result(ctx))
+
+
 @rule("nn.squared_difference", quantized=True, checks=(operands_all_quantized,))
 def squared_difference(ctx: LoweringContext) -> Value | list[Value]:
-    xs, qs = quantized_operands(ctx)
-    yq = q_out(ctx)
-    if yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, yq)
-    if ctx.semantics == "litert" and all(q.dtype == "i8" and not q.offset for q in (*qs, yq)):
-        return _squared_difference_tflite(ctx, xs, qs, yq)
-    return _squared_difference_exact(ctx, xs, qs, yq)
-
-
-def _squared_difference_exact(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo],
-                              yq: QInfo) -> Value | list[Value]:
     """CpuRef's float32 (sa*A - sb*B)**2 / sy rounded (A, B: the inputs minus their zero points),
     from exact i32 terms: sa**2/sy * A*A - 2*sa*sb/sy * A*B + sb**2/sy * B*B, each RESCALEd to
     p fraction bits of an output step before they are added (an error below 1.5 * 2**-p of a step).
@@ -305,7 +317,7 @@ def _squared_difference_exact(ctx: LoweringContext, xs: Sequence[Value], qs: Seq
     error the square multiplies by |A - B|: 3 to 5 LSB on int16 data. CpuRef's own float32
     arithmetic errs by up to ~2e-3 of a step on int16 data, so it rounds some squares within that
     of a half the other way."""
-    (a, b), (aq, bq) = xs, qs
+    (a, b), (aq, bq), yq = _operands_and_result(ctx)
     sa, sb, sy = aq.scale, bq.scale, yq.scale
     terms = [(aq.span * aq.span, sa * sa / sy), (aq.span * bq.span, 2 * sa * sb / sy), (bq.span * bq.span, sb * sb / sy)]
     total = sum(m * r for m, r in terms)
@@ -362,13 +374,16 @@ def compare(ctx: LoweringContext) -> Value:
     return ctx.op("tosa.logical_not", [y]) if ctx.op_name == "nn.not_equal" else y
 
 
+float_when_an_end_is_not_quantized("nn.select", operands=(1, 2))
+
+
 @rule("nn.select", quantized=True)
-def select(ctx: LoweringContext) -> Value | list[Value]:
+def select(ctx: LoweringContext) -> Value:
+    """Both choices re-encoded in the result's quantization, then SELECT."""
     cond, x, y = ctx.operands
     yq = q_out(ctx)
     xq, zq = q_in(ctx, 1), q_in(ctx, 2)
-    if yq is None or xq is None or zq is None:
-        return float_fallback(ctx)
+    assert yq is not None and xq is not None and zq is not None, "in_float takes the ends not quantized"
     require_per_tensor(ctx, xq, zq, yq)
     x, y = requantize_value(ctx, x, xq, yq), requantize_value(ctx, y, zq, yq)
     return ctx.op("tosa.select", ctx.same_rank(cond, x, y))

@@ -23,7 +23,8 @@ from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.litert_kernels import F32, Kernel, clip_to, int8_kernel, int16_multiplier, wrap16
 from ..fixed_point.tflite import div_toward_zero, rounding_divide_by_pot, srdhm
-from . import rule
+from ..registry import rule
+from ..semantics import differs
 from .arith import (INF, Arith, float_arith, floating_point_operands, gelu_approximation_known, in_compute_type,
                     result_dtype, two_product)
 
@@ -56,6 +57,10 @@ FLOAT_UNARY: dict[str, Callable[[Arith, Value], Value]] = {
 
 # ------------------------------------------------------------------------------ LiteRT's int8 kernels of these
 # (quantized, these functions are tabulated: the "tabulated" forms in activations.py tabulate TFLite's kernel)
+differs("hard_swish", "int16 fixed point: gemmlowp rounding doubling high multiplies by 16-bit multipliers, a "
+                      "truncating one for x * relu6(x + 3) / 6")
+
+
 @int8_kernel("nn.hard_swish")
 def hard_swish_int8(x: QInfo, y: QInfo, attrs: Mapping) -> Kernel:
     """reference_ops::HardSwish (quantized): 16-bit fixed point. The input, shifted left 7 bits, times

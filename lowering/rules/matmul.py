@@ -25,12 +25,13 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..fixed_point.rescale import narrow, rescale
-from . import rule
+from ..registry import rule
+from ..semantics import kernel_rounding
 from .convolution import (FLOAT_TYPES, cast, convolution, convolution_quantizations, float_tensors, float_type,
                           rearrange)
 from .integer_convolution import (ACCUMULATOR, CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights,
                                   matmul_operand_types, out_channel_scales, quantized_convolution)
-from .quantization import float_fallback, q_in, q_out, require_per_tensor
+from .quantization import float_when_an_end_is_not_quantized, q_in, q_out, require_per_tensor
 from .shape import tile
 
 
@@ -122,18 +123,20 @@ def quantized_fully_connected(ctx: LoweringContext) -> Value:
     attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
     # LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once, in double (not
     # MultiplyByQuantizedMultiplier as its convolutions do): one rounding, SINGLE_ROUND
-    rounding = "SINGLE_ROUND" if ctx.semantics == "litert" else None
+    rounding = kernel_rounding(ctx, "SINGLE_ROUND")
     y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
                               bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs, rounding=rounding)
     return ctx.reshape(y, ctx.out_types[0].shape)
 
 
+float_when_an_end_is_not_quantized("nn.matmul", operands=(0, 1))
+
+
 @rule("nn.matmul", quantized=True, checks=(matmul_operand_types,))
-def quantized_matmul(ctx: LoweringContext) -> Value | list[Value]:
+def quantized_matmul(ctx: LoweringContext) -> Value:
     """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
     aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
-    if aq is None or bq is None or yq is None:
-        return float_fallback(ctx)
+    assert aq is not None and bq is not None and yq is not None, "in_float takes the ends not quantized"
     require_per_tensor(ctx, aq, bq, yq)
     ctx.check(matmul_operand_types, aq, bq)
     a, b = ctx.same_rank(*ctx.operands)

@@ -24,9 +24,10 @@ from ..context import LoweringContext, constant_value, float_rule_unquantized
 from ..fixed_point import litert_ops
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import fraction_bits, max_input_for, narrow, rescale, saturate_to, widen
-from . import rule
+from ..registry import rule
 from .arith import Arith, floating_point_operands
-from .quantization import float_fallback, q_in, q_out, require_per_tensor
+from .quantization import (float_fallback, float_when_an_end_is_not_quantized, q_in, q_out, quantized_ends,
+                           require_per_tensor)
 from .reductions import reduce_axes
 from .shape import pad_constant, slice_axis
 
@@ -175,20 +176,26 @@ def _softmax_exp_bits(count: int, inverse_scale: float) -> int:
     return int(math.floor(30 - math.log2(2 * inverse_scale + count)))
 
 
+float_when_an_end_is_not_quantized("nn.softmax", "nn.batch_norm")
+
+
+@rule("nn.softmax", quantized=True, benefit=10, semantics="litert")
+def litert_softmax(ctx: LoweringContext) -> Value | None:
+    """TFLite's integer kernel where TFLite accepts the quantization; else falls through."""
+    xq, yq = quantized_ends(ctx)
+    x = ctx.operands[0]
+    axis, beta = int(ctx.attrs["axis"]) % ctx.type_of(x).rank, float(ctx.attrs["beta"])
+    kernel = litert_ops.softmax_int16 if xq.dtype == "i16" else litert_ops.softmax_int8
+    return kernel(ctx, x, xq, yq, axis, beta)
+
+
 @rule("nn.softmax", quantized=True)
 def quantized_softmax(ctx: LoweringContext) -> Value | list[Value]:
-    xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, xq, yq)
+    """CpuRef's: the exponentials from a table, one rounding division (i8; else in float)."""
+    xq, yq = quantized_ends(ctx)
     x = ctx.operands[0]
     t = ctx.type_of(x)
     axis, beta = int(ctx.attrs["axis"]) % t.rank, float(ctx.attrs["beta"])
-    if ctx.semantics == "litert":  # TFLite's integer kernel where TFLite accepts the quantization
-        kernel = litert_ops.softmax_int16 if xq.dtype == "i16" else litert_ops.softmax_int8
-        y = kernel(ctx, x, xq, yq, axis, beta)
-        if y is not None:
-            return y
     if xq.dtype != "i8" or yq.dtype != "i8":
         return float_fallback(ctx)
     count = t.shape[axis]
@@ -239,11 +246,9 @@ def quantized_batch_norm(ctx: LoweringContext) -> Value | list[Value]:
     constant statistics): RESCALE per channel of +-(x - zp) to 2**p output units, plus round(b_c /
     s_out * 2**p), then one RESCALE by 2**-p."""
     x = ctx.operands[0]
-    xq, yq = q_in(ctx), q_out(ctx)
+    xq, yq = quantized_ends(ctx, per_tensor=False)  # (after the statistics: non-constant ones compute in float)
     rank = ctx.type_of(x).rank
     axis = int(ctx.attrs["axis"])
-    if xq is None or yq is None:
-        return float_fallback(ctx)
     stats = []
     for k in range(1, 5):
         array = constant_value(ctx, ctx.operands[k])

@@ -1,5 +1,5 @@
 """Pooling: max_pool2d/3d, avg_pool2d/3d, l2_pool2d/3d, float and quantized (quantized max pooling:
-quantized_movement.py, with the ops that move stored integers).
+shape.py, with the ops that move stored integers).
 
 TOSA 1.0 has MAX_POOL2D and AVG_POOL2D only: no dilation, padding smaller than the kernel, exact
 output sizes (`fit_windows`), and an average whose divisor counts the input elements of the window
@@ -47,7 +47,7 @@ from nn2tosa.ir import TensorType, Value
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import rescale, saturate_to
-from . import rule
+from ..registry import rule
 from .convolution import ACCUMULATOR, FLOAT_TYPES, float_tensors, float_type
 from .windows import drop_extra, fit_windows, slice_of
 from .quantization import float_fallback, q_in, q_out
@@ -324,21 +324,47 @@ def l2_pool3d(ctx: LoweringContext) -> Value:
     return _finish(ctx, l2_pool(ctx, _float_input(ctx, "l2_pool3d"), lambda v: average_pool3d(ctx, v, (0,) * 6, 0)))
 
 
+def _pools_integers(ctx: LoweringContext) -> bool:
+    """One per-tensor quantization in and out, of a type AVG_POOL2D sums, no divisor of its own."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    return (xq is not None and yq is not None and not xq.per_axis and xq == yq and xq.dtype in INTEGER_ACCUMULATOR
+            and int(ctx.attrs["divisor"]) <= 0)
+
+
+@rule("nn.avg_pool2d", quantized=True, checks=(static_windows,), benefit=20,
+      when=lambda ctx: not _pools_integers(ctx))
+def avg_pool2d_in_float(ctx: LoweringContext) -> Value | list[Value]:
+    """Quantizations that differ, or a divisor: CpuRef's float computation."""
+    return float_fallback(ctx)
+
+
+def _pool_windows(ctx: LoweringContext) -> tuple[QInfo, list[int], list[int], list[int], list[int]]:
+    """The quantization, kernel, stride, pad and counted pad of an integer pool (windows reaching past the
+    input only over padding nn does not count are clipped)."""
+    xq = q_in(ctx)
+    assert xq is not None, "avg_pool2d_in_float takes unquantized data"
+    kernel, stride = list(ctx.attrs["kernel"]), list(ctx.attrs["stride"])
+    pad, count_pad = list(ctx.attrs["pad"]), list(ctx.attrs["count_pad"])
+    require_static_windows(ctx, ctx.in_types[0].shape[1:3], "avg_pool2d")
+    if not any(count_pad):
+        kernel, pad = clip_windows(ctx.in_types[0].shape[1:3], kernel, stride, pad)
+    return xq, kernel, stride, pad, count_pad
+
+
+@rule("nn.avg_pool2d", quantized=True, checks=(static_windows,), benefit=10, semantics="litert",
+      when=lambda ctx: not any(ctx.attrs["count_pad"]))
+def litert_avg_pool2d(ctx: LoweringContext) -> Value:
+    """TFLite's integer AveragePool (padding not counted: `_tflite_average_pool`)."""
+    xq, kernel, stride, pad, _ = _pool_windows(ctx)
+    return _tflite_average_pool(ctx, xq, kernel, stride, pad)
+
+
 @rule("nn.avg_pool2d", quantized=True, checks=(static_windows,))
 def quantized_avg_pool2d(ctx: LoweringContext) -> Value | list[Value]:
     """One quantization in and out: AVG_POOL2D with the zero point (TOSA leaves padding out of the
     count; padding nn counts is padded with the zero point, i.e. real zeros, before)."""
-    xq, yq = q_in(ctx), q_out(ctx)
-    kernel, stride = list(ctx.attrs["kernel"]), list(ctx.attrs["stride"])
-    pad, count_pad = list(ctx.attrs["pad"]), list(ctx.attrs["count_pad"])
-    if (xq is None or yq is None or xq.per_axis or xq != yq or xq.dtype not in INTEGER_ACCUMULATOR
-            or int(ctx.attrs["divisor"]) > 0):
-        return float_fallback(ctx)
-    require_static_windows(ctx, ctx.in_types[0].shape[1:3], "avg_pool2d")
-    if not any(count_pad):
-        kernel, pad = clip_windows(ctx.in_types[0].shape[1:3], kernel, stride, pad)
-    if ctx.semantics == "litert" and not any(count_pad):
-        return _tflite_average_pool(ctx, xq, kernel, stride, pad)
+    xq, kernel, stride, pad, count_pad = _pool_windows(ctx)
+    yq = xq  # (_pools_integers: one quantization in and out)
     uncounted = [p - c for p, c in zip(pad, count_pad)]
     if any(u >= kernel[i // 2] for i, u in enumerate(uncounted)):
         return float_fallback(ctx)

@@ -37,7 +37,8 @@ from ..fixed_point.carrier import QInfo, carried_values, qinfo
 from ..fixed_point.litert_kernels import kernel_for
 from ..fixed_point.rescale import narrow, rescale, saturate_to, ties_possible, widen
 from ..fixed_point.tables import source_results, table_i16
-from . import RULES, ops_with, rule
+from ..registry import RULES, ops_with, rule
+from ..semantics import computes_litert
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -221,7 +222,7 @@ def kernel_results(ctx: LoweringContext, xq: QInfo, yq: QInfo) -> np.ndarray | N
     """Under litert semantics, what TFLite's integer kernel of the op stores for every carried input of
     x's type, in order (lowering/fixed_point/litert_kernels.py); None where the op has none (then, and under cpuref,
     the float function is tabulated as CpuRef computes it)."""
-    kernel = kernel_for(ctx.op_name, ctx.attrs, xq, yq) if ctx.semantics == "litert" else None
+    kernel = kernel_for(ctx.op_name, ctx.attrs, xq, yq) if computes_litert(ctx) else None
     return None if kernel is None else kernel(np.arange(xq.qmin, xq.qmax + 1))
 
 
@@ -284,7 +285,7 @@ def requantize_value(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo) -> Va
     ratio of scales can make exact halves."""
     if same_quantization(xq, yq):
         return x
-    if xq.dtype == "i8" and yq.dtype == "i16" and yq.zero_point == 0 and ctx.semantics == "litert":
+    if xq.dtype == "i8" and yq.dtype == "i16" and yq.zero_point == 0 and computes_litert(ctx):
         # TFLite's Requantize: MultiplyByQuantizedMultiplier of x - zp, one RESCALE (no GATHER table;
         # RESCALE has no int16 output zero point, TFLite's int16 has none either)
         return rescale(ctx, x, xq.scale / yq.scale, yq.dtype, in_zp=xq.zero_point, out_zp=yq.zero_point)
@@ -337,3 +338,36 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
 @rule(*ops_with("float_when_quantized"), quantized=True)
 def fallback(ctx: LoweringContext) -> Value | list[Value]:
     return float_fallback(ctx)
+
+
+# ------------------------------------------------------------------------------ the quantized forms' prologue
+# A quantized op whose data operand or result is not quantized computes as CpuRef does, in float: one form
+# (`float_when_an_end_is_not_quantized`), tried first, so the op's other quantized forms read both
+# quantizations (`quantized_ends`).
+def an_end_not_quantized(*operands: int) -> Callable[[LoweringContext], bool]:
+    """The condition: one of these operands, or the result, is not quantized."""
+    def condition(ctx: LoweringContext) -> bool:
+        return q_out(ctx) is None or any(q_in(ctx, k) is None for k in operands)
+
+    return condition
+
+
+def in_float(ctx: LoweringContext) -> Value | list[Value]:
+    """An end not quantized: CpuRef's float computation."""
+    return float_fallback(ctx)
+
+
+def float_when_an_end_is_not_quantized(*ops: str, operands: tuple[int, ...] = (0,)) -> None:
+    """Register `in_float` as the first quantized form of each of `ops`, for the result or one of
+    `operands` (the data operands) not quantized."""
+    rule(*ops, quantized=True, benefit=100, when=an_end_not_quantized(*operands))(in_float)
+
+
+def quantized_ends(ctx: LoweringContext, per_tensor: bool = True) -> tuple[QInfo, QInfo]:
+    """Operand 0's and the result's quantizations, required per tensor unless `per_tensor` is False (a
+    form that reads more first): in the forms tried after `in_float`, both ends are quantized."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    assert xq is not None and yq is not None, "in_float takes an end that is not quantized"
+    if per_tensor:
+        require_per_tensor(ctx, xq, yq)
+    return xq, yq

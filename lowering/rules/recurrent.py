@@ -43,7 +43,7 @@ from ..fixed_point.litert_ops import inverse_sqrt, rounding_divide
 from ..fixed_point.rescale import clamp_int, requantize_like_tflite, rescale, saturate_to
 from ..fixed_point.tflite import INT32_MAX, gemmlowp_logistic16, gemmlowp_tanh16, quantize_multiplier
 from ..npu_target import choose
-from . import rule
+from ..registry import rule
 from .quantization import gather_lookup
 from .shape import pad_constant, tosa_slice
 

@@ -49,10 +49,11 @@ from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import narrow, requantize_like_tflite, rescale, rescale_values, saturate_to, widen
 from ..fixed_point.tflite import multiply_by_quantized_multiplier, quantize_multiplier
 from ..npu_target import choose
-from . import rule
+from ..registry import rule
 from .arith import Arith, FLOAT_TYPES, UNSIGNED_WIDTH, to_i32
 from .cast import convert
-from .quantization import float_fallback, q_in, q_out, requantize_value, require_per_tensor
+from .quantization import (float_fallback, float_when_an_end_is_not_quantized, q_in, q_out, quantized_ends,
+                           requantize_value)
 from .shape import product_tree, slice_axis
 
 
@@ -164,26 +165,42 @@ def _keep_dims_result(ctx: LoweringContext, y: Value) -> Value:
     return ctx.reshape(y, ctx.out_types[0].shape)
 
 
-@rule("nn.reduce_sum", "nn.reduce_mean", quantized=True, checks=(sum_fits_i32,))
-def reduce_sum(ctx: LoweringContext) -> Value | list[Value]:
-    xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, xq, yq)
+float_when_an_end_is_not_quantized("nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max", "nn.reduce_min")
+
+
+def _summed(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo, list[int], int]:
+    """The operand, its and the result's quantizations, the axes and the number of values each sum adds."""
+    xq, yq = quantized_ends(ctx)
     x = ctx.operands[0]
     axes = [int(a) for a in ctx.attrs["axes"]]
     count = math.prod(ctx.type_of(x).shape[a] for a in axes)
     ctx.check(sum_fits_i32, xq.span, count)
+    return x, xq, yq, axes, count
+
+
+def _sum(ctx: LoweringContext, x: Value, xq: QInfo, axes: Sequence[int]) -> Value:
+    """The i32 sum of x - zp: over H and W a DEPTHWISE_CONV2D of ones (what NPU compilers map), else REDUCE_SUMs."""
+    return spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+
+
+@rule("nn.reduce_mean", quantized=True, checks=(sum_fits_i32,), benefit=10, semantics="litert")
+def litert_reduce_mean(ctx: LoweringContext) -> Value:
+    """TFLite's mean: the sum times its truncated multiplier (`tflite_mean_multiplier`), as one AVG_POOL2D
+    where that gives its integers (`mean_as_avg_pool`)."""
+    x, xq, yq, axes, count = _summed(ctx)
+    multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count)
+    pooled = mean_as_avg_pool(ctx, x, xq, yq, axes, multiplier, exponent)
+    if pooled is not None:
+        return _keep_dims_result(ctx, pooled)
+    return _keep_dims_result(ctx, requantize_like_tflite(ctx, _sum(ctx, x, xq, axes), multiplier, exponent, yq))
+
+
+@rule("nn.reduce_sum", "nn.reduce_mean", quantized=True, checks=(sum_fits_i32,))
+def reduce_sum(ctx: LoweringContext) -> Value:
+    """The exact sum, one RESCALE to the result: CpuRef's sum and mean, and LiteRT's sum."""
+    x, xq, yq, axes, count = _summed(ctx)
     mean = ctx.op_name == "nn.reduce_mean"
-    if ctx.semantics == "litert" and mean:
-        multiplier, exponent = tflite_mean_multiplier(xq.scale / yq.scale, count)
-        pooled = mean_as_avg_pool(ctx, x, xq, yq, axes, multiplier, exponent)
-        if pooled is not None:
-            return _keep_dims_result(ctx, pooled)
-    # over H and W a DEPTHWISE_CONV2D of ones (what NPU compilers map), else REDUCE_SUMs
-    total = spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
-    if ctx.semantics == "litert" and mean:
-        return _keep_dims_result(ctx, requantize_like_tflite(ctx, total, multiplier, exponent, yq))
+    total = _sum(ctx, x, xq, axes)
     # CpuRef's sum, and LiteRT's: its SUM kernel (the builtin one; the reference kernel reads int8
     # data as uint8) rounds sum * s_in / s_out half away from zero
     factor = xq.scale / yq.scale / (count if mean else 1)
@@ -204,27 +221,27 @@ def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
 
 
 @rule("nn.reduce_max", "nn.reduce_min", quantized=True)
-def reduce_extremum(ctx: LoweringContext) -> Value | list[Value]:
-    xq, yq = q_in(ctx), q_out(ctx)
-    if xq is None or yq is None:
-        return float_fallback(ctx)
-    require_per_tensor(ctx, xq, yq)
+def reduce_extremum(ctx: LoweringContext) -> Value:
+    xq, yq = quantized_ends(ctx)
     op = "tosa.reduce_max" if ctx.op_name == "nn.reduce_max" else "tosa.reduce_min"
     y = reduce_axes(ctx, ctx.operands[0], op, ctx.attrs["axes"])
     return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
 
 
-@rule("nn.reduce_prod", quantized=True, checks=(product_shift_in_range,))
-def reduce_prod(ctx: LoweringContext) -> Value | list[Value]:
-    """cpuref: in f32 as CpuRef computes it. litert: TFLite's QuantizedReduceProd, a chain in the
-    input's element order: p = x0 - zp, then p = round(p * (xi - zp) * r / 2**t) for each next
-    element, and round(p * r / 2**t) + zp_out at the end, with (r, t) the 16-bit reduced form
-    MultiplyByQuantizedMultiplier takes for an int64 value of the multiplier of
-    s_in / s_out**(1 / n). Each step is a TOSA MUL with shift t (its 64-bit product, half up)."""
+def _int8_or_int16_ends(ctx: LoweringContext) -> bool:
+    """Both ends quantized, int8 or int16 data (TFLite's integer product takes those only)."""
     xq, yq = q_in(ctx), q_out(ctx)
-    if ctx.semantics != "litert" or xq is None or yq is None or xq.offset or xq.dtype not in ("i8", "i16"):
-        return float_fallback(ctx)  # TFLite's integer product takes int8 and int16 data only
-    require_per_tensor(ctx, xq, yq)
+    return xq is not None and yq is not None and not xq.offset and xq.dtype in ("i8", "i16")
+
+
+@rule("nn.reduce_prod", quantized=True, checks=(product_shift_in_range,), benefit=10, semantics="litert",
+      when=_int8_or_int16_ends)
+def litert_reduce_prod(ctx: LoweringContext) -> Value:
+    """TFLite's QuantizedReduceProd, a chain in the input's element order: p = x0 - zp, then
+    p = round(p * (xi - zp) * r / 2**t) for each next element, and round(p * r / 2**t) + zp_out at the end,
+    with (r, t) the 16-bit reduced form MultiplyByQuantizedMultiplier takes for an int64 value of the
+    multiplier of s_in / s_out**(1 / n). Each step is a TOSA MUL with shift t (its 64-bit product, half up)."""
+    xq, yq = quantized_ends(ctx)
     x = ctx.operands[0]
     shape = ctx.type_of(x).shape
     axes = sorted(set(int(a) % len(shape) for a in ctx.attrs["axes"]))
@@ -248,6 +265,12 @@ def reduce_prod(ctx: LoweringContext) -> Value | list[Value]:
         product = scaled_mul(product, ctx.mul(widen(ctx, slice_axis(ctx, x, rank - 1, i, 1), xq), r))
     y = ctx.binary("tosa.add", scaled_mul(product, r), ctx.scalar(yq.zero_point, "i32", rank))
     return _keep_dims_result(ctx, saturate_to(ctx, y, yq.dtype))
+
+
+@rule("nn.reduce_prod", quantized=True)
+def reduce_prod_in_float(ctx: LoweringContext) -> Value | list[Value]:
+    """In f32 as CpuRef computes it (and LiteRT where its integer product takes no such data)."""
+    return float_fallback(ctx)
 
 
 # TOSA 1.0 level 8K: kernel sizes up to MAX_KERNEL

@@ -7,7 +7,7 @@ function of the output index o, src(o) = (o * d + offset) / n (in integers):
   otherwise        o * in / out                        n = out,     d = in,     offset = 0
 Nearest takes floor(src + 1/2) (nearest_rounding 'half_up') or floor(src) ('floor': the same as
 half_up of src - 1/2, i.e. n, d, offset doubled and offset - n), clamped to the input; bilinear
-weighs the two clamped neighbours of floor(src) by the fraction of src.
+weighs the two clamped neighbours of floor(src) by the fraction of src (resize_sampling.py computes them).
 
 That is exactly TOSA RESIZE with scale [n, d], offset and border = (out - 1) * d - (in - 1) * n +
 offset (the border makes TOSA's output size formula give `out`): RESIZE picks floor(src) + 1 when
@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,130 +46,18 @@ from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
 from ..fixed_point.rescale import narrow, rescale
-from ..npu_target import choose
-from . import rule
+from ..registry import rule
 from .convolution import FLOAT_TYPES
 from .quantization import float_fallback, q_in, q_out
 from .integer_convolution import ACCUMULATOR, spread_by_stride
-from .quantized_movement import movement
+from .resize_sampling import (Sampling, exact_nearest_indices, sampling, tflite_bilinear_sampling,
+                              tflite_nearest_indices)
+from .shape import movement
 
 
-# RESIZE limits (TOSA 1.0 ERROR_IFs, and level 8K's MAX_SCALE)
-MAX_SCALE_NUMERATOR = 1 << 11
-MAX_DOWNSCALE = 16
-MAX_SCALE = 256
-# largest f32 ulp of a bilinear f32 RESIZE's source coordinate (see the module doc)
-F32_BILINEAR_COORDINATE_ULP = 2.0 ** -15
 # element types RESIZE takes, per mode (integers: nearest only; bilinear of integers is fixed point)
 RESIZE_TYPES = {"nearest": (*FLOAT_TYPES, "i8", "i16"), "bilinear": FLOAT_TYPES}
 GATHER_TYPES = (*FLOAT_TYPES, "i8", "i16", "i32")
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Source coordinate (o * d + offset) / n of output index o along one axis of size `size` -> `out`."""
-
-    n: int
-    d: int
-    offset: int
-    size: int
-    out: int
-
-    @property
-    def border(self) -> int:
-        return (self.out - 1) * self.d - (self.size - 1) * self.n + self.offset
-
-    def fits_resize(self) -> bool:
-        n, d = self.n, self.d
-        return (0 < n <= MAX_SCALE_NUMERATOR and 0 < d < MAX_DOWNSCALE * n and n <= MAX_SCALE * d
-                and -n <= self.offset < MAX_DOWNSCALE * n and -MAX_DOWNSCALE * n <= self.border < n)
-
-    def coordinate_ulp(self) -> float:
-        """The f32 ulp of the largest source coordinate (the reference model divides in f32)."""
-        largest = max(abs(self.offset), abs((self.out - 1) * self.d + self.offset)) / self.n
-        return float(np.spacing(np.float32(largest)))
-
-    def resize_is_exact(self, mode: str, dtype: str) -> bool:
-        """Whether RESIZE's f32 coordinate keeps nn's result (see the module doc)."""
-        ulp = self.coordinate_ulp()
-        if ulp * self.n >= 1:  # floor(y / n) or a nearest tie could round the wrong way
-            return False
-        return not (mode == "bilinear" and dtype == "f32" and ulp > F32_BILINEAR_COORDINATE_ULP)
-
-    def is_identity(self, mode: str) -> bool:
-        """Whether output index o samples exactly input index o (nothing to do along this axis)."""
-        if self.size != self.out:
-            return False
-        base, fraction = self.floor_and_fraction()
-        if mode == "nearest":
-            return bool(np.array_equal(base + (2 * fraction >= self.n), np.arange(self.out)))
-        return bool(np.array_equal(base, np.arange(self.out)) and not fraction.any())
-
-    def floor_and_fraction(self) -> tuple[np.ndarray, np.ndarray]:
-        """floor(src) and the numerator of its fraction (over n), for every output index."""
-        y = np.arange(self.out, dtype=np.int64) * self.d + self.offset
-        return y // self.n, y % self.n
-
-
-def sampling(size: int, out: int, attrs: dict) -> Sampling:
-    """How nn.resize samples one axis (see the module doc)."""
-    if size == 1:  # every mode reads the only row; TOSA needs d > 0
-        n, d, offset = out, 1, 0
-    elif attrs["align_corners"]:
-        n, d, offset = (out - 1, size - 1, 0) if out > 1 else (1, 1, 0)
-    elif attrs["half_pixel_centers"]:
-        n, d, offset = 2 * out, 2 * size, size - out
-    else:
-        n, d, offset = out, size, 0
-    if attrs["mode"] == "nearest" and attrs.get("nearest_rounding", "half_up") == "floor" and size > 1:
-        n, d, offset = 2 * n, 2 * d, 2 * offset - n
-    g = math.gcd(n, d, offset)
-    return Sampling(n // g, d // g, offset // g, size, out)
-
-
-# TFLite's integer bilinear resize keeps its source coordinates in fixed point with 10 fraction bits
-TFLITE_COORDINATE_ONE = 1 << 10
-
-
-def tflite_bilinear_sampling(size: int, out: int, attrs: dict) -> Sampling:
-    """TFLite's integer bilinear coordinate along one axis (ResizeBilinearInteger, what LiteRT runs for
-    int8 and int16) as a RESIZE sampling whose integer weights are TFLite's.
-
-    TFLite rounds the ratio to 10 fraction bits, r = round(1024 * in / out) (with align_corners
-    round(1024 * (in - 1) / (out - 1))), and samples s(o) = o * r, plus r // 2 - 512 with half-pixel
-    centres: neighbours s // 1024 and the next, weights 1024 - s % 1024 and s % 1024. That is RESIZE
-    with n = 1024, d = r and that offset (reduced by common factors: n stays a power of two). A
-    coordinate before the first row reads row 0 twice in both; past the last row TFLite reads out of
-    bounds (only for rounding errors of r adding up over hundreds of rows) and RESIZE clamps. One input
-    row is read whatever the weights: n is then the smallest power of two above out - 1 (d = 1)."""
-    if size == 1:
-        return Sampling(1 << (out - 1).bit_length(), 1, 0, size, out)
-    align = attrs["align_corners"] and out > 1
-    num, den = (size - 1, out - 1) if align else (size, out)
-    ratio = (num * TFLITE_COORDINATE_ONE + den // 2) // den
-    offset = ratio // 2 - TFLITE_COORDINATE_ONE // 2 if attrs["half_pixel_centers"] and not align else 0
-    g = math.gcd(TFLITE_COORDINATE_ONE, ratio, offset)
-    return Sampling(TFLITE_COORDINATE_ONE // g, ratio // g, offset // g, size, out)
-
-
-def tflite_nearest_indices(size: int, out: int, attrs: dict) -> np.ndarray:
-    """The input index TFLite's nearest resize reads for every output index along one axis. It computes
-    the coordinate in float32 (the ratio rounded to float32, then one rounded product), which lands on
-    the other side of an integer (or of a half, with align_corners) for some sizes, e.g. 26 -> 22."""
-    f32 = np.float32
-    align = attrs["align_corners"] and out > 1
-    ratio = f32(size - 1) / f32(out - 1) if align else f32(size) / f32(out)
-    shift = f32(0.5) if attrs["half_pixel_centers"] else f32(0.0)
-    coordinate = (np.arange(out, dtype=f32) + shift) * ratio  # float32 throughout, as TFLite
-    # align_corners rounds half away from zero (the coordinate is never negative), otherwise floor
-    index = np.floor(coordinate + f32(0.5)) if attrs["align_corners"] else np.floor(coordinate)
-    return np.clip(index.astype(np.int64), 0, size - 1)
-
-
-def exact_nearest_indices(s: Sampling) -> np.ndarray:
-    """The input index nn's nearest resize reads for every output index (see the module doc)."""
-    base, fraction = s.floor_and_fraction()
-    return np.clip(base + (2 * fraction >= s.n), 0, s.size - 1)
 
 
 AxisMap = Callable[[Value], Value]  # [N, K, R] -> [N, K', R] along axis 1
@@ -294,25 +181,98 @@ def resize(ctx: LoweringContext) -> Value:
     return _decomposed_resize(ctx, x, axes)
 
 
+def _keeps_integer_quantization(ctx: LoweringContext) -> bool:
+    """One per-tensor quantization in and out, of int8 or int16 data (TFLite's uint8 kernels differ: float)."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    return xq is not None and xq == yq and not xq.per_axis and xq.dtype in ACCUMULATOR and not xq.offset
+
+
+def _tflite_samplings(ctx: LoweringContext) -> tuple[Sampling, Sampling]:
+    _, h, w, _ = ctx.type_of(ctx.operands[0]).shape
+    out_h, out_w = ctx.attrs["size"]
+    return tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
+
+
+def _integer_upscale(ctx: LoweringContext) -> tuple[bool, int] | None:
+    """For TFLite's bilinear resize of int8 data that is an aligned integer upscale (`_upscale` computes it):
+    whether RESIZE can take it and the bits of its weights' unit; else None."""
+    if not _keeps_integer_quantization(ctx) or ctx.attrs["mode"] == "nearest":
+        return None
+    sy, sx = _tflite_samplings(ctx)
+    if ctx.in_types[0].dtype != "i8" or _upscale_factor(sy) * _upscale_factor(sx) > _MAX_UPSCALE_WEIGHT:
+        return None
+    return sy.fits_resize() and sx.fits_resize(), (sy.n * sx.n).bit_length() - 1
+
+
+def _upscale_past_resize(ctx: LoweringContext) -> bool:
+    found = _integer_upscale(ctx)
+    return found is not None and not found[0]
+
+
+def _upscale_resize_takes(ctx: LoweringContext) -> bool:
+    found = _integer_upscale(ctx)
+    return found is not None and found[0]
+
+
+def _upscale_resize_rounds(ctx: LoweringContext) -> bool:
+    """An integer upscale RESIZE takes, whose sum needs rounding (a unit above 1)."""
+    found = _integer_upscale(ctx)
+    return found is not None and found[0] and found[1] > 0
+
+
+def _upscale_form(ctx: LoweringContext) -> Value:
+    """The aligned integer upscale as a DEPTHWISE_CONV2D (`_upscale`)."""
+    sy, sx = _tflite_samplings(ctx)
+    return _upscale(ctx, ctx.operands[0], sy.n, sx.n)
+
+
+# TFLite's integers (semantics "litert"), most specific first: an integer upscale RESIZE cannot take, or one the
+# --target preset asks for as a DEPTHWISE_CONV2D or as a doubled RESIZE and one RESCALE; then its kernel.
+UPSCALE = "resize_bilinear_integer_upscale"  # the pattern (lowering/npu_target.py)
+
+
+@rule("nn.resize", quantized=True, benefit=13, semantics="litert", when=_upscale_past_resize)
+def litert_upscale_past_resize(ctx: LoweringContext) -> Value:
+    """An integer upscale past RESIZE's limits: the DEPTHWISE_CONV2D."""
+    return _upscale_form(ctx)
+
+
+@rule("nn.resize", quantized=True, benefit=12, semantics="litert", when=_upscale_resize_takes,
+      choice=(UPSCALE, "depthwise_conv2d"))
+def litert_upscale_depthwise(ctx: LoweringContext) -> Value:
+    """An integer upscale the preset asks for as a DEPTHWISE_CONV2D (Vela maps no such RESIZE on Ethos-U55/U65)."""
+    return _upscale_form(ctx)
+
+
+@rule("nn.resize", quantized=True, benefit=11, semantics="litert", when=_upscale_resize_rounds,
+      choice=(UPSCALE, "double_round_resize"))
+def litert_upscale_double_round(ctx: LoweringContext) -> Value | None:
+    """An integer upscale the preset asks for as one RESIZE and a RESCALE Vela fuses (`_double_round_resize`);
+    falls through where the doubled scales leave RESIZE's limits."""
+    sy, sx = _tflite_samplings(ctx)
+    return _double_round_resize(ctx, ctx.operands[0], sy, sx, (sy.n * sx.n).bit_length() - 1)
+
+
+@rule("nn.resize", quantized=True, benefit=10, semantics="litert", when=_keeps_integer_quantization)
+def litert_resize(ctx: LoweringContext) -> Value | list[Value] | None:
+    """TFLite's integers: nearest its rows (`_tflite_nearest`), bilinear its ResizeBilinearInteger
+    (`_tflite_bilinear`; where nothing computes that exactly, falls through)."""
+    if ctx.attrs["mode"] == "nearest":
+        return _tflite_nearest(ctx)
+    return _tflite_bilinear(ctx, ctx.operands[0], *_tflite_samplings(ctx))
+
+
 @rule("nn.resize", quantized=True)
 def quantized_resize(ctx: LoweringContext) -> Value | list[Value]:
     """nearest: the integers move. bilinear: TOSA RESIZE of the carried integers gives
     sum(w * x) with integer weights summing to n_y * n_x (exact); minus the zero point times that,
-    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32.
-    Under LiteRT semantics an integer resize keeping its quantization computes TFLite's integers."""
+    one RESCALE by s_x / (n_y * n_x * s_y). Samplings RESIZE cannot take compute in f32."""
     xq, yq = q_in(ctx), q_out(ctx)
-    litert = (ctx.semantics == "litert" and xq is not None and xq == yq and not xq.per_axis
-              and xq.dtype in ACCUMULATOR and not xq.offset)  # TFLite's uint8 kernels differ (float)
     if ctx.attrs["mode"] == "nearest":
-        return _tflite_nearest(ctx) if litert else movement(ctx)
+        return movement(ctx)
     x = ctx.operands[0]
     _, h, w, _ = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
-    if litert:
-        sy, sx = tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
-        y = _tflite_bilinear(ctx, x, sy, sx)
-        if y is not None:
-            return y
     sy, sx = sampling(h, out_h, ctx.attrs), sampling(w, out_w, ctx.attrs)
     if (xq is None or yq is None or xq.per_axis or yq.per_axis or xq.dtype not in ACCUMULATOR
             or not (sy.fits_resize() and sx.fits_resize())):
@@ -341,22 +301,13 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     is the same in and out) weighed with its 10-bit weights, an exact sum over unit = sy.n * sx.n
     (a power of two: tflite_bilinear_sampling), rounded half away from zero. The sum comes from
     RESIZE, or beyond RESIZE's limits from GATHERed neighbours and constant weights while it fits
-    i32 (always for i8). An aligned integer upscale of int8 data is a DEPTHWISE_CONV2D instead where
-    the --target preset asks for it (`_upscale`; Vela maps no such RESIZE on Ethos-U55/U65) or
-    RESIZE cannot take it. None: nothing can compute it exactly."""
+    i32 (always for i8). (An aligned integer upscale of int8 data may take another form first: the forms
+    above.) None: nothing can compute it exactly."""
     dtype = ctx.type_of(x).dtype
     xq = q_in(ctx)
     assert xq is not None  # (resize takes TFLite's form for quantized data only)
     bits = (sy.n * sx.n).bit_length() - 1
     resizes = sy.fits_resize() and sx.fits_resize()
-    upscale = dtype == "i8" and _upscale_factor(sy) * _upscale_factor(sx) <= _MAX_UPSCALE_WEIGHT
-    form = choose(ctx, "resize_bilinear_integer_upscale") if upscale and resizes else None
-    if upscale and (not resizes or form == "depthwise_conv2d"):
-        return _upscale(ctx, x, sy.n, sx.n)
-    if form == "double_round_resize" and bits:
-        y = _double_round_resize(ctx, x, sy, sx, bits)
-        if y is not None:
-            return y
     if resizes:
         if dtype == "i16":
             return _rounded_i48_sum(ctx, x, sy, sx, bits)

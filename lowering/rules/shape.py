@@ -1,14 +1,15 @@
 """Shapes and data movement: broadcast, concat/split/slice (strided, negative strides), pad in every
-mode, tile, reverse, gather, gather_nd and scatter_nd.
+mode, tile, reverse (gather and scatter: indexing.py); and the quantized forms of every op that moves data.
 
 TOSA's data-movement ops are few: SLICE (unit stride), PAD (constant), TILE, REVERSE (one axis),
 CONCAT, RESHAPE, TRANSPOSE, GATHER/SCATTER on [N, K, C] tensors. Everything else is built from them:
 - a strided slice splits a dimension into (count, stride) with RESHAPE and keeps index 0;
 - reflect/symmetric/edge padding is a static index map per axis, emitted as runs of slices (reversed
-  where the map walks backwards, tiled where it repeats one index) joined by CONCAT;
-- gather along any axis reshapes the data to [outer, axis, inner] and tiles the indices over outer;
-- gather_nd/scatter_nd flatten the indexed prefix into one linear index (a dot product with the
-  prefix's strides).
+  where the map walks backwards, tiled where it repeats one index) joined by CONCAT.
+
+Quantized, the float rules move the integers as they are; a result quantized differently from its
+operand is requantized afterwards (quantization.requantize_value). concat requantizes each operand to the
+result's quantization; constant pad fills with the encoded pad value.
 """
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ import numpy as np
 
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext, constant_value
-from ..npu_target import choose
-from . import rule
-from .arith import Arith, to_i32
+from ..context import LoweringContext
+from ..fixed_point.carrier import carried_type, encode, qinfo
+from ..registry import RULES, ops_with, rule
+from .quantization import q_in, q_out, require_per_tensor, requantize_value, same_quantization
 
 MAX_CONCAT_OPERANDS = 64  # TOSA level 8K's tensor list size
 
@@ -138,21 +139,6 @@ def operands_quantized_as_result(ctx: LoweringContext) -> str | None:
     return None
 
 
-def _as_i32_indices(ctx: LoweringContext, idx: Value) -> Value:
-    return ctx.cast(idx, "i32")
-
-
-# Index arithmetic on constant indices is done here in numpy: the graph then holds only constant
-# i32 tensors, and a float model with constant gather/scatter indices needs no integer profile.
-def _index_tensor(ctx: LoweringContext, known: np.ndarray | None, build) -> Value:
-    """`known` (an int array computed from constant indices) as a constant, else `build()`."""
-    return ctx.const(known.astype(np.int32), "i32") if known is not None else build()
-
-
-def _prefix_strides(prefix: Sequence[int]) -> np.ndarray:
-    return np.array([int(np.prod(prefix[j + 1:], dtype=np.int64)) for j in range(len(prefix))], np.int64)
-
-
 # ------------------------------------------------------------------------------ rules
 @rule("nn.broadcast_to")
 def broadcast_to(ctx: LoweringContext) -> Value:
@@ -208,15 +194,27 @@ def selects_something(ctx: LoweringContext, axis: int, visited: range) -> str | 
     return None
 
 
-@rule("nn.strided_slice", checks=(selects_something,))
-def strided_slice(ctx: LoweringContext) -> Value:
+def _visited(ctx: LoweringContext) -> list[range]:
+    """The indices Python slicing visits along each axis."""
+    return [range(*slice(int(b), None if (s < 0 and e < 0) else int(e), int(s)).indices(d))
+            for b, e, s, d in zip(ctx.attrs["begin"], ctx.attrs["end"], ctx.attrs["strides"], ctx.in_types[0].shape)]
+
+
+def _strides_spatial_int8(ctx: LoweringContext) -> bool:
+    """An int8 NHWC slice striding H or W: one window op can subsample both (the forms below)."""
+    t = ctx.in_types[0]
+    return (t.rank == 4 and t.dtype == "i8"
+            and any(len(v) > 1 and abs(v.step) > 1 for v in _visited(ctx)[1:3]))
+
+
+def _strided_slice(ctx: LoweringContext) -> tuple[Value, list[int]]:
     """Python slicing per axis: the indices it visits are range(first, ..., step); a negative
-    step reverses the axis first (and mirrors the first index)."""
+    step reverses the axis first (and mirrors the first index). Strides of H and W of int8 NHWC data
+    are left to one window op: x is then cut to their extent, and their strides are returned."""
     x = ctx.operands[0]
     shape = ctx.type_of(x).shape
     plan = []
-    for axis, (b, e, s, d) in enumerate(zip(ctx.attrs["begin"], ctx.attrs["end"], ctx.attrs["strides"], shape)):
-        visited = range(*slice(int(b), None if (s < 0 and e < 0) else int(e), int(s)).indices(d))
+    for axis, visited in enumerate(_visited(ctx)):
         ctx.check(selects_something, axis, visited)
         plan.append((axis, visited))
     spatial = [1, 1]  # strides of H and W left to one window op (`_subsample_spatial`)
@@ -238,14 +236,32 @@ def strided_slice(ctx: LoweringContext) -> Value:
             x = _stride_axis(ctx, x, axis, count, step)
     if spatial != [1, 1]:
         x = tosa_slice(ctx, x, window[0], [d if e is None else e for d, e in zip(ctx.type_of(x).shape, window[1])])
-        form = choose(ctx, "strided_slice_spatial")
-        if form == "max_pool2d":  # the maximum of one: the stored integers, no RESCALE (lowering/npu_target.py)
-            return ctx.op("tosa.max_pool2d", [x], {"kernel": [1, 1], "stride": spatial, "pad": [0, 0, 0, 0]})
-        if form == "depthwise_conv2d":
-            return _subsample_spatial(ctx, x, spatial)
-        for axis, step in ((1, spatial[0]), (2, spatial[1])):
-            if step > 1:
-                x = _stride_axis(ctx, x, axis, (ctx.type_of(x).shape[axis] - 1) // step + 1, step)
+    return x, spatial
+
+
+# The --target preset's forms of striding H and W (lowering/npu_target.py), then the general one
+@rule("nn.strided_slice", checks=(selects_something,), benefit=20, when=_strides_spatial_int8,
+      choice=("strided_slice_spatial", "max_pool2d"))
+def strided_slice_max_pool(ctx: LoweringContext) -> Value:
+    """H and W strided by a MAX_POOL2D of 1x1 windows (the maximum of one: the stored integers, no RESCALE)."""
+    x, spatial = _strided_slice(ctx)
+    return ctx.op("tosa.max_pool2d", [x], {"kernel": [1, 1], "stride": spatial, "pad": [0, 0, 0, 0]})
+
+
+@rule("nn.strided_slice", checks=(selects_something,), benefit=10, when=_strides_spatial_int8,
+      choice=("strided_slice_spatial", "depthwise_conv2d"))
+def strided_slice_depthwise(ctx: LoweringContext) -> Value:
+    """H and W strided by one DEPTHWISE_CONV2D (`_subsample_spatial`)."""
+    return _subsample_spatial(ctx, *_strided_slice(ctx))
+
+
+@rule("nn.strided_slice", checks=(selects_something,))
+def strided_slice(ctx: LoweringContext) -> Value:
+    """Each strided axis a RESHAPE into (count, stride) and a SLICE keeping index 0 (`_stride_axis`)."""
+    x, spatial = _strided_slice(ctx)
+    for axis, step in ((1, spatial[0]), (2, spatial[1])):
+        if step > 1:
+            x = _stride_axis(ctx, x, axis, (ctx.type_of(x).shape[axis] - 1) // step + 1, step)
     return x
 
 
@@ -347,131 +363,74 @@ def reverse_rule(ctx: LoweringContext) -> Value:
     return x
 
 
-# ------------------------------------------------------------------------------ gather and scatter
-# element types TOSA GATHER/SCATTER move directly; others travel as the same-width integer
-_GATHER_CARRIER = {"i1": "i8"}
+# ------------------------------------------------------------------------------ quantized: the stored integers move
+def float_rule_on_carried(ctx: LoweringContext, out_types: Sequence[TensorType] | None = None) -> Value | list[Value]:
+    """The op's float rule, seeing the carried types (signed, zero points moved) it really works on."""
+    saved = ctx.nn_in_types, ctx.nn_out_types
+    ctx.nn_in_types = [carried_type(t) for t in ctx.nn_in_types]
+    ctx.nn_out_types = [carried_type(t) for t in (out_types or ctx.nn_out_types)]
+    try:
+        return ctx.apply(RULES[ctx.op_name])
+    finally:
+        ctx.nn_in_types, ctx.nn_out_types = saved
 
 
-def _gather_rows(ctx: LoweringContext, values: Value, indices: Value) -> Value:
-    """TOSA GATHER of [N, K, C] values by [N, W] i32 indices (booleans carried as i8)."""
-    vt = ctx.type_of(values)
-    carrier = _GATHER_CARRIER.get(vt.dtype, vt.dtype)
-    out = ctx.op("tosa.gather", [ctx.cast(values, carrier), indices])
-    return ctx.cast(out, vt.dtype) if carrier != vt.dtype else out
+@rule(*ops_with("moves_data"), quantized=True)
+def movement(ctx: LoweringContext) -> Value | list[Value]:
+    """The float rule moves (or, for max pooling, selects) the stored integers; results quantized
+    unlike the data operand are requantized (max commutes with the monotonic encoding)."""
+    xq = q_in(ctx)
+    x_type = carried_type(ctx.nn_in_types[0])
+    # the float rule sees results quantized as the data operand: it only moves integers
+    results = float_rule_on_carried(ctx, [TensorType(t.shape, x_type.dtype, x_type.quant) if t.quant is not None
+                                          else t for t in ctx.nn_out_types])
+    single = isinstance(results, Value)
+    values = [results] if isinstance(results, Value) else list(results)
+    out = []
+    for value, t in zip(values, ctx.nn_out_types):
+        yq = qinfo(t) if t.quant is not None else None
+        if xq is not None and yq is not None and not same_quantization(xq, yq):
+            require_per_tensor(ctx, xq, yq)
+            value = requantize_value(ctx, value, xq, yq)
+        out.append(value)
+    return out[0] if single else out
 
 
-@rule("nn.gather")
-def gather(ctx: LoweringContext) -> Value:
-    """numpy.take along `axis`: data as [outer, axis, inner], the flattened indices tiled over outer."""
-    data, idx = ctx.operands
-    axis = int(ctx.attrs["axis"])
-    dt, it = ctx.type_of(data), ctx.type_of(idx)
-    outer = int(np.prod(dt.shape[:axis], dtype=np.int64))
-    inner = int(np.prod(dt.shape[axis + 1:], dtype=np.int64))
-    w = int(np.prod(it.shape, dtype=np.int64))
-    values = ctx.reshape(data, (outer, dt.shape[axis], inner))
-    known = constant_value(ctx, idx)
-    indices = _index_tensor(ctx, None if known is None else np.tile(known.reshape(1, w), (outer, 1)),
-                            lambda: tile(ctx, ctx.reshape(_as_i32_indices(ctx, idx), (1, w)), [outer, 1]))
-    return ctx.reshape(_gather_rows(ctx, values, indices), ctx.out_types[0].shape)
+@rule("nn.argmax", "nn.argmin", quantized=True)
+def arg_extremum(ctx: LoweringContext) -> Value | list[Value]:
+    """Positions of the largest (smallest) stored integers: the encoding is monotonic."""
+    return float_rule_on_carried(ctx)
 
 
-def _linear_prefix_index(ctx: LoweringContext, idx: Value, prefix: Sequence[int]) -> Value:
-    """indices [..., k] into the first k dimensions of data -> flat row numbers [1, W] (i32)."""
-    known = constant_value(ctx, idx)
-    if known is not None:
-        return ctx.const((known.reshape(-1, len(prefix)).astype(np.int64) @ _prefix_strides(prefix))
-                         .reshape(1, -1).astype(np.int32), "i32")
-    idx = _as_i32_indices(ctx, idx)
-    t = ctx.type_of(idx)
-    strides = _prefix_strides(prefix).astype(np.int32)
-    weighted = ctx.mul(idx, ctx.const(strides.reshape((1,) * (t.rank - 1) + (len(prefix),)), "i32"))
-    summed = ctx.op("tosa.reduce_sum", [weighted], {"axis": t.rank - 1})
-    return ctx.reshape(summed, (1, int(np.prod(t.shape[:-1], dtype=np.int64))))
+@rule("nn.pad", quantized=True)
+def quantized_pad(ctx: LoweringContext) -> Value | list[Value]:
+    """A constant pad fills with the pad value encoded in the tensor's quantization (legalize-armnn
+    gives Arm NN's raw quantized pad value as the real value it stands for)."""
+    xq, yq = q_in(ctx), q_out(ctx)
+    if ctx.attrs["mode"] != "constant":
+        return movement(ctx)
+    assert xq is not None and yq is not None, "a constant pad between quantized and unquantized data"
+    require_per_tensor(ctx, xq, yq)
+    x = requantize_value(ctx, ctx.operands[0], xq, yq)
+    fill = int(encode(np.array([ctx.attrs["value"]], np.float32), yq)[0])
+    return pad_constant(ctx, x, ctx.attrs["pads"], fill)
 
 
-@rule("nn.gather_nd")
-def gather_nd(ctx: LoweringContext) -> Value:
-    data, idx = ctx.operands
-    dt, it = ctx.type_of(data), ctx.type_of(idx)
-    k = it.shape[-1]
-    rows = int(np.prod(dt.shape[:k], dtype=np.int64))
-    inner = int(np.prod(dt.shape[k:], dtype=np.int64))
-    flat = _linear_prefix_index(ctx, idx, dt.shape[:k])
-    values = ctx.reshape(data, (1, rows, inner))
-    return ctx.reshape(_gather_rows(ctx, values, flat), ctx.out_types[0].shape)
-
-
-# scatter_nd reduction -> how updates landing on the same row combine with the row
-_SCATTER_REDUCE = {"add": "tosa.reduce_sum", "mul": "tosa.reduce_product", "max": "tosa.reduce_max",
-                   "min": "tosa.reduce_min"}
-_SCATTER_COMBINE = {"add": "tosa.add", "max": "tosa.maximum", "min": "tosa.minimum"}
-
-
-def scatter_reduction_supported(ctx: LoweringContext) -> str | None:
-    """scatter_nd's reduction is none, add, mul, max or min, and only 'none' on booleans."""
-    reduction = ctx.attrs["reduction"]
-    if reduction == "none":
-        return None
-    if reduction not in _SCATTER_REDUCE:
-        return f"scatter_nd reduction {reduction!r}"
-    if ctx.type_of(ctx.operands[0]).dtype == "i1":
-        return f"scatter_nd reduction {reduction!r} on booleans"
+def concat_operands_quantized(ctx: LoweringContext) -> str | None:
+    """A quantized concatenation's operands are all quantized (not mixed with float tensors)."""
+    if any(q_in(ctx, k) is None for k in range(len(ctx.operands))):
+        return "concatenation of quantized and float tensors"
     return None
 
 
-@rule("nn.scatter_nd", constraints=(scatter_reduction_supported,))
-def scatter_nd(ctx: LoweringContext) -> Value:
-    """Rows of data (its first k dimensions flattened, P rows of C elements) replaced by, or
-    combined with, the W update rows whose index names them. TOSA SCATTER forbids duplicate
-    indices, which nn allows ('none': the last update wins), so the rule compares every row
-    number with every index ([P, W] booleans) instead:
-      'none'  the last matching update's position (REDUCE_MAX over a [P, W] position table) picks
-              the row through GATHER; rows no index names keep data;
-      others  the updates matching each row, the reduction's identity elsewhere ([P, W, C]), are
-              reduced over W and combined with data."""
-    data, idx, updates = ctx.operands
-    reduction = ctx.attrs["reduction"]
-    dt, it = ctx.type_of(data), ctx.type_of(idx)
-    k = it.shape[-1]
-    rows = int(np.prod(dt.shape[:k], dtype=np.int64))
-    inner = int(np.prod(dt.shape[k:], dtype=np.int64))
-    w = int(np.prod(it.shape[:-1], dtype=np.int64))
-    flat_idx = _linear_prefix_index(ctx, idx, dt.shape[:k])
-    flat_known = constant_value(ctx, flat_idx)
-    row_numbers = np.arange(rows, dtype=np.int32).reshape(rows, 1)
-    hits_known = None if flat_known is None else row_numbers == flat_known
-    hits = ctx.const(hits_known, "i1") if hits_known is not None else \
-        ctx.binary("tosa.equal", ctx.const(row_numbers, "i32"), flat_idx)  # [P, W]
-    base = ctx.reshape(data, (rows, inner))
-    upd = ctx.reshape(updates, (w, inner))
-    i32 = Arith(ctx, "i32", 2)
-    if reduction == "none":
-        positions = np.arange(w, dtype=np.int32).reshape(1, w)
-        last_known = None if hits_known is None else np.where(hits_known, positions, -1).max(axis=1, keepdims=True)
-        last = _index_tensor(ctx, last_known, lambda: ctx.op(
-            "tosa.reduce_max", [i32.select(hits, ctx.const(positions, "i32"), -1)], {"axis": 1}))  # [P, 1]
-        source_rows = _index_tensor(ctx, None if last_known is None else np.maximum(last_known, 0).reshape(1, rows),
-                                    lambda: ctx.reshape(i32.maximum(last, 0), (1, rows)))
-        picked = _gather_rows(ctx, ctx.reshape(upd, (1, w, inner)), source_rows)
-        written = ctx.const(last_known >= 0, "i1") if last_known is not None else i32.ge(last, 0)
-        result = Arith(ctx, dt.dtype, 2).select(written, ctx.reshape(picked, (rows, inner)), base)
-        return ctx.reshape(result, dt.shape)
-    identity = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[reduction]
-    compute = dt.dtype
-    if dt.dtype not in ("f32", "f16", "bf16"):  # integer reductions and sums are i32 in TOSA
-        base, upd = to_i32(ctx, base, ctx.nn_in_types[0].dtype), to_i32(ctx, upd, ctx.nn_in_types[2].dtype)
-        compute = "i32"
-        identity = {"add": 0, "mul": 1, "max": -(1 << 31), "min": (1 << 31) - 1}[reduction]
-    a = Arith(ctx, compute, 3)
-    spread = a.select(ctx.reshape(hits, (rows, w, 1)), ctx.reshape(upd, (1, w, inner)), identity)  # [P, W, C]
-    if reduction == "mul" and compute == "i32":  # REDUCE_PRODUCT is float only
-        reduced = product_tree(ctx, spread, 1)
-    else:
-        reduced = ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1})
-    gathered = ctx.reshape(reduced, (rows, inner))
-    if reduction == "mul":
-        combined = ctx.mul(base, gathered)
-    else:
-        combined = ctx.binary(_SCATTER_COMBINE[reduction], base, gathered)
-    return ctx.reshape(ctx.cast(combined, dt.dtype), dt.shape)
+@rule("nn.concat", quantized=True, constraints=(concat_operands_quantized,))
+def quantized_concat(ctx: LoweringContext) -> Value:
+    yq = q_out(ctx)
+    assert yq is not None, "a concatenation of quantized tensors into an unquantized one"
+    parts = []
+    for k, x in enumerate(ctx.operands):
+        xq = q_in(ctx, k)
+        assert xq is not None  # concat_operands_quantized
+        require_per_tensor(ctx, xq, yq)
+        parts.append(requantize_value(ctx, x, xq, yq))
+    return concat(ctx, parts, ctx.attrs["axis"])

@@ -26,7 +26,7 @@ from nn2tosa.ir import Value
 
 from ..context import LoweringContext
 from ..fixed_point.carrier import QInfo
-from . import rule
+from ..registry import rule
 from .convolution import convolution_quantizations
 from .integer_convolution import (CONVOLUTION_CHECKS, bias_in_accumulator, constant_weights, out_channel_scales,
                                   quantized_convolution, upsample_then_convolve)

@@ -4,7 +4,7 @@ and Android NN's QUANTIZED_16BIT_LSTM (nn.quantized_lstm, under either semantics
 An int8 UnidirectionalSequenceLstm (the TFLite converter's full-integer LSTM, parsed by Arm NN's
 TfLite parser) and a QLstm compute, in LiteRT, lstm_eval.cc's 8x8_16 integer kernel: int8 input and
 output state, int16 cell state at a power-of-two scale, gates in Q3.12 (or, with layer norm, at the
-intermediate scales) through gemmlowp's int16 logistic and tanh (lowering/rules/quantized_lstm.py has
+intermediate scales) through gemmlowp's int16 logistic and tanh (lowering/rules/recurrent.py has
 the arithmetic). The kernel reads TFLite's five intermediate tensors; Arm NN's QLstm descriptor keeps
 their scales (the gate intermediates, hiddenStateScale / ZeroPoint), its UnidirectionalSequenceLstm
 descriptor none: there the lowering needs none of them, which holds without layer norm and projection

@@ -24,7 +24,7 @@ are nn ops on f32, in CpuRef's order:
 
 Kept as CpuRef has it: the gate biases are read only with layer norm (without it CpuRef adds
 none). A sigmoid or tanh between two buffers is a function of one int16 tensor, which lowering
-turns into an exact lookup (rules/quantized_islands.py). The lowering's nn.quantize multiplies by
+turns into an exact lookup (rules/float_islands.py). The lowering's nn.quantize multiplies by
 the f32 reciprocal of the scale where CpuRef divides: the two differ only on results within an
 ulp of a half, never with the power-of-two scales of state buffers.
 
@@ -129,7 +129,7 @@ class _QLstm:
     # ---- float32 operations and buffer writes -----------------------------------------------
     def op(self, name: str, operands: list[Value], attrs: dict | None = None) -> Value:
         """A float32 op; a buffer operand is read through its own nn.dequantize (one per use, so
-        that a sigmoid or tanh of it is a float island of its own: rules/quantized_islands.py)."""
+        that a sigmoid or tanh of it is a float island of its own: rules/float_islands.py)."""
         return self.layer.op(name, [self.layer.real(v) for v in operands], attrs)
 
     def scalar(self, value: float) -> Value:

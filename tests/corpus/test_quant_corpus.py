@@ -53,7 +53,7 @@ OFF_BY_ONE = {
 # the op exists yet (quantization.float_fallback): the target adds pro_fp. Everything else is pro_int
 # (+ int16) unless a float tensor is at the boundary (Quantize, Dequantize, Cast). These files run
 # with semantics "cpuref"; under "litert" the int16 softmax, int8/uint8 L2 normalization and int16
-# division files are integer only (TFLite's kernels: tests/test_quant_litert.py).
+# division files are integer only (TFLite's kernels: tests/lowering/test_litert_softmax_l2norm_div.py).
 FLOAT_COMPUTE = ["*/division_*_qs16.armnn", "*/elementwisebinary_div_*_qs16.armnn", "*/elementwisebinary_power_*",
                  "*/l2norm_*", "*/pooling2d_l2_*", "*/pooling3d_l2_*", "*/reduce_prod_*",
                  "*/softmax_*_qs16.armnn", "*/tflm_dtln_noise_suppression.armnn",

@@ -287,3 +287,14 @@ def test_int16_leaky_relu_picks_its_branch_without_select(alpha, xs, ys, extremu
     np.testing.assert_array_equal(got.astype(np.int64).reshape(-1), want)
     ops = low.histogram()
     assert extremum in ops and "tosa.select" not in ops and "tosa.greater_equal" not in ops
+
+
+def test_every_int8_kernel_says_how_the_semantics_differ():
+    """An op with a model of its own TFLite kernel declares its DIFFERENCES row beside it (semantics.differs)."""
+    import nn2tosa.lowering.rules  # noqa: F401  (registers the kernels and their rows)
+    from nn2tosa.lowering.fixed_point.litert_kernels import INT8_KERNELS
+    from nn2tosa.lowering.semantics import DIFFERENCES
+
+    if not INT8_KERNELS:
+        pytest.skip("no op has a model of its own TFLite int8 kernel")
+    assert [op for op in INT8_KERNELS if op.removeprefix("nn.") not in DIFFERENCES] == []

@@ -1,4 +1,4 @@
-"""Quantized lowering (lowering/fixed_point/, lowering/rules/quantized*.py): multiplier/shift golden
+"""Quantized lowering (lowering/fixed_point/, lowering/rules/): multiplier/shift golden
 values, TABLE contents against a direct numpy computation of Arm NN's semantics, and small
 quantized graphs lowered to TOSA, run on the reference model and compared with an independent
 numpy model of CpuRef (decode to float32, compute, encode rounding half away from zero)."""

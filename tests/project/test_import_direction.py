@@ -161,8 +161,6 @@ KNOWN_BACK_EDGES = {
     ("nn2tosa.api", "nn2tosa.npu_regions"): "the API runs the NPU check, which reads the profile rule "
                                             "(parse_profile, beyond_profile) from the API and cuts regions as "
                                             "partial.py does",
-    ("nn2tosa.lowering.rules", "nn2tosa.lowering.rules.*"):  # issue 29: lowering by op family
-        "registration: lowering/rules/__init__ imports every rule module, each of which takes `rule` from it",
 }
 
 
