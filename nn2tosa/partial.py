@@ -35,10 +35,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nn2tosa.api import ProgressFn, Result, pass_pipeline, finish, run_pipeline, source_op_list
+from nn2tosa.conversion import ProgressFn, finish, pass_pipeline, run_pipeline, source_op_list
 from nn2tosa.diagnostics import KEEP_UNSUPPORTED, UNSUPPORTED, Unsupported, UnsupportedError, UsageError
 from nn2tosa.ir import INPUT_OP, Graph, Loc, TensorType, Value
 from nn2tosa.report import ConversionReport, constant_ops
+from nn2tosa.result import Result
 
 SIDECAR_VERSION = 1
 
