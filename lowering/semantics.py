@@ -8,15 +8,12 @@ and differs from them by one unit in many places and by more in a few; people va
 CpuRef ask for its integers with `--semantics cpuref`.
 
 The two differ only in the ops `DIFFERENCES` lists; every other quantized op has one lowering. The
-choice travels in the graph's meta (`SEMANTICS_KEY`, nn2tosa.dialects.integer_semantics), where `convert`
-puts it and the lowering rules read it (`LoweringContext.semantics`).
+choice travels in the passes' context (nn2tosa.passes.context.PassContext), where `convert` puts it and
+the lowering rules read it (`LoweringContext.semantics`).
 """
 from __future__ import annotations
 
-from nn2tosa.dialects.integer_semantics import (DEFAULT, MEANING, SEMANTICS, SEMANTICS_KEY, semantics_of,
-                                               set_semantics)
-
-SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
+from nn2tosa.dialects.integer_semantics import DEFAULT, MEANING, SEMANTICS
 
 _FLOAT = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
 
@@ -112,5 +109,4 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
 }
 
 
-__all__ = ["DEFAULT", "DIFFERENCES", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY", "SEMANTICS_KEY",
-           "semantics_of", "set_semantics"]
+__all__ = ["DEFAULT", "DIFFERENCES", "MEANING", "SEMANTICS"]

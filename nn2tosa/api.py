@@ -114,13 +114,7 @@ def _convert(graph_or_path: Graph | Sequence[Graph] | str | os.PathLike | bytes,
         name = source or (str(graph_or_path) if not isinstance(graph_or_path, (bytes, bytearray, memoryview))
                           else graph.name)
         report.time("load", time.perf_counter() - start)
-    from nn2tosa.lowering.npu_target import set_npu_target
-    from nn2tosa.lowering.semantics import set_semantics
-
     profile = options.npu_profile()
-    for g in [graph, *branches]:
-        set_semantics(g, options.semantics)
-        set_npu_target(g, options.target)
     report.model = name
     report.format = str(graph.meta.get("format", "unknown"))
     version = graph.meta.get("generation", graph.meta.get("version"))
@@ -144,16 +138,17 @@ def _convert(graph_or_path: Graph | Sequence[Graph] | str | os.PathLike | bytes,
     if options.partial:
         from nn2tosa.partial import convert_partial
 
-        return convert_partial(graph, report, profile=profile, passes=options.passes, progress=progress,
-                               host=options.host, npu=npu)
+        return convert_partial(graph, report, options.pass_context, profile=profile, passes=options.passes,
+                               progress=progress, host=options.host, npu=npu)
+    context = options.pass_context()  # one for the function and its branches: their remarks, in that order
     pipeline = pass_pipeline(graph, options.passes, name)
     source_ops = [op for g in [graph, *branches] for op in source_op_list(g)]
     from nn2tosa.ir.limit_checks import check_results
 
     with limits.using(limits.current()):  # a fresh total budget (nn2tosa.limits) for this conversion
-        stages = run_pipeline(graph, pipeline, report, progress)
+        stages = run_pipeline(graph, pipeline, report, context, progress)
         for branch in branches:  # graph-local passes; a .tosa input, the only one with branches, has none
-            run_pipeline(branch, pipeline, report)
+            run_pipeline(branch, pipeline, report, context)
         for g in [graph, *branches]:  # what lowering built is held to the limits the file's own types are
             check_results(g)
     if options.state == "variables":
@@ -161,9 +156,9 @@ def _convert(graph_or_path: Graph | Sequence[Graph] | str | os.PathLike | bytes,
 
         buffers_to_variables(graph)
     if npu is None:
-        return finish([graph, *branches], source_ops, stages, report, profile)
+        return finish([graph, *branches], source_ops, stages, report, profile, context)
     try:
-        result = finish([graph, *branches], source_ops, stages, report, profile)
+        result = finish([graph, *branches], source_ops, stages, report, profile, context)
     except UnsupportedError as e:  # beyond the NPU's profile
         raise with_partial_hint(e) from None
     if not branches:  # no .tosa Vela refuses for that NPU (Vela's control flow is experimental: not checked)

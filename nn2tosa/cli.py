@@ -260,6 +260,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_opt(args: argparse.Namespace) -> int:
     from nn2tosa.passes import PassManager, available_passes
+    from nn2tosa.passes.context import PassContext
 
     if args.list_passes:
         for name, info in available_passes().items():
@@ -286,12 +287,6 @@ def cmd_opt(args: argparse.Namespace) -> int:
         raise InvalidInputError(str(e), file=name) from None
     except ValueError as e:
         raise InvalidInputError(f"not nn2tosa IR: {e}", file=name) from None
-    from nn2tosa.lowering.npu_target import set_npu_target
-    from nn2tosa.lowering.semantics import set_semantics
-
-    for g in graphs:  # what lower-to-tosa reads (lowering/semantics.py)
-        set_semantics(g, args.semantics)
-        set_npu_target(g, args.target)
     if args.verify_each:  # the input must verify too, or the first pass would hide what was wrong
         from nn2tosa.ir import VerificationError, verify
 
@@ -306,6 +301,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
         print_ir_after_all=args.print_ir_after_all,
         print_ir_after=frozenset(args.print_ir_after),
         timing=args.timing,
+        context=PassContext(args.semantics, args.target),  # what legalization and lower-to-tosa consult
     )
     for g in graphs:
         pm.run(g)

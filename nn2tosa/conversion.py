@@ -15,6 +15,7 @@ from nn2tosa.result import Result
 
 if TYPE_CHECKING:
     from nn2tosa.ir import Graph
+    from nn2tosa.passes.context import PassContext
     from nn2tosa.dialects.tosa_target import Target
 
 # progress(stage, index, total) is called before each stage of a conversion (nn2tosa.progress draws it).
@@ -75,15 +76,15 @@ def source_op_list(graph: Graph) -> list[tuple[str, Any]]:
     return [(graph.op(n), graph.loc(n)) for n in graph.nodes() if graph.op(n) != INPUT_OP]
 
 
-def run_pipeline(graph: Graph, pipeline: Sequence[Any], report: ConversionReport,
+def run_pipeline(graph: Graph, pipeline: Sequence[Any], report: ConversionReport, context: PassContext,
                  progress: ProgressFn | None = None) -> dict[str, dict]:
-    """Run the passes on `graph` in place with the pass manager `nn2tosa opt` uses, timing each and
-    adding its statistics (the rewrites) into `report`; returns the op censuses taken after
-    legalization and canonicalization (for the report's per-layer attribution)."""
+    """Run the passes on `graph` in place with the pass manager `nn2tosa opt` uses, under `context` (whose
+    remarks the passes add to), timing each and adding its statistics (the rewrites) into `report`; returns
+    the op censuses taken after legalization and canonicalization (for the report's per-layer attribution)."""
     from nn2tosa.passes import PassManager
 
     recorder = _ReportInstrumentation(report, progress)
-    PassManager(list(pipeline), verify_each=False, instrumentations=[recorder]).run(graph)
+    PassManager(list(pipeline), verify_each=False, instrumentations=[recorder], context=context).run(graph)
     return recorder.stages
 
 
@@ -110,14 +111,12 @@ class _ReportInstrumentation:
 
 
 def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, dict], report: ConversionReport,
-           profile: str | Sequence[str] | None, host: set | frozenset = frozenset(),
+           profile: str | Sequence[str] | None, context: PassContext, host: set | frozenset = frozenset(),
            empty_ok: bool = False) -> Result:
-    """The Result of converted function(s): target (checked against `profile`), report filled in;
-    `empty_ok`: there may be none (a partial conversion that left everything to the host)."""
+    """The Result of converted function(s): target (checked against `profile`), report filled in from the
+    passes' context (its options and remarks); `empty_ok`: there may be none (a partial conversion that
+    left everything to the host)."""
     from nn2tosa.ir import Graph
-
-    from nn2tosa.lowering.npu_target import CHOICES_KEY, TARGET_KEY
-    from nn2tosa.lowering.semantics import SEMANTICS_DEPENDENT_KEY, semantics_of
 
     functions = [graph] if isinstance(graph, Graph) else list(graph)
     start = time.perf_counter()
@@ -125,26 +124,18 @@ def finish(graph: Graph | Sequence[Graph], source_ops: list, stages: dict[str, d
     result = Result(functions, report, target=target, empty_ok=empty_ok)
     report.target = result.target.report()
     report.functions = [g.name for g in result._program()[0]]  # branch graphs are not functions
-    report.boundary_changes = []
-    report.semantics_dependent = []
+    remarks = context.remarks
+    report.boundary_changes = list(remarks.boundary_changes)
+    report.semantics_dependent = list(remarks.semantics_dependent)
     for g in functions:
-        changes = g.meta.get("boundary_changes", [])
-        report.boundary_changes.extend(changes.split("; ") if isinstance(changes, str) else list(changes))
-        dependent = g.meta.get(SEMANTICS_DEPENDENT_KEY, "")
-        report.semantics_dependent.extend(dependent.split("; ") if dependent else [])
         kept = g.meta.get("state_kept_io", "")  # a program's buffers TOSA variables cannot hold (lowering/variables.py)
         report.boundary_changes.extend(f"state {item}" for item in kept.split("; ") if item)
-        choices = g.meta.get(CHOICES_KEY, "")
-        report.npu_choices.extend(choices.split("; ") if choices else [])
-    if functions:
-        report.semantics = semantics_of(functions[0])
-        report.npu_target = str(functions[0].meta.get(TARGET_KEY, ""))
+    report.npu_choices.extend(remarks.npu_choices)
+    report.semantics = context.semantics
+    report.npu_target = context.target or ""
     report.attribute(source_ops, stages, functions, set(host))
     report.time("report", time.perf_counter() - start)
     return result
-
-
-# ------------------------------------------------------------------------------ profiles
 
 
 # ------------------------------------------------------------------------------ profiles

@@ -66,24 +66,6 @@ class UsageError(Nn2TosaError):
 
 
 # Partial conversion (nn2tosa/partial.py) needs the passes to leave what they cannot convert in place.
-# When graph.meta[KEEP_UNSUPPORTED] is true, a pass that finds unsupported ops records them in
-# graph.meta[UNSUPPORTED] (a list of Unsupported) and goes on, with those ops unchanged in the graph;
-# otherwise it raises UnsupportedError as always. The passes call `report_unsupported` for this.
-KEEP_UNSUPPORTED = "keep_unsupported"
-UNSUPPORTED = "unsupported"
-
-
-def report_unsupported(graph, items: list[Unsupported]) -> None:
-    """Raise UnsupportedError listing `items` (nothing when there are none), or record them in
-    graph.meta[UNSUPPORTED] when graph.meta[KEEP_UNSUPPORTED] asks to keep unsupported ops in place."""
-    if not items:
-        return
-    if graph.meta.get(KEEP_UNSUPPORTED):
-        graph.meta.setdefault(UNSUPPORTED, []).extend(items)
-        return
-    raise UnsupportedError(items)
-
-
 # ------------------------------------------------------------------------------ exit codes
 _LONGEST_WORD = 1000  # a name longer than this (a hostile file's 70,000-character layer name) is elided
 

@@ -15,17 +15,19 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from nn2tosa.dialects.integer_semantics import SEMANTICS  # whose integers (nn2tosa.lowering.semantics)
 from nn2tosa.diagnostics import UsageError
 from nn2tosa.limits import Limits
+
+if TYPE_CHECKING:
+    from nn2tosa.passes.context import PassContext
 
 # How a program's mutable buffers are kept (`state`, the command line's --state).
 STATE_FORMS = ("variables", "io")
 # Layouts a .tosa file can have (`tosa_version`, --tosa-version).
 TOSA_VERSIONS = ("1.0", "0.100-draft")
-# Whose integers a quantized graph computes (`semantics`, --semantics): nn2tosa.lowering.semantics.
-SEMANTICS = ("litert", "cpuref")
 
 # Option groups (a field's metadata "stage"): what `nn2tosa.convert` computes from, and how the outputs of
 # `convert_file` (the command line, convert_many) are written or checked. `convert` refuses writing options.
@@ -135,6 +137,13 @@ class ConvertOptions:
             raise UsageError("--host leaves ops to the host, which only a partial conversion does: add --partial"
                              if flags else "host= names ops to leave to the host, which only a partial conversion "
                                            "does (partial=True)")
+
+    def pass_context(self, *, keep_unsupported: bool = False) -> PassContext:
+        """A fresh context for one run of the passes (nn2tosa.passes.context): these options' semantics and
+        target; `keep_unsupported` for a partial conversion's runs."""
+        from nn2tosa.passes.context import PassContext
+
+        return PassContext(self.semantics, self.target, keep_unsupported)
 
     def npu_profile(self) -> str | tuple[str, ...] | None:
         """The profile to convert for: the one asked for, else the NPU target's, else None (what the model needs)."""
