@@ -193,10 +193,7 @@ def check_outputs(outputs: Sequence[str], options: ConvertOptions, *, sidecar: s
         if kind is None:
             raise UsageError(f"{out}: unknown output kind (use {', '.join(OUTPUT_KINDS)} or '-')")
         kinds.append(kind)
-    options.check_combination(flags=True)
-    if options.external_data and options.tosa_version != "1.0" and "tosa" in kinds:
-        raise UsageError(f"--external-data needs --tosa-version 1.0 (the {options.tosa_version} layout has no "
-                         "offset/size fields)")
+    options.check_combination(flags=True, writes_tosa="tosa" in kinds)
     if options.partial and sidecar is None:
         named = [o for o in outputs if o != "-"]
         if not named:
@@ -204,13 +201,6 @@ def check_outputs(outputs: Sequence[str], options: ConvertOptions, *, sidecar: s
         sidecar = str(Path(named[0]).with_suffix(".partition.json"))
     elif not options.partial:
         sidecar = None
-    if options.vela_report:
-        from nn2tosa.vela_support import vela_version
-
-        if options.target is None:
-            raise UsageError("--vela-report compiles for the NPU of --target: add --target")
-        if vela_version() is None:
-            raise UsageError("--vela-report needs Vela: pip install nn2tosa[vela]")
     for extra in (sidecar, report_json):
         if extra is not None:
             check_output_path(extra)

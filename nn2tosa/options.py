@@ -5,8 +5,9 @@ line (`nn2tosa convert` builds one from its flags: `from_arguments`), a many-mod
 keywords: `from_keywords`) and `nn2tosa check` all take their per-model options from here, with their
 validation: names of profiles, semantics, NPU targets, TOSA versions and state forms are checked when the
 options are made (`ConvertOptions(semantics="x")` is a UsageError), and what goes with what (host with
-partial, a Vela report with a target, external data with TOSA 1.0) by `check_combination`, which names the
-options as the caller spells them (`host=` for the API, `--host` for the command line).
+partial; once the outputs are known, a Vela report with a target and Vela, external data with TOSA 1.0) by
+`check_combination`, which names the options as the caller spells them (`host=` for the API, `--host` for
+the command line), as they always were.
 
 Importing this module imports neither numpy nor MLIR: the command line reads its choices from here.
 """
@@ -36,25 +37,36 @@ CONVERT, WRITE = "convert", "write"
 
 @dataclass(frozen=True)
 class ConvertOptions:
-    """Every per-model option (see the module doc). Defaults are the command line's."""
+    """Every per-model option (see the module doc); each field's docstring says what it does. Defaults are the
+    command line's."""
 
     # ---- how the model is converted (nn2tosa.convert)
     profile: str | tuple[str, ...] | None = field(default=None, metadata={"stage": CONVERT})
-    """TOSA 1.0 profiles and extensions the consumer implements ("pro_int+int16", or a tuple of names); None:
-    whatever the model needs (an NPU target's profile when `target` is given)."""
+    """TOSA 1.0 profiles and extensions the consumer implements ("pro_int", "pro_fp+bf16", or a tuple of names):
+    a model needing more is UnsupportedError naming the ops, and the output's `tosa.target_env` is that
+    target. None: whatever the model needs (an NPU target's profile when `target` is given)."""
     semantics: str = field(default="litert", metadata={"stage": CONVERT})
-    """whose integers a quantized graph computes: "litert" or "cpuref" (SEMANTICS)."""
+    """whose integers a quantized graph computes: "litert" (TFLite's integer kernels) or "cpuref" (Arm NN
+    CpuRef's float32 emulation of them); lowering/semantics.py."""
     target: str | None = field(default=None, metadata={"stage": CONVERT})
-    """an Ethos-U NPU preset (nn2tosa.lowering.npu_target.NPU_TARGETS): the forms Vela maps on it, and its
-    profile."""
+    """an Ethos-U NPU preset, "ethos-u55", "ethos-u65" or "ethos-u85" (lowering/npu_target.py): the forms
+    Arm's Vela maps on that NPU where they differ, and its profile (PRO-INT with EXT-INT16, EXT-INT4,
+    EXT-DOUBLEROUND) unless `profile` is given. With Vela installed the output is compiled for that NPU: an
+    op it refuses is UnsupportedError naming it, or, with partial, goes to the host (nn2tosa/npu_regions.py)."""
     partial: bool = field(default=False, metadata={"stage": CONVERT})
-    """convert the TOSA-expressible regions around unsupported ops (nn2tosa.partial)."""
+    """convert the TOSA-expressible regions around unsupported ops, one function each (nn2tosa.partial; the
+    Result's `partition` says how to stitch them); otherwise an unsupported op is UnsupportedError listing
+    all of them."""
     host: tuple[str, ...] = field(default=(), metadata={"stage": CONVERT})
-    """with partial: op types or layer/node names to leave to the host."""
+    """with partial: ops to leave to the host although they convert, op types ("DetectionPostProcess") or
+    layer/node names; one matching nothing is UsageError."""
     keep_int4: bool = field(default=False, metadata={"stage": CONVERT})
-    """keep int4 weights as int4 (EXT-INT4) instead of folding them into float weights."""
+    """keep int4 weights as int4 (EXT-INT4) instead of folding them into float weights; where TOSA 1.0 cannot
+    (lowering/quant.py says why), UnsupportedError."""
     state: str = field(default="variables", metadata={"stage": CONVERT})
-    """how a program's mutable buffers are kept: "variables" or "io" (STATE_FORMS)."""
+    """how a program's mutable buffers (an ExecuTorch KV cache) are kept between calls: "variables" (TOSA
+    variables, lowering/variables.py) or "io" (extra inputs and outputs named after each buffer, for
+    runtimes without variables). A partial conversion keeps them as "io"."""
     passes: tuple[str, ...] | None = field(default=None, metadata={"stage": CONVERT})
     """the pass pipeline (names of `nn2tosa opt --list-passes`); None: the format's TOSA pipeline."""
     limits: Limits | None = field(default=None, metadata={"stage": CONVERT})
@@ -129,14 +141,26 @@ class ConvertOptions:
         return cls(**values, limits=limits_from_arguments(args))
 
     # ---------------------------------------------------------------------------- what goes with what
-    def check_combination(self, *, flags: bool) -> None:
+    def check_combination(self, *, flags: bool, writes_tosa: bool | None = None) -> None:
         """UsageError for options that do not go together, named as the command line (`flags`) or the API
-        spells them. (A Vela report's needs, and external data with an older .tosa, are checked where the
-        outputs are known: check_outputs in nn2tosa.api.)"""
+        spells them. `writes_tosa` (a .tosa among the outputs; None: the outputs are not known here, as in
+        `convert`) also checks the writing options: external data, a Vela report."""
         if self.host and not self.partial:
             raise UsageError("--host leaves ops to the host, which only a partial conversion does: add --partial"
                              if flags else "host= names ops to leave to the host, which only a partial conversion "
                                            "does (partial=True)")
+        if writes_tosa is None:
+            return
+        if self.external_data and self.tosa_version != "1.0" and writes_tosa:
+            raise UsageError(f"--external-data needs --tosa-version 1.0 (the {self.tosa_version} layout has no "
+                             "offset/size fields)")
+        if self.vela_report:
+            from nn2tosa.vela_support import vela_version
+
+            if self.target is None:
+                raise UsageError("--vela-report compiles for the NPU of --target: add --target")
+            if vela_version() is None:
+                raise UsageError("--vela-report needs Vela: pip install nn2tosa[vela]")
 
     def pass_context(self, *, keep_unsupported: bool = False) -> PassContext:
         """A fresh context for one run of the passes (nn2tosa.passes.context): these options' semantics and
