@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from nn2tosa.diagnostics import UsageError
 from nn2tosa.options import ConvertOptions
-from nn2tosa.zoo_jobs import CRASHED, EMIT_SUFFIXES, SEVERITY, STATUS, TIMEOUT, Job, ModelResult  # noqa: F401
+from nn2tosa.zoo_jobs import EMIT_SUFFIXES, SEVERITY, Job, ModelResult
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
