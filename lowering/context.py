@@ -141,10 +141,10 @@ class LoweringContext(Checks):
     @property
     def semantics(self) -> str:
         """"litert" or "cpuref": whose integers a quantized op computes (lowering/semantics.py)."""
-        from .semantics import semantics_of
+        from nn2tosa.passes.context import pass_context
 
         self.semantics_consulted = True
-        return semantics_of(self.graph)
+        return pass_context().semantics
 
     def type_of(self, v: Value) -> TensorType:
         return self.graph.tensor_type(v)

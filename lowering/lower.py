@@ -1,17 +1,18 @@
 """The `lower-to-tosa` pass: every nn op replaced by TOSA ops through the rule registry.
 
 Ops without a lowering are reported all at once (UnsupportedError); a partial conversion sets
-graph.meta[KEEP_UNSUPPORTED] and they stay in place instead (diagnostics.report_unsupported)."""
+PassContext.keep_unsupported and they stay in place instead (passes/context.py: report_unsupported).
+What the report says of the lowering (boundary type changes, semantics-dependent ops, NPU forms chosen)
+goes into the pass context's remarks."""
 from __future__ import annotations
 
-from nn2tosa.diagnostics import Unsupported, UnsupportedError, report_unsupported
+from nn2tosa.diagnostics import Unsupported, UnsupportedError
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value, as_tensor
+from nn2tosa.passes.context import pass_context, report_unsupported
 from nn2tosa.passes.manager import register_pass
 
 from .context import LoweringContext, LoweringUnsupported, tosa_type
 from .quant import unsigned_input_to_signed, unsigned_output_from_signed
-from .npu_target import CHOICES_KEY
-from .semantics import SEMANTICS_DEPENDENT_KEY
 from .rules import CARRY_QUANTIZATION, rule_for
 from .rules.float_islands import erase_dead, find_islands
 
@@ -64,8 +65,8 @@ def lower_to_tosa(graph: Graph) -> None:
         low = tosa_type(t)
         if low.dtype != t.dtype:
             boundary_changes.append(f"output {out.name}: {t.dtype} as {low.dtype}")
-    if boundary_changes:
-        graph.meta["boundary_changes"] = "; ".join(boundary_changes)
+    remarks = pass_context().remarks
+    remarks.boundary_changes.extend(boundary_changes)
     for node in list(graph.inputs):
         signed = unsigned_input_to_signed(graph, node, nn_types[Value(node, 0)])
         if signed is not None:
@@ -107,12 +108,10 @@ def lower_to_tosa(graph: Graph) -> None:
         graph.replace_op(node, results)
         if node in islands:
             erase_dead(graph, islands[node])
-    if dependent:
-        graph.meta[SEMANTICS_DEPENDENT_KEY] = "; ".join(dependent)
-    if choices:
-        graph.meta[CHOICES_KEY] = "; ".join(choices)
+    remarks.semantics_dependent.extend(dependent)
+    remarks.npu_choices.extend(choices)
     if unsupported:
-        report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
+        report_unsupported(unsupported)  # raises, unless a partial conversion keeps them in place
         return
     for out, t in zip(graph.outputs, output_nn_types):
         unsigned_output_from_signed(graph, out, t)

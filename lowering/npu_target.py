@@ -7,8 +7,9 @@ integer lowerings use only operators every Ethos-U maps (TABLE, RESCALE, MUL, AD
 shifts, CLZ, the pools and convolutions). Where one form suits U85 and another U55/U65, or Vela
 runs a form in fewer cycles than the one other TOSA consumers handle best, the rule asks
 `choose(ctx, PATTERN)`: without a preset it takes the form every TOSA consumer handles best (the
-fewest TOSA operators), under a preset the one that preset names. The choice travels in the graph's meta
-like the semantics (lowering/semantics.py), and every choice made is listed in `convert --report`.
+fewest TOSA operators), under a preset the one that preset names. The preset travels in the passes'
+context like the semantics (nn2tosa.passes.context.PassContext.target), and every choice made is listed in
+`convert --report`.
 
 A preset also fixes the profile: a model needing more than PRO-INT with those extensions (float
 layers, which Vela does not map) is UnsupportedError naming the layers, instead of a file Vela rejects.
@@ -19,12 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # (the command line reads NPU_TARGETS for its --help: the IR, numpy and networkx stay unloaded)
-    from nn2tosa.ir import Graph
-
     from .context import LoweringContext
-
-TARGET_KEY = "npu_target"
-CHOICES_KEY = "npu_choices"  # meta: "; "-joined "location: pattern -> form (why)"
 
 # pattern -> {form: why that form}; the first form is the default without a preset
 PATTERNS: dict[str, dict[str, str]] = {
@@ -122,18 +118,12 @@ def npu_target(name: str | None) -> NpuTarget | None:
     return NPU_TARGETS[name]
 
 
-def set_npu_target(graph: Graph, name: str | None) -> None:
-    npu_target(name)  # validates
-    if name is None:
-        graph.meta.pop(TARGET_KEY, None)
-    else:
-        graph.meta[TARGET_KEY] = name
-
-
 def choose(ctx: LoweringContext, pattern: str) -> str:
     """The form of `pattern` (a key of PATTERNS) for the graph's preset, recorded with why for the report."""
+    from nn2tosa.passes.context import pass_context
+
     forms = PATTERNS[pattern]
-    preset = npu_target(ctx.graph.meta.get(TARGET_KEY))
+    preset = npu_target(pass_context().target)
     form = preset.forms.get(pattern, next(iter(forms))) if preset else next(iter(forms))
     why = forms[form]
     choice = f"{pattern} -> {form} ({preset.name if preset else 'no --target'}: {why})"

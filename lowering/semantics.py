@@ -9,21 +9,18 @@ CpuRef ask for its integers with `--semantics cpuref`.
 
 The two differ only in the ops `DIFFERENCES` lists; every other quantized op has one lowering. A row of
 one op's own kernel is declared beside that kernel (`differs`, e.g. lowering/rules/math.py), so the table is
-whole once lowering.rules is imported. The
-choice travels in the graph's meta (`SEMANTICS_KEY`, nn2tosa.dialects.integer_semantics), where `convert`
-puts it and the lowering rules read it (`LoweringContext.semantics`).
+whole once lowering.rules is imported. The choice travels in the passes' context
+(nn2tosa.passes.context.PassContext), where `convert` puts it and the lowering rules read it
+(`LoweringContext.semantics`).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nn2tosa.dialects.integer_semantics import (DEFAULT, MEANING, SEMANTICS, SEMANTICS_KEY, semantics_of,
-                                               set_semantics)
+from nn2tosa.dialects.integer_semantics import DEFAULT, MEANING, SEMANTICS
 
 if TYPE_CHECKING:
     from .context import LoweringContext
-
-SEMANTICS_DEPENDENT_KEY = "semantics_dependent"  # meta: "; "-joined locations of the ops that consulted it
 
 FLOAT_TABLE = "dequantize, the float32 function, quantize (rounded half away from zero): one TABLE of those integers"
 
@@ -147,6 +144,5 @@ def rounding_mode(ctx: LoweringContext) -> str:
     return "DOUBLE_ROUND" if computes_litert(ctx) else "SINGLE_ROUND"
 
 
-__all__ = ["DEFAULT", "DIFFERENCES", "FLOAT_TABLE", "MEANING", "SEMANTICS", "SEMANTICS_DEPENDENT_KEY",
-           "SEMANTICS_KEY", "computes_litert", "differs", "kernel_rounding", "rounding_mode", "semantics_of",
-           "set_semantics"]
+__all__ = ["DEFAULT", "DIFFERENCES", "FLOAT_TABLE", "MEANING", "SEMANTICS", "computes_litert", "differs",
+           "kernel_rounding", "rounding_mode"]

@@ -39,7 +39,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ import numpy as np
 
 from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, UsageError
 from nn2tosa.ir import TensorType, Value
+from nn2tosa.options import ConvertOptions
 
 FLOAT_BOUND = {"fp32": 1e-4, "fp16": 3e-2, "quantized": 1e-4, "mixed": 1e-4}
 INTEGER_BOUND = {"fp32": 0, "fp16": 0, "quantized": 1, "mixed": 0}
@@ -91,12 +92,19 @@ class Runnable:
     source: Any = None  # the source graph that was converted (nn2tosa.ir.Graph)
 
 
-def prepare(path: str, partition: int | None = None, semantics: str = "litert", target: str | None = None) -> Runnable:
-    """Read `path` and convert it. A .tosa is converted too: the reference model then runs the
+def prepare(path: str, partition: int | None = None, options: ConvertOptions | None = None,
+            **keywords: Any) -> Runnable:
+    """Read `path` and convert it with `options` (or the ConvertOptions that `keywords` make, e.g.
+    semantics="cpuref"; its `state` is chosen here: buffers as inputs and outputs for the reference
+    model, and as variables for the report). A .tosa is converted too: the reference model then runs the
     flatbuffer nn2tosa writes from the graph it read and verified (operators in order, names and
     locations its own), never the file's bytes, on which a hostile file can crash it."""
     from nn2tosa.api import blame, convert, programs
     from nn2tosa.frontend import load
+    from nn2tosa.options import CONVERT
+
+    if options is None:
+        options = ConvertOptions.from_keywords(keywords, what="prepare", stages=(CONVERT,))
 
     graphs = load(path, partitions=partition is not None)
     units = programs(graphs)  # a .tosa's branch graphs go with the function that runs them
@@ -111,10 +119,10 @@ def prepare(path: str, partition: int | None = None, semantics: str = "litert", 
     user_inputs = [n for n in source.inputs if source.input_name(n) not in buffers]
     user_outputs = [o for o in source.outputs if o.name not in {s["next"] for s in state}]
     try:
-        result = convert(unit, source=path, semantics=semantics, target=target, state="io")
+        result = convert(unit, source=path, options=replace(options, state="io"))
         result.mlir_module()  # MLIR's verifier sees the graph before the reference model does
         flatbuffer = result.tosa_flatbuffer()
-        variables = convert(unit, source=path, semantics=semantics, target=target) if buffers else None
+        variables = convert(unit, source=path, options=replace(options, state="variables")) if buffers else None
     except Nn2TosaError as e:
         raise blame(e, graphs, path) from e
     # tensors only at a graph's boundary once it converted (a !tosa.shape there is no TOSA 1.0 graph)
@@ -429,7 +437,7 @@ def _steps(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     reference_model()  # before any work: say at once when the reference model is missing
     steps = _steps(args)
-    model = prepare(args.input, args.partition, args.semantics, args.target)
+    model = prepare(args.input, args.partition, ConvertOptions.from_arguments(args))
     given_arrays = load_arrays(args.inputs)
     inputs = _per_step(given_arrays, args.inputs, model.input_names, steps, "input", model.name)
     if not args.inputs:
@@ -508,7 +516,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_output_path(args.output, directory=True)
     reference_model()
     steps = _steps(args)
-    model = prepare(args.input, args.partition, args.semantics, args.target)
+    model = prepare(args.input, args.partition, ConvertOptions.from_arguments(args))
     inputs = _per_step(load_arrays(args.inputs), args.inputs, model.input_names, steps, "input", model.name)
     state = model.initial_state()
     results = []

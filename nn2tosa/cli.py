@@ -12,16 +12,13 @@ import json
 import os
 import signal
 import sys
-import time
 import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from nn2tosa.diagnostics import InvalidInputError, Nn2TosaError, UsageError
-
-OUTPUT_KINDS = {".mlir": "mlir", ".mlirbc": "mlirbc", ".tosa": "tosa"}
+from nn2tosa.diagnostics import InvalidInputError, UsageError, error_exit
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,7 +32,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def _add_semantics(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--semantics", choices=("litert", "cpuref"), default="litert",
+    from nn2tosa.options import SEMANTICS
+
+    p.add_argument("--semantics", choices=SEMANTICS, default=SEMANTICS[0],
                    help="whose integers a quantized model computes: litert (TFLite's integer kernels, what the model "
                         "was quantized for; default) or cpuref (Arm NN CpuRef's float32 emulation of them)")
     from nn2tosa.lowering.npu_target import NPU_TARGETS
@@ -75,7 +74,7 @@ def _nonnegative(convert: Any) -> Any:
 def _add_program_options(p: argparse.ArgumentParser, *, state: bool = False, steps: bool = False) -> None:
     """Options for whole ExecuTorch programs (.pte) with mutable buffers (docs/frontend_mps.md)."""
     if state:
-        from nn2tosa.api import STATE_FORMS
+        from nn2tosa.options import STATE_FORMS
 
         p.add_argument("--state", choices=STATE_FORMS, default=STATE_FORMS[0],
                        help="a program's mutable buffers (a KV cache): TOSA variables (default), or io: extra "
@@ -84,14 +83,6 @@ def _add_program_options(p: argparse.ArgumentParser, *, state: bool = False, ste
         p.add_argument("--steps", type=int, metavar="S",
                        help="call a stateful program S times, its buffers carried from call to call (starting at "
                             "zero): --inputs (and --expected) then hold every step's arrays, step after step")
-
-
-def _limits(args: argparse.Namespace) -> Any:
-    from dataclasses import fields
-
-    from nn2tosa.limits import Limits
-
-    return Limits(**{f.name: getattr(args, f.name) for f in fields(Limits) if hasattr(args, f.name)})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "before writing MLIR outputs (.tosa outputs are written from the TOSA module as converted)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only for a large model on a terminal)")
-    from nn2tosa.api import TOSA_VERSIONS
+    from nn2tosa.options import TOSA_VERSIONS
 
     p.add_argument("--tosa-version", choices=TOSA_VERSIONS, default=TOSA_VERSIONS[0],
                    help=".tosa layout: 1.0 (default), or 0.100-draft, the older generation with TOSA 0.90 "
@@ -247,157 +238,29 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError("the following arguments are required: -o/--output (or --out-dir DIR for several models)")
     if len(args.input) != 1:
         raise UsageError(f"{len(args.input)} inputs: several models go into a directory (--out-dir DIR)")
-    args.input = args.input[0]
-    convert_and_write(args, *output_kinds(args))
-    return 0
+    from nn2tosa.api import check_outputs, convert_file
+    from nn2tosa.options import ConvertOptions
 
-
-def output_kinds(args: argparse.Namespace) -> tuple[list[str], str | None]:
-    """(the kind of each -o output, the --partial sidecar path or None), checked before any work."""
-    from nn2tosa.fileio import check_output_path
-
-    kinds = []
-    for k, out in enumerate(args.output):
-        if out in args.output[:k]:  # (two `-o -` would print the module twice)
-            raise UsageError(f"{out}: given twice as an output")
-        check_output_path(out)
-        kind = "mlir" if out == "-" else OUTPUT_KINDS.get(Path(out.rstrip("/")).suffix)
-        if kind is None:
-            raise UsageError(f"{out}: unknown output kind (use {', '.join(OUTPUT_KINDS)} or '-')")
-        kinds.append(kind)
-    if args.host and not args.partial:
-        raise UsageError("--host leaves ops to the host, which only a partial conversion does: add --partial")
-    if args.external_data and args.tosa_version != "1.0" and "tosa" in kinds:
-        raise UsageError(f"--external-data needs --tosa-version 1.0 (the {args.tosa_version} layout has no "
-                         "offset/size fields)")
-    sidecar = _sidecar_path(args) if args.partial else None
-    if args.vela_report:
-        from nn2tosa.vela_support import vela_version
-
-        if args.target is None:
-            raise UsageError("--vela-report compiles for the NPU of --target: add --target")
-        if vela_version() is None:
-            raise UsageError("--vela-report needs Vela: pip install nn2tosa[vela]")
-    for extra in (sidecar, args.report_json):
-        if extra is not None:
-            check_output_path(extra)
-    if args.mlir_pipeline is not None:  # a malformed pipeline fails before any work is done
-        from nn2tosa.mlir_pipeline import check_pipeline
-
-        check_pipeline(args.mlir_pipeline)
-    return kinds, sidecar
-
-
-def convert_and_write(args: argparse.Namespace, kinds: list[str], sidecar: str | None,
-                      data: bytes | None = None) -> tuple[list[Any], list[str]]:
-    """Convert `args.input` (read from `data` when given) and write `args.output` (one kind each), the sidecar
-    and the JSON report, all or nothing; (the Results, the paths written). Each model of `convert --out-dir`
-    goes through here too."""
-    from nn2tosa.progress import ProgressBar, progress_for
-
-    bar = ProgressBar(sys.stderr) if args.progress else progress_for(args.input) if args.progress is None else None
-    try:
-        return _convert(args, kinds, sidecar, bar, data)
-    finally:
-        if bar is not None:
-            bar.close()
-
-
-def _convert(args: argparse.Namespace, kinds: list[str], sidecar: str | None, bar: Any,
-             data: bytes | None) -> tuple[list[Any], list[str]]:
-    if bar is not None:
-        bar("load", 0, 1)
-    start = time.perf_counter()
-    graphs = _load(args.input, data, partitions=args.partition is not None)
-    load_time = time.perf_counter() - start
-    from nn2tosa.api import blame, convert, programs, refuse_past_2gb
-
-    if "tosa" in kinds and args.tosa_version != "1.0":  # before the work, not after it
-        refuse_past_2gb(graphs, args.input, f"the TOSA {args.tosa_version} layout")
-    from nn2tosa.fileio import all_or_nothing, write_atomic
-    from nn2tosa.partial import PartialResult
-
-    try:
-        units = programs(graphs)  # a .tosa's branch graphs go with the function that runs them
-        if args.partition is not None:
-            if not 0 <= args.partition < len(units):
-                raise UsageError(f"--partition {args.partition}: {args.input} has {len(units)} partition(s)")
-            units = [units[args.partition]]
-        results = [convert(unit, source=args.input, profile=args.profile, partial=args.partial, host=args.host,
-                           progress=bar, keep_int4=args.keep_int4, semantics=args.semantics, target=args.target,
-                           state=getattr(args, "state", "variables"))
-                   for unit in units]
-        for result in results:  # the file was read once for all partitions
-            result.report.timings = {"load": load_time / len(results), **result.report.timings}
-        from_tosa = all(g.meta.get("format") == "tosa" for g in graphs)
-        for result in results:
-            if from_tosa:  # a file's TOSA meets MLIR's verifier even when only a .tosa is written
-                result.mlir_module()
-            if args.validate:
-                problems = result.validate()
-                if problems:
-                    raise Nn2TosaError(f"internal error: the output fails tosa-validate for {result.target}: "
-                                       + "; ".join(problems))
-            if args.mlir_pipeline is not None and any(k != "tosa" for k in kinds):
-                from nn2tosa.mlir_pipeline import run_pipeline
-
-                if bar is not None:
-                    bar("mlir-pipeline", 0, 1)
-                run_pipeline(result.mlir_module(), args.mlir_pipeline)
-        vela = [result.vela_report() for result in results] if args.vela_report else []
-        written: list[dict[str, list[str]]] = [{} for _ in results]
-        extras: list[str] = []  # sidecars and reports
-        with all_or_nothing():  # every output is written, or none is
-            for out, kind in zip(args.output, kinds):
-                for i, result in enumerate(results):
-                    if bar is not None:
-                        bar(f"write {kind}", 0, 1)
-                    target = out if len(results) == 1 or out == "-" else _partition_path(out, i)
-                    paths = result.write(target, kind, elide_constants=args.elide_constants, pretty=args.mlir_pretty,
-                                         tosa_version=args.tosa_version, external_data=args.external_data or None)
-                    written[i].setdefault(kind, []).extend(paths)
-            for i, result in enumerate(results):
-                if sidecar is not None and isinstance(result, PartialResult):  # (--partial made them all)
-                    path = sidecar if len(results) == 1 else _partition_path(sidecar, i)
-                    side = {**result.sidecar(written[i]), **({"vela_report": vela[i]} if vela else {})}
-                    write_atomic(path, (json.dumps(side, indent=1) + "\n").encode())
-                    extras.append(path)
-                if args.report_json:
-                    path = args.report_json if len(results) == 1 else _partition_path(args.report_json, i)
-                    write_atomic(path, (result.report.to_json() + "\n").encode())
-                    extras.append(path)
-    except Nn2TosaError as e:
-        raise blame(e, graphs, args.input) from e
-    if bar is not None:
-        bar.close()
+    options = ConvertOptions.from_arguments(args)
+    kinds, sidecar = check_outputs(args.output, options, sidecar=args.sidecar, report_json=args.report_json)
+    done = convert_file(args.input[0], list(zip(args.output, kinds)), options, sidecar=sidecar,
+                        report_json=args.report_json, partition=args.partition, progress=args.progress)
+    results = done.results
     if args.report:
         for i, result in enumerate(results):
             head = f"partition {i}: " if len(results) > 1 else ""
             sys.stderr.write(head + result.report.format_text())
-    if vela and getattr(args, "vela_text", True):
-        from nn2tosa.npu_regions import format_vela_report
+    if done.vela:
+        from nn2tosa.vela_support import format_vela_report
 
-        for i, account in enumerate(vela):
+        for i, account in enumerate(done.vela):
             sys.stderr.write((f"partition {i}: " if len(results) > 1 else "") + format_vela_report(account))
-    return results, [p for paths in written for kind in kinds for p in paths.get(kind, [])] + extras
-
-
-def _sidecar_path(args: argparse.Namespace) -> str:
-    if args.sidecar:
-        return args.sidecar
-    named = [o for o in args.output if o != "-"]
-    if not named:
-        raise UsageError("--partial with only '-' as output: name the JSON sidecar with --sidecar FILE")
-    return str(Path(named[0]).with_suffix(".partition.json"))
-
-
-def _partition_path(out: str, index: int) -> str:
-    p = Path(out)
-    return str(p.with_name(f"{p.stem}.part{index}{p.suffix}"))
+    return 0
 
 
 def cmd_opt(args: argparse.Namespace) -> int:
     from nn2tosa.passes import PassManager, available_passes
+    from nn2tosa.passes.context import PassContext
 
     if args.list_passes:
         for name, info in available_passes().items():
@@ -424,12 +287,6 @@ def cmd_opt(args: argparse.Namespace) -> int:
         raise InvalidInputError(str(e), file=name) from None
     except ValueError as e:
         raise InvalidInputError(f"not nn2tosa IR: {e}", file=name) from None
-    from nn2tosa.lowering.npu_target import set_npu_target
-    from nn2tosa.lowering.semantics import set_semantics
-
-    for g in graphs:  # what lower-to-tosa reads (lowering/semantics.py)
-        set_semantics(g, args.semantics)
-        set_npu_target(g, args.target)
     if args.verify_each:  # the input must verify too, or the first pass would hide what was wrong
         from nn2tosa.ir import VerificationError, verify
 
@@ -444,6 +301,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
         print_ir_after_all=args.print_ir_after_all,
         print_ir_after=frozenset(args.print_ir_after),
         timing=args.timing,
+        context=PassContext(args.semantics, args.target),  # what legalization and lower-to-tosa consult
     )
     for g in graphs:
         pm.run(g)
@@ -548,15 +406,6 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-_LONGEST_WORD = 1000  # a name longer than this (a hostile file's 70,000-character layer name) is elided
-
-
-def _one_line(text: str) -> str:
-    """`text` on one line, each overlong word (a name) cut to its ends and its length."""
-    return " ".join(w if len(w) <= _LONGEST_WORD else f"{w[:80]}...[{len(w)} characters]...{w[-40:]}"
-                    for w in text.split())
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from nn2tosa.check import cmd_check as run_check
 
@@ -595,8 +444,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         from nn2tosa.limits import using
+        from nn2tosa.options import limits_from_arguments
 
-        with using(_limits(args)), warnings.catch_warnings():
+        with using(limits_from_arguments(args)), warnings.catch_warnings():
             if not debug:  # numpy's overflow/invalid-value warnings on hostile data would break the one line
                 warnings.simplefilter("ignore")
             return COMMANDS[args.command](args)
@@ -615,17 +465,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = error_exit(e)
         print(f"nn2tosa: error: {message}", file=sys.stderr)
         return code
-
-
-def error_exit(e: Exception) -> tuple[int, str]:
-    """The exit code of an error that ends a conversion, and what to say about it on one line."""
-    if isinstance(e, Nn2TosaError):
-        return e.exit_code, _one_line(str(e))
-    if isinstance(e, OSError):  # an output that cannot be written (no such directory, disk full): not a bug
-        where = _one_line(str(e.filename)) + ": " if e.filename else ""
-        return 2, f"{where}{_one_line(e.strerror or str(e))}"
-    # a bug: say so in one line; --debug shows where
-    return 1, f"internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)"
 
 
 def run() -> None:

@@ -66,19 +66,22 @@ class UsageError(Nn2TosaError):
 
 
 # Partial conversion (nn2tosa/partial.py) needs the passes to leave what they cannot convert in place.
-# When graph.meta[KEEP_UNSUPPORTED] is true, a pass that finds unsupported ops records them in
-# graph.meta[UNSUPPORTED] (a list of Unsupported) and goes on, with those ops unchanged in the graph;
-# otherwise it raises UnsupportedError as always. The passes call `report_unsupported` for this.
-KEEP_UNSUPPORTED = "keep_unsupported"
-UNSUPPORTED = "unsupported"
+# ------------------------------------------------------------------------------ exit codes
+_LONGEST_WORD = 1000  # a name longer than this (a hostile file's 70,000-character layer name) is elided
 
 
-def report_unsupported(graph, items: list[Unsupported]) -> None:
-    """Raise UnsupportedError listing `items` (nothing when there are none), or record them in
-    graph.meta[UNSUPPORTED] when graph.meta[KEEP_UNSUPPORTED] asks to keep unsupported ops in place."""
-    if not items:
-        return
-    if graph.meta.get(KEEP_UNSUPPORTED):
-        graph.meta.setdefault(UNSUPPORTED, []).extend(items)
-        return
-    raise UnsupportedError(items)
+def _one_line(text: str) -> str:
+    """`text` on one line, each overlong word (a name) cut to its ends and its length."""
+    return " ".join(w if len(w) <= _LONGEST_WORD else f"{w[:80]}...[{len(w)} characters]...{w[-40:]}"
+                    for w in text.split())
+
+
+def error_exit(e: Exception) -> tuple[int, str]:
+    """The exit code of an error that ends a conversion, and what to say about it on one line."""
+    if isinstance(e, Nn2TosaError):
+        return e.exit_code, _one_line(str(e))
+    if isinstance(e, OSError):  # an output that cannot be written (no such directory, disk full): not a bug
+        where = _one_line(str(e.filename)) + ": " if e.filename else ""
+        return 2, f"{where}{_one_line(e.strerror or str(e))}"
+    # a bug: say so in one line; --debug shows where
+    return 1, f"internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)"

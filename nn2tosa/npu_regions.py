@@ -21,7 +21,6 @@ a float island (which need PRO-FP) go to the host with the island.
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +82,8 @@ class NpuCheck:
         return self.vela_refusals(graph)
 
     def profile_refusals(self, graph: Graph) -> list[tuple[Loc | None, Unsupported]]:
-        from nn2tosa.api import beyond_profile, parse_profile
+        from nn2tosa.conversion import beyond_profile
+        from nn2tosa.options import parse_profile
 
         profiles, extensions = parse_profile(self.profile)
         needs: dict[Loc | None, dict[str, set[str]]] = {}  # loc -> what it needs -> the TOSA ops needing it
@@ -198,48 +198,3 @@ def prefix_graph(graph: Graph, nodes: list[int]) -> Graph:
     tensors.free = free
     return region_graph(graph, Region(0, [n for n in graph.topological() if n in inside]), "prefix", tensors, free,
                         crossing)
-
-
-# ------------------------------------------------------------------------------ --vela-report
-def vela_report(result: Any) -> dict[str, Any]:
-    """Every function of a Result converted with an NPU target, compiled by Vela for that NPU: per region
-    its cycles, SRAM and DRAM use and the operators placed; and the ops left to the host (a partial
-    conversion's), each with why."""
-    from nn2tosa.diagnostics import UsageError
-    from nn2tosa.vela_support import ACCELERATORS, compile_tosa, vela_version
-
-    target = result.report.npu_target or (getattr(result, "partition", {}).get("npu") or {}).get("target")
-    if not target:
-        raise UsageError("a Vela report needs an NPU target (--target, target=)")
-    if vela_version() is None:
-        raise UsageError("a Vela report needs Vela: pip install nn2tosa[vela]")
-    accelerator = ACCELERATORS[target]
-    functions, _ = result._program()
-    regions = []
-    for g, data in zip(functions, result.tosa_flatbuffers() if functions else []):
-        outcome = compile_tosa(data, accelerator, g.name, placed=True)
-        regions.append({"function": g.name, "compiled": outcome.compiled, "cycles": outcome.cycles,
-                        "sram_kib": outcome.sram_kib, "dram_kib": outcome.dram_kib, "npu_ops": outcome.npu_ops,
-                        "cpu_ops": outcome.cpu_ops, "placed": outcome.placed, "message": outcome.message})
-    host = [{"op": h["op"], "name": h["name"], "where": h["where"], "why": h["why"]}
-            for h in getattr(result, "partition", {}).get("host", [])]
-    return {"vela": vela_version(), "accelerator": accelerator, "regions": regions,
-            "npu_cycles": sum(r["cycles"] or 0 for r in regions), "host": host}
-
-
-def format_vela_report(report: dict[str, Any]) -> str:
-    """The Vela report as text lines (what `convert --vela-report` prints to stderr)."""
-    lines = [f"vela {report['vela']} on {report['accelerator']}: {len(report['regions'])} NPU region(s), "
-             f"{report['npu_cycles']:,} cycles; {len(report['host'])} op(s) on the host"]
-    for r in report["regions"]:
-        if not r["compiled"]:
-            lines.append(f"  {r['function']}: Vela refuses it: {r['message']}")
-            continue
-        lines.append(f"  {r['function']}: {r['cycles']:,} cycles, SRAM {r['sram_kib']:.2f} KiB, "
-                     f"DRAM {r['dram_kib']:.2f} KiB, {r['npu_ops']} NPU / {r['cpu_ops']} CPU operators")
-        kinds = Counter(p.split(" = ", 1)[0] for p in r["placed"])  # "NPU: Conv2D = layer_17 (...)"
-        if kinds:
-            lines.append("    placed: " + ", ".join(f"{k} x{n}" for k, n in kinds.items()))
-    for h in report["host"]:
-        lines.append(f"  host: {h['op']} '{h['name']}' ({h['where']}): {'; '.join(h['why'])}")
-    return "\n".join(lines) + "\n"

@@ -12,8 +12,8 @@ that the runtime knows:
 1. Start with no op on the host, or with the ops the user asked to leave there (`host=`, e.g. an SSD's
    DetectionPostProcess, which converts, for a runtime that runs it on the CPU). Cut the source graph
    into regions (below), and convert each region
-   on its own with graph.meta[KEEP_UNSUPPORTED] set, so the passes leave what they cannot convert
-   in place instead of raising (diagnostics.report_unsupported).
+   on its own with a pass context that keeps unsupported ops (PassContext.keep_unsupported), so the passes
+   leave what they cannot convert in place, listed in the context's remarks, instead of raising.
 2. An op left unconverted whose operands all converted is a root failure: the source ops at its
    location go to the host. (Ops downstream of a failure may fail only because of it, so they get
    another chance in their own region.) Repeat until every region converts; each round moves at
@@ -33,12 +33,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from nn2tosa.api import ProgressFn, Result, pass_pipeline, finish, run_pipeline, source_op_list
-from nn2tosa.diagnostics import KEEP_UNSUPPORTED, UNSUPPORTED, Unsupported, UnsupportedError, UsageError
+from nn2tosa.conversion import ProgressFn, finish, pass_pipeline, run_pipeline, source_op_list
+from nn2tosa.diagnostics import Unsupported, UnsupportedError, UsageError
 from nn2tosa.ir import INPUT_OP, Graph, Loc, TensorType, Value
+from nn2tosa.passes.context import PassContext, Remarks
 from nn2tosa.report import ConversionReport, constant_ops
+from nn2tosa.result import Result
 
 SIDECAR_VERSION = 1
 
@@ -234,30 +238,32 @@ def asked_for_host(graph: Graph, names: Sequence[str]) -> tuple[set[int], list[U
     return asked, reasons
 
 
-def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Sequence[str] | None = None,
-                    passes: Sequence[str] | None = None, progress: ProgressFn | None = None,
-                    host: Sequence[str] = (), npu: Any = None) -> PartialResult:
+def convert_partial(graph: Graph, report: ConversionReport, new_context: Callable[..., PassContext], *,
+                    profile: str | Sequence[str] | None = None, passes: Sequence[str] | None = None,
+                    progress: ProgressFn | None = None, host: Sequence[str] = (), npu: Any = None) -> PartialResult:
     """Convert the supported regions of `graph` (a source-level graph, consumed); see the module docstring.
+    `new_context(keep_unsupported=...)` makes the pass context of each run (ConvertOptions.pass_context).
     `host` names ops to leave to the host even when they convert (asked_for_host). `npu` (an
     nn2tosa.npu_regions.NpuCheck) also sends to the host what that NPU does not run (npu_refusals)."""
     pipeline = pass_pipeline(graph, passes, report.model)
     source_ops = source_op_list(graph)
     constants = constant_ops()
     asked, reasons = asked_for_host(graph, host)
-    done: dict[frozenset[int], tuple[Graph, dict]] = {}  # converted regions, by their source ops
+    done: dict[frozenset[int], tuple[Graph, dict, Remarks]] = {}  # converted regions, by their source ops
     tensors = _Tensors(graph)  # one naming for all rounds: a converted region keeps its input names
     if not asked:
         # Round 0 is the whole model as it is: when it all converts, the result is the usual conversion.
         whole = graph.copy()
-        whole.meta[KEEP_UNSUPPORTED] = True
-        censuses = run_pipeline(whole, pipeline, report, progress)
+        context = new_context(keep_unsupported=True)
+        censuses = run_pipeline(whole, pipeline, report, context, progress)
         roots = _root_failures(whole) or npu_refusals(npu, whole, reasons)
         if not roots:
             ops = [n for n in graph.topological() if graph.op(n) != INPUT_OP and graph.op(n) not in constants]
-            return _result(graph, [_Region(0, ops)], [(whole, censuses)], set(), {n: 0 for n in ops}, tensors, [],
-                           report, source_ops, profile, npu)
-        reasons.extend(whole.meta.get(UNSUPPORTED, []))
-        asked = _located(graph, [n for n in graph.nodes() if graph.op(n) not in constants], roots, whole, report)
+            return _result(graph, [_Region(0, ops)], [(whole, censuses, context.remarks)], set(),
+                           {n: 0 for n in ops}, tensors, [], report, source_ops, profile, new_context(), npu)
+        reasons.extend(context.remarks.unsupported)
+        asked = _located(graph, [n for n in graph.nodes() if graph.op(n) not in constants], roots,
+                         context.remarks.unsupported, report)
     hosted = set(asked)  # the ops left to the host, growing each round
     for _ in range(len(graph) + 1):
         free = {n for n in graph.nodes() if graph.op(n) in constants and n not in hosted}
@@ -271,14 +277,14 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
             if key in done:
                 continue
             g = region_graph(graph, region, f"region{k}", tensors, free, crossing)
-            g.meta[KEEP_UNSUPPORTED] = True
-            censuses = run_pipeline(g, pipeline, report, progress)
+            context = new_context(keep_unsupported=True)
+            censuses = run_pipeline(g, pipeline, report, context, progress)
             roots = _root_failures(g) or npu_refusals(npu, g, reasons)
             if not roots:
-                done[key] = (g, censuses)
+                done[key] = (g, censuses, context.remarks)
                 continue
-            reasons.extend(g.meta.get(UNSUPPORTED, []))
-            failed |= _located(graph, region.nodes, roots, g, report)
+            reasons.extend(context.remarks.unsupported)
+            failed |= _located(graph, region.nodes, roots, context.remarks.unsupported, report)
         if not failed:
             break
         hosted |= failed
@@ -289,29 +295,32 @@ def convert_partial(graph: Graph, report: ConversionReport, *, profile: str | Se
     if not regions and npu is None:  # (for an NPU, all on the host is an answer: the sidecar says why)
         raise UnsupportedError(_unique(reasons) or [Unsupported("partial", report.model, "no op converts")])
     converted = [done[frozenset(r.nodes)] for r in regions]
-    return _result(graph, regions, converted, hosted, stage, tensors, reasons, report, source_ops, profile, npu)
+    return _result(graph, regions, converted, hosted, stage, tensors, reasons, report, source_ops, profile,
+                   new_context(), npu)
 
 
-def _located(graph: Graph, nodes: Any, roots: set[Loc | None], converted: Graph, report: ConversionReport) -> set[int]:
+def _located(graph: Graph, nodes: Any, roots: set[Loc | None], unsupported: list[Unsupported],
+             report: ConversionReport) -> set[int]:
     """The source ops among `nodes` at the locations of root failures (constants are not among `nodes`:
     they go with their readers, as the anchors an Arm NN DetectionPostProcess holds share its location)."""
     located = {n for n in nodes if graph.op(n) != INPUT_OP and graph.loc(n) in roots}
     if not located:  # a failure without a source location cannot be cut out: report it as a whole conversion would
-        raise UnsupportedError(converted.meta.get(UNSUPPORTED) or
+        raise UnsupportedError(unsupported or
                                [Unsupported("partial", report.model, "an op without a source location failed")])
     return located
 
 
-def _result(graph: Graph, regions: list[_Region], converted: list[tuple[Graph, dict]], host: set[int],
+def _result(graph: Graph, regions: list[_Region], converted: list[tuple[Graph, dict, Remarks]], host: set[int],
             stage: dict[int, int], tensors: _Tensors, reasons: list[Unsupported], report: ConversionReport,
-            source_ops: list, profile: str | Sequence[str] | None, npu: Any = None) -> PartialResult:
+            source_ops: list, profile: str | Sequence[str] | None, context: PassContext,
+            npu: Any = None) -> PartialResult:
+    """The PartialResult of the converted regions; `context`: a fresh pass context of the conversion's options,
+    which takes the regions' remarks for the report."""
     start = time.perf_counter()
     functions = []
     merged: dict[str, dict] = {}
-    for k, (g, censuses) in enumerate(converted):
+    for k, (g, censuses, _) in enumerate(converted):
         g.name = "main" if len(converted) == 1 and not host else f"region{k}"
-        for key in (KEEP_UNSUPPORTED, UNSUPPORTED):
-            g.meta.pop(key, None)
         functions.append(g)
         for stage_name, counts in censuses.items():
             merged.setdefault(stage_name, {}).update(counts)
@@ -321,12 +330,10 @@ def _result(graph: Graph, regions: list[_Region], converted: list[tuple[Graph, d
     if npu is not None:
         partition["npu"] = {"target": npu.target, **npu.decided_by()}
     report.time("partition", time.perf_counter() - start)
-    result = finish(functions, source_ops, merged, report, profile, {graph.loc(n) for n in host}, empty_ok=True)
-    if not functions:  # (finish reads these from the functions)
-        from nn2tosa.lowering.npu_target import TARGET_KEY
-        from nn2tosa.lowering.semantics import semantics_of
-
-        report.semantics, report.npu_target = semantics_of(graph), str(graph.meta.get(TARGET_KEY, ""))
+    # the remarks of the functions kept, in their order (the unsupported ops are `reasons`, above)
+    context = replace(context, remarks=Remarks.merged(remarks for _, _, remarks in converted))
+    result = finish(functions, source_ops, merged, report, profile, context, {graph.loc(n) for n in host},
+                    empty_ok=True)
     return PartialResult(result.functions, report, partition, target=result.target, empty_ok=True)
 
 

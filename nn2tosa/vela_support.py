@@ -12,7 +12,8 @@ compiler is a native library: tens of milliseconds for a small model, against a 
 the `vela` command), with the accelerator's default system configuration, as `vela MODEL` does.
 
 Compiles are cached by (sha256 of the bytes, accelerator): partial conversion and `--vela-report`
-compile the same region more than once.
+compile the same region more than once. `vela_report` is `--vela-report`'s account of a converted Result
+(Result.vela_report), `format_vela_report` its text.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import importlib.metadata
 import io
 import re
 import tempfile
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,3 +125,47 @@ def compile_tosa(data: bytes, accelerator: str, name: str = "region", placed: bo
                 outcome = compile_tosa(data, accelerator, name)
             _CACHE[key] = outcome
     return _CACHE[key]
+
+
+# ------------------------------------------------------------------------------ --vela-report
+def vela_report(result: Any) -> dict[str, Any]:
+    """Every function of a Result converted with an NPU target, compiled by Vela for that NPU: per region
+    its cycles, SRAM and DRAM use and the operators placed; and the ops left to the host (a partial
+    conversion's), each with why."""
+    from nn2tosa.diagnostics import UsageError
+
+    target = result.report.npu_target or (getattr(result, "partition", {}).get("npu") or {}).get("target")
+    if not target:
+        raise UsageError("a Vela report needs an NPU target (--target, target=)")
+    if vela_version() is None:
+        raise UsageError("a Vela report needs Vela: pip install nn2tosa[vela]")
+    accelerator = ACCELERATORS[target]
+    functions, _ = result._program()
+    regions = []
+    for g, data in zip(functions, result.tosa_flatbuffers() if functions else []):
+        outcome = compile_tosa(data, accelerator, g.name, placed=True)
+        regions.append({"function": g.name, "compiled": outcome.compiled, "cycles": outcome.cycles,
+                        "sram_kib": outcome.sram_kib, "dram_kib": outcome.dram_kib, "npu_ops": outcome.npu_ops,
+                        "cpu_ops": outcome.cpu_ops, "placed": outcome.placed, "message": outcome.message})
+    host = [{"op": h["op"], "name": h["name"], "where": h["where"], "why": h["why"]}
+            for h in getattr(result, "partition", {}).get("host", [])]
+    return {"vela": vela_version(), "accelerator": accelerator, "regions": regions,
+            "npu_cycles": sum(r["cycles"] or 0 for r in regions), "host": host}
+
+
+def format_vela_report(report: dict[str, Any]) -> str:
+    """The Vela report as text lines (what `convert --vela-report` prints to stderr)."""
+    lines = [f"vela {report['vela']} on {report['accelerator']}: {len(report['regions'])} NPU region(s), "
+             f"{report['npu_cycles']:,} cycles; {len(report['host'])} op(s) on the host"]
+    for r in report["regions"]:
+        if not r["compiled"]:
+            lines.append(f"  {r['function']}: Vela refuses it: {r['message']}")
+            continue
+        lines.append(f"  {r['function']}: {r['cycles']:,} cycles, SRAM {r['sram_kib']:.2f} KiB, "
+                     f"DRAM {r['dram_kib']:.2f} KiB, {r['npu_ops']} NPU / {r['cpu_ops']} CPU operators")
+        kinds = Counter(p.split(" = ", 1)[0] for p in r["placed"])  # "NPU: Conv2D = layer_17 (...)"
+        if kinds:
+            lines.append("    placed: " + ", ".join(f"{k} x{n}" for k, n in kinds.items()))
+    for h in report["host"]:
+        lines.append(f"  host: {h['op']} '{h['name']}' ({h['where']}): {'; '.join(h['why'])}")
+    return "\n".join(lines) + "\n"

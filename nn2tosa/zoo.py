@@ -1,7 +1,7 @@
 """Many models in one run: `nn2tosa convert A.armnn B.pte ... --out-dir DIR` and `nn2tosa.convert_many`.
 
 Each model is converted exactly as `nn2tosa convert MODEL -o DIR/NAME.tosa ...` converts it alone
-(nn2tosa.cli.convert_and_write: the same options, limits and all-or-nothing outputs), in worker processes
+(nn2tosa.api.convert_file: the same options, limits and all-or-nothing outputs), in worker processes
 forked from one process that imported what the conversions need once (nn2tosa/zoo_local.py), or as tasks on
 any concurrent.futures.Executor, a Dask cluster's among them (nn2tosa/zoo_executor.py, zoo_dask.py). A model
 that fails, crashes its worker or runs past the time limit is reported, what it had half-written is removed,
@@ -14,37 +14,24 @@ model stopped at --timeout), 3 (valid input with constructs nn2tosa cannot conve
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import sys
 import time
-import traceback
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nn2tosa.diagnostics import UsageError
+from nn2tosa.options import ConvertOptions
+from nn2tosa.zoo_jobs import EMIT_SUFFIXES, SEVERITY, Job, ModelResult
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-# What --emit can ask for, and the file each becomes in the output directory.
-EMIT_SUFFIXES = {"tosa": ".tosa", "mlir": ".mlir", "mlirbc": ".mlirbc", "report": ".report.json"}
 DEFAULT_EMIT = ("tosa",)
-
-# Exit classes from best to worst (see the module doc), and the status word of each.
-SEVERITY = (0, 3, 2, 1)
-STATUS = {0: "ok", 3: "unsupported", 2: "invalid", 1: "failed"}
-CRASHED, TIMEOUT = "crashed", "timeout"  # exit 1 and exit 2: what the parent sees of a worker that died or hung
-
-# The options of `convert` that apply to each model: convert_many's keyword arguments, with the
-# resource limits (nn2tosa.limits.Limits fields: max_tensor_bytes, ...).
-PER_MODEL_OPTIONS = ("profile", "semantics", "target", "partial", "host", "keep_int4", "validate", "mlir_pipeline",
-                     "tosa_version", "external_data", "elide_constants", "mlir_pretty", "debug", "vela_report")
 
 # The options of `convert` that name one file or pick one partition, and what --out-dir does instead.
 SINGLE_MODEL_OPTIONS = {
@@ -57,24 +44,6 @@ SINGLE_MODEL_OPTIONS = {
 ZOO_ONLY_OPTIONS = {"emit": "--emit", "jobs": "--jobs", "timeout": "--timeout", "summary_json": "--summary-json",
                     "scheduler": "--scheduler", "read_on_workers": "--read-on-workers",
                     "write_on_workers": "--write-on-workers"}
-
-
-@dataclass(frozen=True)
-class ModelResult:
-    """How one model of a convert_many run went."""
-
-    input: str  # the path as given
-    name: str  # the stem of its outputs: DIR/<name>.tosa, ...
-    status: str  # ok, unsupported, invalid, failed (an internal error), crashed, timeout
-    exit_code: int  # what converting it alone exits with: 0, 3, 2, 1 (crashed: 1, timeout: 2)
-    seconds: float  # wall time of its conversion
-    cpu_seconds: float | None  # CPU time of its conversion in the worker; None when the worker died
-    ops: int | None  # TOSA ops written (every function and partition); None when it failed
-    outputs: tuple[str, ...] = ()  # the files written, none when it failed
-    message: str = ""  # the one-line error, when it failed
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "outputs": list(self.outputs)}
 
 
 def worst_exit(codes: Sequence[int]) -> int:
@@ -102,50 +71,24 @@ def convert_many(paths: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
       client sends each model's bytes and writes the outputs the workers send back, unless
       read_on_workers (the workers open the paths: shared storage) / write_on_workers (they write into
       out_dir, the same path on every worker).
-    options: what `nn2tosa.convert` and the command line take for one model (PER_MODEL_OPTIONS: profile,
-      semantics, target, partial, host, keep_int4, validate, mlir_pipeline, tosa_version, external_data,
-      elide_constants, mlir_pretty)
-      and the resource limits (max_tensor_bytes, max_total_bytes, max_ops, max_rank, max_list_length).
+    options: the fields of nn2tosa.ConvertOptions (profile, semantics, target, partial, host, keep_int4,
+      state, passes; tosa_version, external_data, elide_constants, mlir_pretty, validate, mlir_pipeline,
+      vela_report), the resource limits one by one (max_tensor_bytes, max_total_bytes, max_ops, max_rank,
+      max_list_length; default: nn2tosa.limits.Limits's) or as `limits`, and debug (a failing model's
+      traceback on stderr).
     """
-    from nn2tosa.limits import Limits
+    debug = bool(options.pop("debug", False))
+    settings = ConvertOptions.from_keywords(options, what="convert_many", limits_flat=True)
+    if settings.limits is None:  # (each model converts under the default limits, as the command line's)
+        from nn2tosa.limits import Limits
 
-    limit_names = set(Limits.__dataclass_fields__)
-    unknown = sorted(set(options) - set(PER_MODEL_OPTIONS) - limit_names)
-    if unknown:
-        raise UsageError(f"convert_many: unknown option(s) {', '.join(unknown)} (known: "
-                         f"{', '.join(PER_MODEL_OPTIONS + tuple(sorted(limit_names)))})")
-    from nn2tosa.api import TOSA_VERSIONS, parse_profile
-
-    args = argparse.Namespace(**{**_option_defaults(), **options})
-    if args.profile is not None:
-        parse_profile(args.profile)  # the command line's argparse checks these; here once, not per model
-    if args.semantics not in ("litert", "cpuref"):
-        raise UsageError(f"semantics {args.semantics!r}: litert or cpuref")
-    from nn2tosa.lowering.npu_target import NPU_TARGETS
-
-    if args.target is not None and args.target not in NPU_TARGETS:
-        raise UsageError(f"target {args.target!r}: one of {', '.join(NPU_TARGETS)}")
-    if args.tosa_version not in TOSA_VERSIONS:
-        raise UsageError(f"tosa_version {args.tosa_version!r}: one of {', '.join(TOSA_VERSIONS)}")
-    if args.mlir_pipeline is not None:
+        settings = replace(settings, limits=Limits())
+    if settings.mlir_pipeline is not None:
         from nn2tosa.mlir_pipeline import check_pipeline
 
-        check_pipeline(args.mlir_pipeline)
-    return _convert_many([os.fspath(p) for p in paths], Path(out_dir), parse_emit(emit), jobs, timeout, on_result,
-                         args, Pool(executor, read_on_workers, write_on_workers))
-
-
-def _option_defaults() -> dict[str, Any]:
-    """convert's defaults for every per-model option and limit, as the command line has them."""
-    from dataclasses import fields
-
-    from nn2tosa.api import TOSA_VERSIONS
-    from nn2tosa.limits import Limits
-
-    return {"profile": None, "semantics": "litert", "target": None, "partial": False, "host": [], "keep_int4": False,
-            "validate": False, "mlir_pipeline": None, "tosa_version": TOSA_VERSIONS[0], "external_data": False,
-            "elide_constants": False, "mlir_pretty": False, "vela_report": False,
-            "debug": False, **{f.name: f.default for f in fields(Limits)}}
+        check_pipeline(settings.mlir_pipeline)
+    return _convert_many([os.fspath(p) for p in paths], Job(settings, Path(out_dir), parse_emit(emit), debug), jobs,
+                         timeout, on_result, Pool(executor, read_on_workers, write_on_workers))
 
 
 def parse_emit(emit: str | Sequence[str]) -> tuple[str, ...]:
@@ -208,45 +151,6 @@ def _default_jobs(models: int) -> int:
 
 # ------------------------------------------------------------------------------ one model, in a worker
 @dataclass(frozen=True)
-class _Job:
-    """What every model of a run shares: convert's arguments, the directory, the kinds to write."""
-
-    args: argparse.Namespace
-    out_dir: Path
-    emit: tuple[str, ...]
-
-    def convert(self, path: str, name: str, data: bytes | None = None) -> ModelResult:
-        """Convert one model as `nn2tosa convert` converts it alone: its own limits scope, all or nothing.
-        `data`: the model's bytes when they were sent from elsewhere (`path` still names it)."""
-        from nn2tosa import cli
-        from nn2tosa.limits import using
-
-        args = argparse.Namespace(**vars(self.args))
-        kinds = [k for k in self.emit if k != "report"]
-        args.input = path
-        args.output = [str(self.out_dir / f"{name}{EMIT_SUFFIXES[k]}") for k in kinds]
-        args.report_json = str(self.out_dir / f"{name}{EMIT_SUFFIXES['report']}") if "report" in self.emit else None
-        args.report, args.partition, args.progress = False, None, False
-        args.vela_text = False  # --vela-report goes into each model's sidecar, not interleaved on stderr
-        sidecar = str(self.out_dir / f"{name}.partition.json") if args.partial else None
-        wall, cpu = time.perf_counter(), time.process_time()
-        try:
-            with using(cli._limits(args)), warnings.catch_warnings():
-                if not args.debug:  # as the command line: numpy's warnings on hostile data stay quiet
-                    warnings.simplefilter("ignore")
-                results, written = cli.convert_and_write(args, kinds, sidecar, data)
-        except Exception as e:
-            if args.debug:
-                traceback.print_exc()
-            code, message = cli.error_exit(e)
-            return ModelResult(path, name, STATUS[code], code, time.perf_counter() - wall, time.process_time() - cpu,
-                               None, (), message)
-        ops = sum(sum(r.report.tosa_ops.values()) for r in results)
-        return ModelResult(path, name, STATUS[0], 0, time.perf_counter() - wall, time.process_time() - cpu, ops,
-                           tuple(written))
-
-
-@dataclass(frozen=True)
 class Pool:
     """Where the models are converted: the forked local pool (executor None), or an executor's workers, and
     whether those read the inputs / write the outputs themselves (nn2tosa/zoo_executor.py)."""
@@ -256,9 +160,8 @@ class Pool:
     write_on_workers: bool = False
 
 
-def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: int | None, timeout: float | None,
-                  on_result: Callable[[ModelResult], None] | None, args: argparse.Namespace,
-                  pool: Pool = Pool()) -> list[ModelResult]:
+def _convert_many(paths: list[str], job: Job, jobs: int | None, timeout: float | None,
+                  on_result: Callable[[ModelResult], None] | None, pool: Pool = Pool()) -> list[ModelResult]:
     if pool.executor is None and (pool.read_on_workers or pool.write_on_workers):
         raise UsageError("read_on_workers and write_on_workers say what an executor's workers see: give executor=")
     if pool.executor is not None and jobs is not None:
@@ -269,11 +172,10 @@ def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: 
         raise UsageError(f"--jobs {jobs}: at least 1")
     if timeout is not None and not timeout > 0:
         raise UsageError(f"--timeout {timeout}: a positive number of seconds")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"{out_dir}: exists and is not a directory (the outputs go into a directory)")
+    if job.out_dir.exists() and not job.out_dir.is_dir():
+        raise UsageError(f"{job.out_dir}: exists and is not a directory (the outputs go into a directory)")
     names = output_names(paths)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    job = _Job(args, out_dir, emit)
+    job.out_dir.mkdir(parents=True, exist_ok=True)
     if pool.executor is not None:
         from nn2tosa.zoo_executor import run_on_executor
 
@@ -282,16 +184,6 @@ def _convert_many(paths: list[str], out_dir: Path, emit: tuple[str, ...], jobs: 
     from nn2tosa.zoo_local import run_local_pool
 
     return run_local_pool(paths, names, job, jobs or _default_jobs(len(paths)), timeout, on_result)
-
-
-def _remove_temporaries(out_dir: Path, name: str, names: Sequence[str]) -> None:
-    """Delete what a killed worker left of model `name`: write_atomic's temporaries `.<output>.<random>.tmp`
-    beside the outputs, all named `name.<something>` (a temporary a longer model name also matches, e.g.
-    `a.b` for `a`, is that model's)."""
-    longer = [n for n in names if n != name and n.startswith(name + ".")]
-    for tmp in out_dir.glob(f".{glob.escape(name)}.*.tmp"):
-        if not any(tmp.name.startswith(f".{n}.") for n in longer):
-            tmp.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------------------ the command line
@@ -357,6 +249,7 @@ def cmd_convert_many(args: argparse.Namespace) -> int:
 
         check_pipeline(args.mlir_pipeline)
     emit = parse_emit(args.emit if args.emit is not None else DEFAULT_EMIT)
+    job = Job(ConvertOptions.from_arguments(args), Path(args.out_dir), emit, args.debug)
     total = len(args.input)
     bar = ProgressBar(sys.stderr) if args.progress or (args.progress is None and watched(sys.stderr)) else None
     done = 0
@@ -380,7 +273,7 @@ def cmd_convert_many(args: argparse.Namespace) -> int:
         if bar is not None:
             bar("models", 0, total)
         try:
-            results = _convert_many(args.input, Path(args.out_dir), emit, args.jobs, args.timeout, show, args, pool)
+            results = _convert_many(args.input, job, args.jobs, args.timeout, show, pool)
         finally:
             if bar is not None:
                 bar.close()

@@ -4,7 +4,7 @@
 Each model is one task, `run_task(ModelTask)`, whose worker hands it to its thread's converter process
 (nn2tosa/zoo_sandbox.py), so that a crash or a hang (`timeout`, counted from when the model starts converting
 on its worker, not from when it was queued) is that model's result and the worker goes on. The task
-converts exactly as `nn2tosa convert MODEL -o ...` does (zoo._Job.convert).
+converts exactly as `nn2tosa convert MODEL -o ...` does (zoo_jobs.Job.convert).
 
 What goes where: by default the client reads each model and sends its bytes with the task (`path` still
 names it in messages and reports), and the worker returns the outputs' bytes (fileio.captured_writes), which
@@ -28,7 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nn2tosa.zoo import CRASHED, STATUS, TIMEOUT, ModelResult, _Job, _remove_temporaries
+from nn2tosa.zoo_jobs import CRASHED, STATUS, TIMEOUT, Job, ModelResult, remove_temporaries
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class ModelTask:
 
     path: str  # as given: what messages and reports name
     name: str  # the stem of its outputs
-    job: _Job  # the options, DIR (the client's path), the kinds to write
+    job: Job  # the options, DIR (the client's path), the kinds to write
     timeout: float | None
     data: bytes | None = None  # the model's bytes when sent from the client; None: the worker reads `path`
     write: bool = False  # the worker writes into DIR itself; else it returns the outputs' bytes
@@ -74,7 +74,7 @@ def run_task(task: ModelTask, convert: Callable[[ModelTask], TaskResult] = conve
         return sandbox.call(convert, task, task.timeout)
     except Stopped as e:
         if task.write:
-            _remove_temporaries(task.job.out_dir, task.name, (task.name, *task.longer))
+            remove_temporaries(task.job.out_dir, task.name, (task.name, *task.longer))
         seconds = time.perf_counter() - sandbox.started
         if e.why == TIMEOUT:
             return TaskResult(ModelResult(task.path, task.name, TIMEOUT, 2, seconds, None, None, (),
@@ -94,11 +94,11 @@ def parallelism(executor: Executor) -> int:
     return workers if isinstance(workers, int) and workers > 0 else os.cpu_count() or 1
 
 
-def run_on_executor(executor: Executor, paths: Sequence[str], names: Sequence[str], job: _Job, *,
+def run_on_executor(executor: Executor, paths: Sequence[str], names: Sequence[str], job: Job, *,
                     timeout: float | None, read_on_workers: bool, write_on_workers: bool,
                     on_result: Callable[[ModelResult], None] | None) -> list[ModelResult]:
     """Every model as a task on `executor`; one ModelResult per path, in order (see the module doc)."""
-    from nn2tosa.cli import error_exit
+    from nn2tosa.diagnostics import error_exit
 
     window = parallelism(executor)
     queue = deque(range(len(paths)))
@@ -136,7 +136,7 @@ def run_on_executor(executor: Executor, paths: Sequence[str], names: Sequence[st
             answer = future.result()
         except Exception as e:  # the executor could not run it: its workers died (KilledWorker), a broken pool
             if write_on_workers:  # what a lost worker half-wrote, where the client sees DIR too
-                _remove_temporaries(job.out_dir, names[index], (names[index], *longer_names(index)))
+                remove_temporaries(job.out_dir, names[index], (names[index], *longer_names(index)))
             return ModelResult(paths[index], names[index], CRASHED, 1, time.perf_counter() - start, None, None, (),
                                f"{paths[index]}: internal error: the worker converting it was lost "
                                f"({type(e).__name__}: {' '.join(str(e).split())})")

@@ -1,7 +1,7 @@
 """The forked local pool of a zoo run (`nn2tosa convert ... --out-dir DIR -j N`, nn2tosa/zoo.py): worker
 processes forked from one process that imported what the conversions need once, each converting one model at a
-time (zoo._Job.convert). A worker that dies or is still busy after the timeout is killed, what it was writing
-removed, its model reported (crashed, timeout), and a fresh worker takes the next model."""
+time (zoo_jobs.Job.convert). A worker that dies or is still busy after the timeout is killed, what it was
+writing removed, its model reported (crashed, timeout), and a fresh worker takes the next model."""
 from __future__ import annotations
 
 import signal
@@ -10,10 +10,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nn2tosa.zoo import CRASHED, TIMEOUT, ModelResult, _Job, _remove_temporaries
+from nn2tosa.zoo_jobs import CRASHED, TIMEOUT, Job, ModelResult, remove_temporaries
 
 
-def _serve(conn: Any, job: _Job) -> None:
+def _serve(conn: Any, job: Job) -> None:
     """A worker's loop: receive (index, path, name), answer (index, ModelResult); None ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends the workers
     while True:
@@ -27,7 +27,7 @@ def _serve(conn: Any, job: _Job) -> None:
         conn.send((index, job.convert(path, name)))
 
 
-def _warm(paths: Sequence[str], job: _Job) -> None:
+def _warm(paths: Sequence[str], job: Job) -> None:
     """Import, once, what converting these inputs needs (their formats' readers and passes, the emitters),
     so that every forked worker starts with it instead of importing it again."""
     from nn2tosa.api import tosa_pipeline
@@ -46,7 +46,7 @@ def _warm(paths: Sequence[str], job: _Job) -> None:
             continue
     if "tosa" in job.emit:
         import nn2tosa.lowering.flatbuffer_emitter  # noqa: F401
-    if {"mlir", "mlirbc"} & set(job.emit) or job.args.validate or job.args.mlir_pipeline or "tosa" in formats:
+    if {"mlir", "mlirbc"} & set(job.emit) or job.options.validate or job.options.mlir_pipeline or "tosa" in formats:
         import nn2tosa.lowering.mlir_emitter  # noqa: F401
 
 
@@ -54,7 +54,7 @@ def _warm(paths: Sequence[str], job: _Job) -> None:
 class _Worker:
     """A forked process converting one model at a time (_serve)."""
 
-    def __init__(self, context: Any, job: _Job):
+    def __init__(self, context: Any, job: Job):
         self.conn, child_end = context.Pipe()
         self.process = context.Process(target=_serve, args=(child_end, job), daemon=True)
         self.process.start()
@@ -102,7 +102,7 @@ class _Worker:
             self.kill()
 
 
-def run_local_pool(paths: list[str], names: list[str], job: _Job, jobs: int, timeout: float | None,
+def run_local_pool(paths: list[str], names: list[str], job: Job, jobs: int, timeout: float | None,
                    on_result: Callable[[ModelResult], None] | None) -> list[ModelResult]:
     """Every model by `jobs` forked workers; one ModelResult per path, in order."""
     out_dir = job.out_dir
@@ -126,7 +126,7 @@ def run_local_pool(paths: list[str], names: list[str], job: _Job, jobs: int, tim
         _, path, name = worker.current()
         elapsed = time.perf_counter() - worker.started
         how = worker.kill()
-        _remove_temporaries(out_dir, name, names)
+        remove_temporaries(out_dir, name, names)
         code = 1 if status == CRASHED else 2
         finish(worker, ModelResult(path, name, status, code, elapsed, None, None, (), why.format(how=how)))
         return _Worker(context, job) if tasks else None
@@ -162,7 +162,7 @@ def run_local_pool(paths: list[str], names: list[str], job: _Job, jobs: int, tim
         for w in workers:
             if w.task is not None:  # interrupted: what it was writing goes too
                 w.kill()
-                _remove_temporaries(out_dir, w.task[2], names)
+                remove_temporaries(out_dir, w.task[2], names)
             else:
                 w.close()
     return [r for r in results if r is not None]

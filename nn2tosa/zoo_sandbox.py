@@ -105,8 +105,7 @@ def close_all() -> int:
 # ------------------------------------------------------------------------------ the child
 def _warm() -> None:
     """Import what converting any model needs, once, before the first call."""
-    from nn2tosa import cli  # noqa: F401
-    from nn2tosa.api import tosa_pipeline
+    from nn2tosa.api import tosa_pipeline  # (and with it the conversion and writing code)
     from nn2tosa.frontend import FORMAT_MODULES
     from nn2tosa.passes import parse_pipeline
 

@@ -5,7 +5,9 @@ statistics (counter name -> count, MLIR's pass statistics) say what it did. The 
 the IR after each pass, print it after some or all passes (MLIR's
 `// -----// IR Dump After NAME //----- //` banner) and time each pass; instrumentations
 (MLIR's PassInstrumentation) see every pass start and end, with its time and statistics: that is
-how `nn2tosa.api.convert`, which runs this same manager, reports progress, timings and rewrites.
+how `nn2tosa.api.convert`, which runs this same manager, reports progress, timings and rewrites. Every
+pass runs under the manager's `context` (passes/context.py: the conversion's options, and the remarks
+the passes leave for the report).
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from typing import Protocol, TextIO
 
 from nn2tosa.diagnostics import UsageError
 from nn2tosa.ir import Graph, verify
+
+from .context import PassContext, running_with
 
 Statistics = dict[str, int]
 PassFn = Callable[[Graph], "Statistics | None"]
@@ -98,16 +102,24 @@ class PassManager:
     out: TextIO = field(default_factory=lambda: sys.stderr)
     timings: list[tuple[str, float]] = field(default_factory=list)
     instrumentations: list[PassInstrumentation] = field(default_factory=list)
+    context: PassContext = field(default_factory=PassContext)
 
     @classmethod
     def from_names(cls, pipeline: str | Iterable[str], **options) -> "PassManager":
         return cls(parse_pipeline(pipeline), **options)
 
     def run(self, graph: Graph) -> Graph:
-        """Run every pass in order on `graph` (in place) and return it."""
+        """Run every pass in order on `graph` (in place), under the manager's context, and return it."""
         unknown = self.print_ir_after - {p.name for p in self.pipeline}
         if unknown:
             raise UsageError(f"--print-ir-after names passes not in the pipeline: {', '.join(sorted(unknown))}")
+        with running_with(self.context):
+            self._run(graph)
+        if self.timing:
+            self.report_timing()
+        return graph
+
+    def _run(self, graph: Graph) -> None:
         for i, p in enumerate(self.pipeline):
             for instrumentation in self.instrumentations:
                 instrumentation.before_pass(p, graph, i, len(self.pipeline))
@@ -125,9 +137,6 @@ class PassManager:
                 self.out.write(f"// -----// IR Dump After {p.name} //----- //\n")
                 self.out.write(print_ir(graph, elide_constants=True))
                 self.out.write("\n")
-        if self.timing:
-            self.report_timing()
-        return graph
 
     def report_timing(self) -> None:
         total = sum(t for _, t in self.timings) or 1e-12

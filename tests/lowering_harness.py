@@ -19,6 +19,7 @@ import numpy as np
 
 from nn2tosa.ir import Builder, Graph, Loc, TensorType, Value, verify
 from nn2tosa.passes import PassManager
+from nn2tosa.passes.context import PassContext
 
 from nn_reference import evaluate
 
@@ -52,10 +53,11 @@ def random_input(rng: np.random.Generator, t: TensorType, lo: float = -2.0, hi: 
     return rng.uniform(lo, hi, t.shape).astype(t.numpy_dtype)
 
 
-def lower(graph: Graph) -> Graph:
-    """A TOSA-level copy of `graph`: lower-to-tosa, cse, dce, each verified."""
+def lower(graph: Graph, context: PassContext | None = None) -> Graph:
+    """A TOSA-level copy of `graph`: lower-to-tosa, cse, dce, each verified, under `context` (the
+    semantics and NPU target; default litert, none)."""
     low = graph.copy()
-    PassManager.from_names("lower-to-tosa,cse,dce").run(low)
+    PassManager.from_names("lower-to-tosa,cse,dce", context=context or PassContext()).run(low)
     verify(low)
     return low
 

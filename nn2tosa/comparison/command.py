@@ -69,7 +69,7 @@ def _list_tensors(args: argparse.Namespace) -> int:
     from nn2tosa.check import prepare
     from nn2tosa.comparison.points import source_points
 
-    model = prepare(args.input, args.partition, args.semantics, args.target)
+    model = prepare(args.input, args.partition, semantics=args.semantics, target=args.target)
     statuses = {s.loc: s.status for s in model.result.report.source_ops if s.status != "constant"}
     points, _ = source_points(model.source, statuses)
     for p in points:

@@ -185,7 +185,7 @@ def _convert(model: str, partition: int | None, semantics: str, target: str | No
     if not partial:
         if host:
             raise UsageError("--host needs --partial")
-        return prepare(model, partition, semantics, target)
+        return prepare(model, partition, semantics=semantics, target=target)
     from nn2tosa.api import blame, convert, programs
     from nn2tosa.diagnostics import Nn2TosaError
     from nn2tosa.frontend import load

@@ -17,7 +17,7 @@ ground truth the corpus records), at the layer's location:
   multi-op decompositions of quantized layers compute);
 - layers nn cannot express are collected, and the pass raises one UnsupportedError listing all of
   them (name, index, why) after trying every layer (a partial conversion sets
-  graph.meta[KEEP_UNSUPPORTED] instead: they stay in place, see diagnostics.report_unsupported);
+  PassContext.keep_unsupported instead: they stay in place, see passes/context.py's report_unsupported);
 - a layer whose shapes or parameters contradict each other (a damaged or hand-made file: weights
   that do not fit the input, a zero stride, a reshape that changes the element count) is an
   InvalidInputError naming the layer, found while its nn ops are built (every op's type is checked
@@ -28,10 +28,11 @@ removed at the end.
 """
 from __future__ import annotations
 
-from nn2tosa.diagnostics import InvalidInputError, Unsupported, report_unsupported
+from nn2tosa.diagnostics import InvalidInputError, Unsupported
 from nn2tosa.ir import Graph
 
 from ..dce import dce
+from ..context import report_unsupported
 from ..manager import register_pass
 from . import detection, elementwise, lstm_integer, qlstm, recurrent, spatial, tensors  # noqa: F401  (rule registration)
 from .layer import Layer, NotLegalizable
@@ -73,5 +74,5 @@ def legalize_armnn(graph: Graph) -> None:
                                         f"{'x'.join(map(str, declared.shape)) or 'scalar'} but computes "
                                         f"{'x'.join(map(str, have)) or 'scalar'}", where=layer.where)
         graph.replace_op(node, results)
-    report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
+    report_unsupported(unsupported)  # raises, unless a partial conversion keeps them in place
     dce(graph)

@@ -70,9 +70,9 @@ def integer_cell_refusal(layer: Layer, cifg: bool, peephole: bool, projection: b
                          knows_intermediates: bool) -> str | None:
     """None when the layer is TFLite's integer LSTM as nn.lstm_integer lowers it, else why not.
     `knows_intermediates`: the layer records TFLite's intermediate scales (QLstm)."""
-    from nn2tosa.dialects.integer_semantics import semantics_of
+    from ..context import pass_context
 
-    if semantics_of(layer.graph) != "litert":
+    if pass_context().semantics != "litert":
         return "cpuref semantics"
     if (layer_norm or projection) and not knows_intermediates:
         return "layer norm and projection need TFLite's intermediate scales, which the layer does not record"

@@ -217,9 +217,9 @@ def _pad_value_unwritten(layer: Layer) -> bool:
     under LiteRT semantics (the file is a TFLite model parsed by Arm NN), files from Arm NN 20.08 and
     before, whose TfLite parser never wrote the pad value; TFLite's PAD fills with the zero point.
     (Later parsers write the zero point itself; CpuRef pads such old files with the integer 0.)"""
-    from nn2tosa.dialects.integer_semantics import semantics_of
+    from ..context import pass_context
 
-    return semantics_of(layer.graph) == "litert" and layer.graph.meta.get("generation") in ("20.08", "pre-20.08")
+    return pass_context().semantics == "litert" and layer.graph.meta.get("generation") in ("20.08", "pre-20.08")
 
 
 @rule("Tile")

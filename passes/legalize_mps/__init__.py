@@ -19,7 +19,7 @@ runtime itself deviates from both).
 - `mps.constant` becomes `nn.constant` on the same (zero-copy) array;
 - nodes nn cannot express are collected, and the pass raises one UnsupportedError listing all of
   them (node, type, why) after trying every node (a partial conversion sets
-  graph.meta[KEEP_UNSUPPORTED] instead: they stay in place, see diagnostics.report_unsupported).
+  PassContext.keep_unsupported instead: they stay in place, see passes/context.py's report_unsupported).
   A node whose declared shapes contradict what it computes is invalid input (exit 2).
 
 Constants no op reads any more (consumed at compile time, such as int4 weights) are removed at the
@@ -32,12 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from nn2tosa.diagnostics import InvalidInputError, Unsupported, report_unsupported
+from nn2tosa.diagnostics import InvalidInputError, Unsupported
 from nn2tosa.ir import Builder, Graph, TensorType, Value
 
 from nn2tosa.frontend.mps.program import KERNEL_OP
 
 from ..legalize_executorch import RULES as EXECUTORCH_RULES, kernel_call
+from ..context import report_unsupported
 from ..manager import register_pass
 from . import elementwise, indexing, layers, shape  # noqa: F401  (rule registration)
 from .core import RULES, Node, NotLegalizable, Results, is_float, no_int4_data, used_result_has_counterpart
@@ -79,7 +80,7 @@ def legalize_mps(graph: Graph) -> None:
         except (ValueError, IndexError, ZeroDivisionError, OverflowError) as e:
             raise InvalidInputError(str(e), where=f"{n.where} ({n.member})") from None
         _replace(graph, node, replacements)
-    report_unsupported(graph, unsupported)  # raises, unless a partial conversion keeps them in place
+    report_unsupported(unsupported)  # raises, unless a partial conversion keeps them in place
     _keep_output_types(graph, declared_outputs)
     for v in constants:  # the ones consumed at compile time (int4 weights, scatter indices, ...)
         if not graph.has_uses(v):

@@ -130,3 +130,61 @@ def test_a_multi_function_result_writes_one_flatbuffer_each(tmp_path):
     with pytest.raises(ValueError, match="tosa_flatbuffers"):
         result.tosa_flatbuffer()
     assert 'sym_name = "second"' in result.mlir_text()
+
+
+# ------------------------------------------------------------------------------ ConvertOptions
+@pytest.mark.parametrize("options,message", [
+    ({"semantics": "tflm"}, "semantics 'tflm': litert or cpuref"),
+    ({"target": "ethos-u99"}, "target 'ethos-u99': one of ethos-u55, ethos-u65, ethos-u85"),
+    ({"state": "globals"}, "state='globals': one of variables, io"),
+    ({"tosa_version": "0.80"}, "tosa_version '0.80': one of 1.0, 0.100-draft"),
+    ({"profile": "pro_int+int3"}, "unknown: int3"),
+])
+def test_convert_options_refuse_unknown_names_when_made(options, message):
+    with pytest.raises(UsageError, match=message):
+        nn2tosa.ConvertOptions(**options)
+    with pytest.raises(UsageError, match=message):  # the keywords of convert build the same options
+        nn2tosa.convert(EXAMPLE, **options) if "tosa_version" not in options else nn2tosa.convert_many([], ".", **options)
+
+
+def test_convert_takes_options_or_keywords_alike():
+    options = nn2tosa.ConvertOptions(profile=("pro_fp",), passes=nn2tosa.api.tosa_pipeline("armnn"))
+    assert options.passes == tuple(nn2tosa.api.tosa_pipeline("armnn")) and hash(options)
+    by_options = nn2tosa.convert(EXAMPLE, options=options)
+    assert by_options.tosa_flatbuffer() == nn2tosa.convert(EXAMPLE, profile=["pro_fp"]).tosa_flatbuffer()
+    assert by_options.target.profiles == ("pro_fp",)
+    with pytest.raises(UsageError, match="together"):
+        nn2tosa.convert(EXAMPLE, options=options, semantics="cpuref")
+    with pytest.raises(UsageError, match="unknown option"):
+        nn2tosa.convert(EXAMPLE, profle="pro_fp")
+    with pytest.raises(UsageError, match="validate apply to written outputs"):  # convert writes nothing
+        nn2tosa.convert(EXAMPLE, options=nn2tosa.ConvertOptions(validate=True))
+    with pytest.raises(UsageError, match="host= names ops to leave to the host"):
+        nn2tosa.convert(EXAMPLE, host=["Softmax"])
+
+
+def test_the_command_line_builds_the_options_its_flags_say():
+    from nn2tosa.cli import build_parser
+    from nn2tosa.limits import Limits
+    from nn2tosa.options import ConvertOptions
+
+    args = build_parser().parse_args(["convert", "m.armnn", "-o", "m.tosa", "--semantics", "cpuref", "--partial",
+                                      "--host", "Softmax", "--max-ops", "99", "--tosa-version", "0.100-draft"])
+    assert ConvertOptions.from_arguments(args) == ConvertOptions(
+        semantics="cpuref", partial=True, host=("Softmax",), tosa_version="0.100-draft", limits=Limits(max_ops=99))
+
+
+def test_the_options_limits_bound_the_conversion():
+    from nn2tosa.diagnostics import InvalidInputError
+    from nn2tosa.limits import Limits
+
+    with pytest.raises(InvalidInputError, match="more than 3 operations, the limit"):  # reading the file, too
+        nn2tosa.convert(EXAMPLE, limits=Limits(max_ops=3))
+    assert nn2tosa.convert(EXAMPLE, limits=Limits()).graph.histogram()
+
+
+def test_importing_the_options_loads_neither_mlir_nor_numpy():
+    code = ("import sys; from nn2tosa.options import ConvertOptions; ConvertOptions(semantics='cpuref'); "
+            "print([m for m in ('mlir', 'numpy') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]"]

@@ -329,7 +329,7 @@ def test_exit_classes_order_worst_first():
 
 # ------------------------------------------------------------------------------ a worker that crashes or hangs
 def _misbehaving(convert):
-    """A _Job.convert that crashes its worker on "crash" models and hangs on "hang" ones, after starting to write
+    """A Job.convert that crashes its worker on "crash" models and hangs on "hang" ones, after starting to write
     an output (the temporary write_atomic would leave), and converts the rest as usual. Workers are forked, so
     they run this."""
 
@@ -349,7 +349,7 @@ def test_a_crash_or_a_hang_in_one_model_stops_only_that_model(tmp_path, monkeypa
     import nn2tosa
     from nn2tosa import zoo
 
-    monkeypatch.setattr(zoo._Job, "convert", _misbehaving(zoo._Job.convert))
+    monkeypatch.setattr(zoo.Job, "convert", _misbehaving(zoo.Job.convert))
     model = CORPUS / "mps/models/cnn_fp32.mpsgraph"
     paths = []
     for name in ("before", "crash", "hang", "after", "last"):

@@ -3,12 +3,14 @@ conditions do not hold or they return None, the semantics and the --target prese
 needs them (and then reported), and the quantized prologue as one registered form."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
-from nn2tosa.dialects.integer_semantics import set_semantics
 from nn2tosa.ir import Quant, TensorType
 from nn2tosa.lowering.context import LoweringContext
-from nn2tosa.lowering.npu_target import set_npu_target
+from nn2tosa.passes.context import PassContext, running_with
 from nn2tosa.lowering.registry import Form, OpLowering
 from nn2tosa.lowering.rules import QUANTIZED_RULES
 from nn2tosa.lowering.rules.quantization import an_end_not_quantized, in_float
@@ -16,15 +18,14 @@ from nn2tosa.lowering.rules.quantization import an_end_not_quantized, in_float
 from lowering_harness import builder, nn_graph
 
 
-def _context(semantics: str | None = None, target: str | None = None) -> LoweringContext:
+@contextmanager
+def _context(semantics: str | None = None, target: str | None = None) -> Iterator[LoweringContext]:
+    """A lowering context of one relu, under a conversion with those options (the pass context)."""
     g, x = nn_graph({"x": ((4,), "f32")})
     y = builder(g).op("nn.relu", [x])
     g.add_output(y, "y")
-    if semantics:
-        set_semantics(g, semantics)
-    if target:
-        set_npu_target(g, target)
-    return LoweringContext(g, y.node, [g.tensor_type(x)])
+    with running_with(PassContext(semantics=semantics or "litert", target=target)):
+        yield LoweringContext(g, y.node, [g.tensor_type(x)])
 
 
 def _recording(calls: list[str], name: str, result: object):
@@ -42,10 +43,10 @@ def test_forms_are_tried_by_benefit_and_fall_through():
     lowering.add(Form(_recording(calls, "last", "general")))
     lowering.add(Form(_recording(calls, "declines", None), benefit=20))
     lowering.add(Form(_recording(calls, "never", "wrong"), benefit=10, when=lambda ctx: False))
-    ctx = _context()
-    assert lowering(ctx) == "general"
-    assert calls == ["declines", "last"]
-    assert not ctx.semantics_consulted and ctx.npu_choices == []
+    with _context() as ctx:
+        assert lowering(ctx) == "general"
+        assert calls == ["declines", "last"]
+        assert not ctx.semantics_consulted and ctx.npu_choices == []
 
 
 @pytest.mark.parametrize("semantics,expected,consulted", [
@@ -55,9 +56,9 @@ def test_a_semantics_form_applies_under_its_semantics_only(semantics, expected, 
     lowering = OpLowering("nn.relu", quantized=True)
     lowering.add(Form(_recording(calls, "general", "general")))
     lowering.add(Form(_recording(calls, "litert", "litert"), benefit=10, semantics="litert"))
-    ctx = _context(semantics)
-    assert lowering(ctx) == expected
-    assert ctx.semantics_consulted is consulted
+    with _context(semantics) as ctx:
+        assert lowering(ctx) == expected
+        assert ctx.semantics_consulted is consulted
 
 
 def test_the_condition_on_the_op_is_asked_before_the_semantics():
@@ -65,8 +66,8 @@ def test_the_condition_on_the_op_is_asked_before_the_semantics():
     lowering = OpLowering("nn.relu", quantized=True)
     lowering.add(Form(lambda ctx: "general"))
     lowering.add(Form(lambda ctx: "litert", benefit=10, semantics="litert", when=lambda ctx: False))
-    ctx = _context()
-    assert lowering(ctx) == "general" and not ctx.semantics_consulted
+    with _context() as ctx:
+        assert lowering(ctx) == "general" and not ctx.semantics_consulted
 
 
 @pytest.mark.parametrize("target,expected", [(None, "select"), ("ethos-u55", "sign_arithmetic")])
@@ -74,9 +75,9 @@ def test_a_choice_form_applies_when_the_preset_chooses_it(target, expected):
     lowering = OpLowering("nn.relu", quantized=True)
     lowering.add(Form(lambda ctx: "select"))
     lowering.add(Form(lambda ctx: "sign_arithmetic", benefit=10, choice=("prelu_branch", "sign_arithmetic")))
-    ctx = _context(target=target)
-    assert lowering(ctx) == expected
-    assert [c.split(" (")[0] for c in ctx.npu_choices] == [f"prelu_branch -> {expected}"]
+    with _context(target=target) as ctx:
+        assert lowering(ctx) == expected
+        assert [c.split(" (")[0] for c in ctx.npu_choices] == [f"prelu_branch -> {expected}"]
 
 
 def test_two_unconditional_forms_at_one_benefit_are_refused():

@@ -177,7 +177,6 @@ def tflite_nearest_axis(size: int, out: int, align: bool, half: bool) -> np.ndar
 
 
 def _litert_resize(shape, size, mode, align, half, dtype, seed, attrs_more=None, target=None):
-    from nn2tosa.lowering.npu_target import set_npu_target
     from test_quant import one_op, qtype, run
 
     lo, hi = (-128, 127) if dtype == "i8" else (-32768, 32767)
@@ -189,8 +188,7 @@ def _litert_resize(shape, size, mode, align, half, dtype, seed, attrs_more=None,
     q = (0.0213, 5) if dtype == "i8" else (0.00041, 0)
     attrs = {**_attrs(size, mode, align, half), **(attrs_more or {})}
     g = one_op("nn.resize", {"x": qtype(shape, dtype, *q)}, qtype((shape[0], *size, shape[3]), dtype, *q), attrs)
-    set_npu_target(g, target)
-    (got,), low = run(g, [x.astype(npdtype)], semantics="litert")
+    (got,), low = run(g, [x.astype(npdtype)], semantics="litert", target=target)
     return x, got.astype(np.int64), low
 
 

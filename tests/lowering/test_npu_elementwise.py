@@ -53,8 +53,6 @@ def test_vela_estimates_no_more_cycles_than_for_the_tflite(stem, accelerator):
 def test_prelu_through_the_sign_bit_equals_the_select(dtype, x_q, y_q, semantics):
     """--target ethos-u55 (Vela maps no SELECT or comparison there) gives SELECT's integers, for alphas
     below 0, in (0, 1), 1 and above 1, on every int8 input (a spread of int16 ones)."""
-    from nn2tosa.lowering.npu_target import set_npu_target
-
     alphas = np.array([-0.5, 0.0, 0.25, 1.0, 1.75, 3.0], np.float32)
     a_q = qtype((6,), dtype, 0.0125 if dtype == "i8" else 1e-4, 0)
     alpha = np.round(alphas / a_q.quant.scales[0]).astype(np.int8 if dtype == "i8" else np.int16)
@@ -64,8 +62,7 @@ def test_prelu_through_the_sign_bit_equals_the_select(dtype, x_q, y_q, semantics
     results = []
     for target in (None, "ethos-u55"):
         g = one_op("nn.prelu", {"x": x_t, "alpha": a_q}, y_t)
-        set_npu_target(g, target)
-        (got,), low = run(g, [x, alpha], semantics=semantics)
+        (got,), low = run(g, [x, alpha], semantics=semantics, target=target)
         ops = {low.op(n) for n in low.nodes()}
         assert ("tosa.select" in ops) == (target is None) and ("tosa.greater_equal" in ops) == (target is None)
         results.append(got)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from nn2tosa.ir import Builder, Graph, Loc, Quant, TensorType
-from nn2tosa.lowering.npu_target import NPU_TARGETS, set_npu_target
+from nn2tosa.lowering.npu_target import NPU_TARGETS
 from nn2tosa.lowering.rules.transpose_convolution import phases_fit
 from test_litert_arith import _all_pairs, f32, tfl_add, tfl_mean_or_sum
 from test_quant import armnn_decode, armnn_encode, one_op, qtype, run
@@ -99,8 +99,8 @@ def test_mean_over_hw_is_a_window_op(qx, qy, shape, summing, dtype):
     x = np.concatenate([rng.integers(lo, hi + 1, (shape[0] // 2, *shape[1:])),
                         np.clip(rng.integers(qx[1] - 3, qx[1] + 4, (shape[0] - shape[0] // 2, *shape[1:])), lo, hi)])
     x = x.astype(np.int8 if dtype == "i8" else np.int16)
-    set_npu_target(g, "ethos-u85" if dtype == "i16" else None)  # int16's window op: for Ethos-U85 only
-    (got,), low = run(g, [x], semantics="litert")
+    # int16's window op: for Ethos-U85 only
+    (got,), low = run(g, [x], semantics="litert", target="ethos-u85" if dtype == "i16" else None)
     assert summing in ops_of(low) and "tosa.reduce_sum" not in ops_of(low)
     want = tfl_mean_or_sum(x, (1, 2), *qx, *qy, lo, hi, mean=True)
     np.testing.assert_array_equal(got.reshape(want.shape).astype(np.int64), want)
@@ -129,8 +129,7 @@ def test_stride_two_convolutions_of_an_even_width(target):
         bc = b.constant(bias, "i32", Quant((float(qx[0]) * float(sw),), (0,)))
         g.add_output(b.op("nn.conv2d", [xin, wc, bc], {"stride": [2, 2], "dilation": [1, 1], "pad": [0, 0, 0, 0],
                                                         "groups": 1}, types=[qtype((2, 4, 4, out), "i8", *qy)]), f"y{i}")
-    set_npu_target(g, target)
-    got, low = run(g, [x], semantics="litert")
+    got, low = run(g, [x], semantics="litert", target=target)
     convs = [n for n in low.nodes() if low.op(n) == "tosa.conv2d"]
     subsamples = [n for n in low.nodes() if low.op(n) == "tosa.depthwise_conv2d"]
     if target is None:
@@ -215,8 +214,7 @@ def test_transpose_conv_npu_forms_are_the_same(case, form, monkeypatch):
         bc = b.constant(bias, "i32", Quant(tuple(float(qx[0]) * s for s in sw), (0,) * o, 0))
         g.add_output(b.op("nn.transpose_conv2d", [xin, wc, bc], {"stride": stride, "out_pad": out_pad},
                           types=[qtype((n, oh, ow, o), "i8", *qy)]), "y")
-        set_npu_target(g, target)
-        (y,), low = run(g, [x], semantics="litert")
+        (y,), low = run(g, [x], semantics="litert", target=target)
         outputs.append(y)
         forms.append(ops_of(low))
     assert "tosa.conv2d" not in forms[0]
@@ -248,8 +246,7 @@ def test_strided_slice_of_int8_rows_and_columns(begin, end, strides, target):
     xin = g.add_input(TensorType(x.shape, "i8"), "x")
     g.add_output(Builder(g, Loc("ss")).op("nn.strided_slice", [xin], {"begin": begin, "end": end, "strides": strides},
                                           types=[TensorType(want.shape, "i8")]), "y")
-    set_npu_target(g, target)
-    (got,), low = run(g, [x], semantics="litert")
+    (got,), low = run(g, [x], semantics="litert", target=target)
     np.testing.assert_array_equal(got, want)
     strided = any(abs(s) > 1 and n > 1 for s, n in zip(strides[1:3], want.shape[1:3]))
     assert ops_of(low).count("tosa.depthwise_conv2d") == (target == "ethos-u55" and strided)

@@ -13,7 +13,7 @@ from nn2tosa.ir import Builder, Graph, Loc, Quant, TensorType
 from nn2tosa.lowering.fixed_point.carrier import QInfo, qinfo
 from nn2tosa.lowering.fixed_point.rescale import multiplier_shift
 from nn2tosa.lowering.fixed_point.tables import table_i8, table_i16
-from nn2tosa.lowering.semantics import set_semantics
+from nn2tosa.passes.context import PassContext
 
 from lowering_harness import lower, run_reference_model
 
@@ -42,16 +42,16 @@ def qtype(shape: tuple[int, ...], dtype: str, scale: float, zero_point: int = 0)
     return TensorType(shape, dtype, Quant((scale,), (zero_point,)))
 
 
-def run(graph: Graph, inputs: list[np.ndarray], semantics: str = "cpuref") -> tuple[list[np.ndarray], Graph]:
-    """Lower with `semantics` (this module's models are CpuRef's), check strict tosa-validate for the
-    reported target, run on the reference model."""
+def run(graph: Graph, inputs: list[np.ndarray], semantics: str = "cpuref",
+        target: str | None = None) -> tuple[list[np.ndarray], Graph]:
+    """Lower with `semantics` (this module's models are CpuRef's) for the NPU `target` (None: none), check
+    strict tosa-validate for the reported target, run on the reference model."""
     from nn2tosa.dialects.tosa import with_distinct_outputs
     from nn2tosa.lowering.flatbuffer_emitter import build_flatbuffer
     from nn2tosa.lowering.mlir_emitter import to_mlir, validate
     from nn2tosa.dialects.tosa_target import required_target
 
-    set_semantics(graph, semantics)
-    low = lower(graph)
+    low = lower(graph, PassContext(semantics, target))
     target = required_target(with_distinct_outputs(low))
     assert not target.problems, target.problems
     assert validate(to_mlir(low, target=target), target) == []
@@ -606,8 +606,8 @@ def test_qlstm_without_cifg_with_peephole_layer_norm_projection_and_clips_is_cpu
     node = g.add_op("armnn.QLstm", inputs + consts, result_types, {**attrs, "inputParams": list(params)}, Loc("qlstm"))
     for name, v in zip(("state", "cell", "output"), g.results(node)):
         g.add_output(v, name)
-    set_semantics(g, "cpuref")  # CpuRef's arithmetic (under litert a QLstm is LiteRT's kernel: test_lstm_integer.py)
-    PassManager.from_names("legalize-armnn,canonicalize").run(g)
+    # CpuRef's arithmetic (under litert a QLstm is LiteRT's kernel: test_lstm_integer.py)
+    PassManager.from_names("legalize-armnn,canonicalize", context=PassContext("cpuref")).run(g)
     x = rng.integers(-128, 128, (batch, size)).astype(np.int8)
     h = rng.integers(-128, 128, (batch, out_size)).astype(np.int8)
     c = rng.integers(-3000, 3000, (batch, units)).astype(np.int16)

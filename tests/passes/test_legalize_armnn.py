@@ -18,8 +18,8 @@ from nn2tosa.diagnostics import InvalidInputError, UnsupportedError
 from nn2tosa.frontend import load
 from nn2tosa.frontend.armnn.catalogue import layer_kinds
 from nn2tosa.ir import INPUT_OP, verify
-from nn2tosa.lowering.semantics import set_semantics
 from nn2tosa.passes import PassManager
+from nn2tosa.passes.context import PassContext
 from nn2tosa.passes.legalize_armnn import NO_MEANING, RULES
 
 pytestmark = requires_corpus
@@ -49,8 +49,8 @@ WITH_OUTPUTS = [e for e in ARMNN if e["expected_files"] and not _unsupported_lay
 
 def _legalized(e: dict, pipeline: str = "legalize-armnn"):
     (graph,) = load(str(CORPUS / e["file"]))
-    set_semantics(graph, "cpuref")  # CpuRef's integers: what the outputs compared with came from
-    PassManager.from_names(pipeline).run(graph)  # verifies after each pass
+    # CpuRef's integers: what the outputs compared with came from; verified after each pass
+    PassManager.from_names(pipeline, context=PassContext("cpuref")).run(graph)
     return graph
 
 

@@ -58,9 +58,11 @@ class ArmnnGraph:
     def output(self, value: Value, name: str = "out") -> None:
         self.graph.add_output(value, name)
 
-    def legalized(self) -> Graph:
+    def legalized(self, semantics: str = "litert") -> Graph:
+        from nn2tosa.passes.context import PassContext
+
         verify(self.graph)
-        PassManager.from_names("legalize-armnn").run(self.graph)
+        PassManager.from_names("legalize-armnn", context=PassContext(semantics)).run(self.graph)
         assert all(not self.graph.op(n).startswith("armnn.") for n in self.graph.nodes())
         return self.graph
 
@@ -304,15 +306,13 @@ def test_layer_whose_shapes_contradict_each_other_is_invalid_input(tmp_path) -> 
 ])
 def test_quantized_pad_value_by_generation_and_semantics(generation, semantics, pad_value, want) -> None:
     from nn2tosa.ir import Quant
-    from nn2tosa.lowering.semantics import set_semantics
 
     t = TensorType((1, 2), "i8", Quant((0.5,), (-3,)))
     g = ArmnnGraph()
     g.graph.meta["generation"] = generation
-    set_semantics(g.graph, semantics)
     x = g.input("x", t)
     g.output(g.layer("Pad", [x], [TensorType((1, 4), "i8", Quant((0.5,), (-3,)))], padList=[0, 0, 1, 1],
                      padValue=pad_value, paddingMode="Constant"))
-    graph = g.legalized()
+    graph = g.legalized(semantics)
     (pad,) = [n for n in graph.nodes() if graph.op(n) == "nn.pad"]
     assert graph.attrs(pad)["value"] == want

@@ -137,3 +137,27 @@ def test_convert_runs_the_pass_manager_and_reports_any_pass_statistics():
     assert result.report.rewrites["test-rewrite"] == 4
     assert result.report.rewrites["constant-fold"] == 1  # canonicalize's, through the same hook
     assert list(result.report.timings)[:3] == ["test-statistics", "canonicalize", "lower-to-tosa"]
+
+
+def test_passes_read_the_managers_context_and_leave_remarks():
+    """A pass sees the context it runs under (not the graph's meta) and reports into its remarks; an
+    unsupported op is kept there for a partial conversion's context, raised otherwise."""
+    from nn2tosa.diagnostics import Unsupported, UnsupportedError
+    from nn2tosa.ir import Graph
+    from nn2tosa.passes.context import PassContext, pass_context, report_unsupported
+    from nn2tosa.passes.manager import PassInfo
+
+    seen = []
+
+    def probe(graph: Graph) -> None:
+        seen.append((pass_context().semantics, pass_context().target))
+        report_unsupported([Unsupported("nn.thing", "here", "no lowering")])
+
+    pipeline = [PassInfo("probe", probe, "a probe")]
+    kept = PassContext("cpuref", "ethos-u55", keep_unsupported=True)
+    PassManager(pipeline, verify_each=False, context=kept).run(Graph())
+    assert seen == [("cpuref", "ethos-u55")] and [u.what for u in kept.remarks.unsupported] == ["nn.thing"]
+    assert pass_context() == PassContext()  # outside a run: the defaults again
+    with pytest.raises(UnsupportedError, match="no lowering"):
+        PassManager(pipeline, verify_each=False).run(Graph())
+    assert seen[-1] == ("litert", None)
