@@ -33,7 +33,9 @@ run with `--max-tensor-bytes 64M --max-total-bytes 256M`, so that "bounded memor
 small machine: a run whose RSS grows by more than --memory-mb (default 768) is a memory blowup.
 
 Seeds that already fail unmutated are left out and listed (they are conversion bugs the corpus tests
-report; every mutant would only repeat them). Output: per format, cases, runs, the exit code
+report; every mutant would only repeat them). Those verdicts are kept on disk by the seed's content and
+nn2tosa's code (bench/fuzz_seed_cache.py, --seed-cache; --no-seed-cache runs every seed again): a later
+run on the same code runs only the seeds it has not seen. Output: per format, cases, runs, the exit code
 histogram, and the count of each failure kind (traceback, crash, hang, memory, multiline,
 partial-output); the slowest run; OUT/summary.json. Every failure writes a
 reproducer: OUT/failures/<format>/<kind>-<sha1>.<ext> (the mutant) and .txt (command, exit code,
@@ -64,6 +66,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 import fuzz_mutate as mutation  # noqa: E402  (the sites and mutations; this module runs and judges them)
 from fuzz_mutate import Mutant, Site, file_sites, mutate, mutate_json  # noqa: E402
+from fuzz_seed_cache import DEFAULT_PATH as SEED_CACHE, SeedCache, code_key  # noqa: E402
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 # The kinds of input a campaign fuzzes: the three formats; whole ExecuTorch programs (the corpus's
 # mps/programs .pte, whose execution plan, operator arguments, EValues and buffers are mutated: their MPS
@@ -155,8 +158,29 @@ class Run:
     failure: str | None = None  # the failure kind, None for a good run
 
 
+# What a command imports only when it runs (check's reference model, compare, partial conversion, NPU regions
+# and Vela, the zoo, program state, the .tosa layouts, numpy's random inputs, MLIR's dialect bindings).
+# Imported once in the parent, a child starts with them: otherwise every run imported them again (from
+# source, where bytecode is not written), which was most of a short run's time.
+LAZY_IMPORTS = (
+    "nn2tosa.check", "nn2tosa.comparison.command", "nn2tosa.comparison.dump", "nn2tosa.comparison.html",
+    "nn2tosa.comparison.metrics", "nn2tosa.comparison.nn_numpy", "nn2tosa.comparison.points",
+    "nn2tosa.comparison.references", "nn2tosa.comparison.run", "nn2tosa.comparison.table", "nn2tosa.fileio",
+    "nn2tosa.frontend.tosa.blocks", "nn2tosa.frontend.tosa.layout_0100", "nn2tosa.frontend.tosa.layout_1x",
+    "nn2tosa.lowering.npu_target", "nn2tosa.lowering.program", "nn2tosa.lowering.variables",
+    "nn2tosa.mlir_pipeline", "nn2tosa.npu_regions", "nn2tosa.partial", "nn2tosa.progress", "nn2tosa.vela_support",
+    "nn2tosa.zoo", "numpy.random", "mlir.dialects.builtin", "mlir.dialects.func", "mlir.dialects.tosa",
+    "mlir.passmanager",
+)
+# optional extras: the reference model (tosa-tools) and Vela (ethos-u-vela); without them the commands say so
+OPTIONAL_IMPORTS = ("tosa_reference_model", "ethosu.vela.vela")
+
+
 def _warm_imports() -> None:
-    """Import everything a conversion imports lazily, so that forked children share it."""
+    """Import everything a run imports lazily, so that forked children share it (no MLIR context is made:
+    the parent stays free of MLIR state), and build the CLI's parser once."""
+    import importlib
+
     import nn2tosa.api  # noqa: F401
     import nn2tosa.cli as cli
     import nn2tosa.frontend.armnn  # noqa: F401
@@ -167,10 +191,21 @@ def _warm_imports() -> None:
     import nn2tosa.lowering.flatbuffer_emitter  # noqa: F401
     import nn2tosa.lowering.mlir_emitter  # noqa: F401
     import nn2tosa.passes  # noqa: F401
+    from nn2tosa.ir.registry import DIALECT_MODULES
     from nn2tosa.passes import available_passes
 
     available_passes()
-    cli.build_parser()
+    for name in (*LAZY_IMPORTS, *DIALECT_MODULES.values()):  # the dialects' ops load when first looked up
+        importlib.import_module(name)
+    for name in OPTIONAL_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    # The parser does not depend on argv: built once here (a third of an `inspect` run's time), each child
+    # parses its own argv with its own copy of it.
+    parser = cli.build_parser()
+    cli.build_parser = lambda: parser  # type: ignore[assignment]
 
 
 def _vm_mb() -> float:
@@ -380,29 +415,49 @@ class Report:
                 f"slowest {self.slowest[0]:.2f} s; max RSS growth {self.max_rss_growth_mb:.0f} MB")
 
 
-def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path, fmt: str = "armnn") -> tuple[list[Path], list[str]]:
+def seed_files(path: Path, fmt: str) -> list[Path]:
+    """The files a seed's runs read: the seed, and for compare kinds the dump or model it goes with."""
+    if fmt == "compare":
+        return [path, _debug_dump(path)]
+    return [path, _dumped_model(path)] if fmt == "compare-dump" else [path]
+
+
+def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path, fmt: str = "armnn",
+            cache: SeedCache | None = None) -> tuple[list[Path], list[str]]:
     """The seeds that behave unmutated (a seed nn2tosa already fails on is the corpus tests'
-    business: every mutant of it would fail the same way), and one line per seed left out."""
+    business: every mutant of it would fail the same way), and one line per seed left out.
+    With a `cache`, a seed whose verdict it holds is not run again (fuzz_seed_cache.py)."""
+    verdicts: dict[int, str] = {}
+    if cache is not None:
+        for k, path in enumerate(seeds):
+            known = cache.get(fmt, seed_files(path, fmt))
+            if known is not None:
+                verdicts[k] = known
+    to_run = [k for k in range(len(seeds)) if k not in verdicts]
     jobs, dirs = [], []
-    for k, path in enumerate(seeds):
+    for k in to_run:
         outdir = workdir / "seed-check" / str(k)
         shutil.rmtree(outdir, ignore_errors=True)
         outdir.mkdir(parents=True)
         dirs.append(outdir)
-        jobs += commands(path, outdir, fmt)
+        jobs += commands(seeds[k], outdir, fmt)
     runs = runner.run_all(jobs)
-    good, left_out = [], []
-    for k, path in enumerate(seeds):
-        per = runs_per_case(fmt)
-        verdicts = [(run, judge(run, runner.memory_mb)) for run in runs[per * k: per * (k + 1)]]
-        bad = [(run, v) for run, v in verdicts if v]
+    per = runs_per_case(fmt)
+    for i, k in enumerate(to_run):
+        bad = [(run, v) for run in runs[per * i: per * (i + 1)] if (v := judge(run, runner.memory_mb))]
         if bad:
             run, verdict = bad[0]
             last = (run.stderr.strip().splitlines() or [""])[-1][:200]
-            left_out.append(f"{path}: {verdict} ({run.command}): {last}")
+            verdicts[k] = f"{verdict} ({run.command}): {last}"
         else:
-            good.append(path)
-        shutil.rmtree(dirs[k], ignore_errors=True)
+            verdicts[k] = ""
+        if cache is not None:
+            cache.put(fmt, seed_files(seeds[k], fmt), verdicts[k])
+        shutil.rmtree(dirs[i], ignore_errors=True)
+    if cache is not None and to_run:
+        cache.save()
+    good = [path for k, path in enumerate(seeds) if not verdicts[k]]
+    left_out = [f"{path}: {verdicts[k]}" for k, path in enumerate(seeds) if verdicts[k]]
     return good, left_out
 
 
@@ -499,6 +554,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"default {DEFAULT_CORPUS}")
     parser.add_argument("--progress-every", type=int, default=1000, help="print the counts every N cases (0: never)")
     parser.add_argument("--out", type=Path, default=Path("fuzz-out"), help="reproducers and summary go here")
+    parser.add_argument("--seed-cache", type=Path, default=SEED_CACHE,
+                        help=f"the seeds' unmutated verdicts, by content and code (default {SEED_CACHE})")
+    parser.add_argument("--no-seed-cache", dest="seed_cache", action="store_const", const=None,
+                        help="run every seed unmutated again")
     args = parser.parse_args(argv)
     if not (args.corpus / "manifest.json").is_file():
         print(f"fuzz_long: no corpus at {args.corpus} (pass --corpus)", file=sys.stderr)
@@ -509,11 +568,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown formats {sorted(unknown)}")
     args.out.mkdir(parents=True, exist_ok=True)
     runner = ForkRunner(timeout=args.timeout, memory_mb=args.memory_mb, jobs=args.jobs)
+    cache = None
+    if args.seed_cache is not None:
+        engine = [Path(__file__), Path(mutation.__file__)]
+        cache = SeedCache(args.seed_cache, code_key(engine, f"{args.timeout} {args.memory_mb} {CHILD_LIMITS}"))
     reports = []
     with tempfile.TemporaryDirectory(prefix="nn2tosa-fuzz-") as tmp:
         for fmt in formats:
             start = time.perf_counter()
-            seeds, left_out = healthy(seeds_for(fmt, args.corpus, Path(tmp), args.tosa_seeds), runner, Path(tmp), fmt)
+            seeds, left_out = healthy(seeds_for(fmt, args.corpus, Path(tmp), args.tosa_seeds), runner, Path(tmp), fmt,
+                                     cache)
             if left_out:
                 print(f"{fmt}: {len(left_out)} seed(s) fail unmutated, left out (for the corpus tests' owners):")
                 for line in left_out:
