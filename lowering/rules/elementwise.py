@@ -84,13 +84,13 @@ def direct_binary(ctx: LoweringContext) -> Value:
 
 @rule(*SWAPPED_BINARY)
 def swapped_binary(ctx: LoweringContext) -> Value:
-    x, y = ctx.operands
+    x, y = ctx.operand("x"), ctx.operand("y")
     return _apply(ctx, SWAPPED_BINARY[ctx.op_name], [y, x])
 
 
 @rule("nn.not_equal")
 def not_equal(ctx: LoweringContext) -> Value:
-    return ctx.op("tosa.logical_not", [_apply(ctx, "tosa.equal", list(ctx.operands))])
+    return ctx.tosa.logical_not(_apply(ctx, "tosa.equal", list(ctx.operands)))
 
 
 @rule(*DIRECT_UNARY)
@@ -105,7 +105,7 @@ def mul(ctx: LoweringContext) -> Value:
 
 @rule("nn.neg")
 def neg(ctx: LoweringContext) -> Value:
-    return ctx.negate(ctx.operands[0])
+    return ctx.negate(ctx.operand("x"))
 
 
 @rule("nn.constant")
@@ -119,12 +119,12 @@ def constant(ctx: LoweringContext) -> Value:
 
 @rule("nn.reshape")
 def reshape(ctx: LoweringContext) -> Value:
-    return ctx.reshape(ctx.operands[0], ctx.attrs["shape"])
+    return ctx.reshape(ctx.operand("x"), ctx.attrs["shape"])
 
 
 @rule("nn.transpose")
 def transpose(ctx: LoweringContext) -> Value:
-    return ctx.transpose(ctx.operands[0], ctx.attrs["perm"])
+    return ctx.transpose(ctx.operand("x"), ctx.attrs["perm"])
 
 
 # ------------------------------------------------------------------------------ common-unit operands
@@ -330,7 +330,7 @@ def squared_difference(ctx: LoweringContext) -> Value | list[Value]:
     wa, wb = widen(ctx, a, aq), widen(ctx, b, bq)
     aa, ab, bb = (rescale(ctx, ctx.mul(u, v), r * 2.0 ** p, "i32") for (u, v), (_, r) in
                   zip(((wa, wa), (wa, wb), (wb, wb)), terms))
-    acc = ctx.binary("tosa.sub", ctx.binary("tosa.add", aa, bb), ab)
+    acc = ctx.tosa.sub(ctx.tosa.add(aa, bb), ab)
     # acc >= 0 up to the terms' rounding: RESCALE's half-up rounding is Arm NN's half away from zero
     return narrow(ctx, acc, 2.0 ** -p, yq)
 
@@ -347,7 +347,7 @@ def _squared_difference_tflite(ctx: LoweringContext, xs: Sequence[Value], qs: Se
     scaled = [rescale(ctx, widen(ctx, x, q, float(1 << TFLITE_LEFT_SHIFT)), q.scale / twice_max, "i32")
               for x, q in zip(xs, qs)]
     a, b = scaled
-    d = ctx.binary("tosa.sub", a, b)
+    d = ctx.tosa.sub(a, b)
     factor = twice_max * twice_max / ((1 << 2 * TFLITE_LEFT_SHIFT) * yq.scale)
     return rescale(ctx, ctx.mul(d, d), factor, yq.dtype, out_zp=yq.zero_point)
 
@@ -371,7 +371,7 @@ def compare(ctx: LoweringContext) -> Value:
         a, b = on_unit(ctx, xs, qs, unit * 2.0 ** -p)
     op, swapped = COMPARISONS[ctx.op_name]
     y = ctx.binary(op, b, a) if swapped else ctx.binary(op, a, b)
-    return ctx.op("tosa.logical_not", [y]) if ctx.op_name == "nn.not_equal" else y
+    return ctx.tosa.logical_not(y) if ctx.op_name == "nn.not_equal" else y
 
 
 float_when_an_end_is_not_quantized("nn.select", operands=(1, 2))
@@ -380,10 +380,10 @@ float_when_an_end_is_not_quantized("nn.select", operands=(1, 2))
 @rule("nn.select", quantized=True)
 def select(ctx: LoweringContext) -> Value:
     """Both choices re-encoded in the result's quantization, then SELECT."""
-    cond, x, y = ctx.operands
+    cond, x, y = ctx.operand("cond"), ctx.operand("x"), ctx.operand("y")
     yq = q_out(ctx)
     xq, zq = q_in(ctx, 1), q_in(ctx, 2)
     assert yq is not None and xq is not None and zq is not None, "in_float takes the ends not quantized"
     require_per_tensor(ctx, xq, zq, yq)
     x, y = requantize_value(ctx, x, xq, yq), requantize_value(ctx, y, zq, yq)
-    return ctx.op("tosa.select", ctx.same_rank(cond, x, y))
+    return ctx.tosa.select(*ctx.same_rank(cond, x, y))

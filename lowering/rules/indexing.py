@@ -43,14 +43,14 @@ def _gather_rows(ctx: LoweringContext, values: Value, indices: Value) -> Value:
     """TOSA GATHER of [N, K, C] values by [N, W] i32 indices (booleans carried as i8)."""
     vt = ctx.type_of(values)
     carrier = _GATHER_CARRIER.get(vt.dtype, vt.dtype)
-    out = ctx.op("tosa.gather", [ctx.cast(values, carrier), indices])
+    out = ctx.tosa.gather(ctx.cast(values, carrier), indices)
     return ctx.cast(out, vt.dtype) if carrier != vt.dtype else out
 
 
 @rule("nn.gather")
 def gather(ctx: LoweringContext) -> Value:
     """numpy.take along `axis`: data as [outer, axis, inner], the flattened indices tiled over outer."""
-    data, idx = ctx.operands
+    data, idx = ctx.operand("data"), ctx.operand("indices")
     axis = int(ctx.attrs["axis"])
     dt, it = ctx.type_of(data), ctx.type_of(idx)
     outer = int(np.prod(dt.shape[:axis], dtype=np.int64))
@@ -73,13 +73,13 @@ def _linear_prefix_index(ctx: LoweringContext, idx: Value, prefix: Sequence[int]
     t = ctx.type_of(idx)
     strides = _prefix_strides(prefix).astype(np.int32)
     weighted = ctx.mul(idx, ctx.const(strides.reshape((1,) * (t.rank - 1) + (len(prefix),)), "i32"))
-    summed = ctx.op("tosa.reduce_sum", [weighted], {"axis": t.rank - 1})
+    summed = ctx.tosa.reduce_sum(weighted, axis=t.rank - 1)
     return ctx.reshape(summed, (1, int(np.prod(t.shape[:-1], dtype=np.int64))))
 
 
 @rule("nn.gather_nd")
 def gather_nd(ctx: LoweringContext) -> Value:
-    data, idx = ctx.operands
+    data, idx = ctx.operand("data"), ctx.operand("indices")
     dt, it = ctx.type_of(data), ctx.type_of(idx)
     k = it.shape[-1]
     rows = int(np.prod(dt.shape[:k], dtype=np.int64))
@@ -117,7 +117,7 @@ def scatter_nd(ctx: LoweringContext) -> Value:
               the row through GATHER; rows no index names keep data;
       others  the updates matching each row, the reduction's identity elsewhere ([P, W, C]), are
               reduced over W and combined with data."""
-    data, idx, updates = ctx.operands
+    data, idx, updates = ctx.operand("data"), ctx.operand("indices"), ctx.operand("updates")
     reduction = ctx.attrs["reduction"]
     dt, it = ctx.type_of(data), ctx.type_of(idx)
     k = it.shape[-1]
@@ -129,15 +129,15 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     row_numbers = np.arange(rows, dtype=np.int32).reshape(rows, 1)
     hits_known = None if flat_known is None else row_numbers == flat_known
     hits = ctx.const(hits_known, "i1") if hits_known is not None else \
-        ctx.binary("tosa.equal", ctx.const(row_numbers, "i32"), flat_idx)  # [P, W]
+        ctx.tosa.equal(ctx.const(row_numbers, "i32"), flat_idx)  # [P, W]
     base = ctx.reshape(data, (rows, inner))
     upd = ctx.reshape(updates, (w, inner))
     i32 = Arith(ctx, "i32", 2)
     if reduction == "none":
         positions = np.arange(w, dtype=np.int32).reshape(1, w)
         last_known = None if hits_known is None else np.where(hits_known, positions, -1).max(axis=1, keepdims=True)
-        last = _index_tensor(ctx, last_known, lambda: ctx.op(
-            "tosa.reduce_max", [i32.select(hits, ctx.const(positions, "i32"), -1)], {"axis": 1}))  # [P, 1]
+        last = _index_tensor(ctx, last_known, lambda: ctx.tosa.reduce_max(
+            i32.select(hits, ctx.const(positions, "i32"), -1), axis=1))  # [P, 1]
         source_rows = _index_tensor(ctx, None if last_known is None else np.maximum(last_known, 0).reshape(1, rows),
                                     lambda: ctx.reshape(i32.maximum(last, 0), (1, rows)))
         picked = _gather_rows(ctx, ctx.reshape(upd, (1, w, inner)), source_rows)
@@ -147,7 +147,7 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     identity = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[reduction]
     compute = dt.dtype
     if dt.dtype not in ("f32", "f16", "bf16"):  # integer reductions and sums are i32 in TOSA
-        base, upd = to_i32(ctx, base, ctx.nn_in_types[0].dtype), to_i32(ctx, upd, ctx.nn_in_types[2].dtype)
+        base, upd = to_i32(ctx, base, ctx.nn_type("data").dtype), to_i32(ctx, upd, ctx.nn_type("updates").dtype)
         compute = "i32"
         identity = {"add": 0, "mul": 1, "max": -(1 << 31), "min": (1 << 31) - 1}[reduction]
     a = Arith(ctx, compute, 3)

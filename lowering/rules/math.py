@@ -160,14 +160,14 @@ def _atanh(a: Arith, x: Value) -> Value:
 @rule(*FLOAT_UNARY, checks=(floating_point_operands,))
 def float_unary(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, ctx.op_name)
-    (x,) = in_compute_type(ctx, a, ctx.operands[0])
+    (x,) = in_compute_type(ctx, a, ctx.operand("x"))
     return ctx.cast(FLOAT_UNARY[ctx.op_name](a, x), result_dtype(ctx))
 
 
 @rule("nn.elu", checks=(floating_point_operands,))
 def elu(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, "elu")
-    (x,) = in_compute_type(ctx, a, ctx.operands[0])
+    (x,) = in_compute_type(ctx, a, ctx.operand("x"))
     y = a.select(a.gt(x, 0.0), x, a.mul(a.expm1(a.minimum(x, 0.0)), float(ctx.attrs["alpha"])))
     return ctx.cast(y, result_dtype(ctx))
 
@@ -175,7 +175,7 @@ def elu(ctx: LoweringContext) -> Value:
 @rule("nn.gelu", constraints=(gelu_approximation_known,), checks=(floating_point_operands,))
 def gelu(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, "gelu")
-    (x,) = in_compute_type(ctx, a, ctx.operands[0])
+    (x,) = in_compute_type(ctx, a, ctx.operand("x"))
     approximate = ctx.attrs["approximate"]
     if approximate == "none":  # x * Phi(x) = x/2 (1 + erf(x / sqrt 2))
         phi = a.add(a.unary("tosa.erf", a.mul(x, 1 / math.sqrt(2))), 1.0)
