@@ -7,10 +7,11 @@ integers (the `moves_data` form of shape.py).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, constant_value
@@ -89,10 +90,11 @@ def gather_nd(ctx: LoweringContext) -> Value:
     return ctx.reshape(_gather_rows(ctx, values, flat), ctx.out_types[0].shape)
 
 
-# scatter_nd reduction -> how updates landing on the same row combine with the row
-_SCATTER_REDUCE = {"add": "tosa.reduce_sum", "mul": "tosa.reduce_product", "max": "tosa.reduce_max",
-                   "min": "tosa.reduce_min"}
-_SCATTER_COMBINE = {"add": "tosa.add", "max": "tosa.maximum", "min": "tosa.minimum"}
+# scatter_nd reduction -> how updates landing on the same row combine with the row (the TOSA reduction's
+# and the elementwise op's typed builder methods, unbound: called with ctx.tosa)
+_SCATTER_REDUCE: dict[str, Callable[..., Value]] = {"add": TosaBuilder.reduce_sum, "mul": TosaBuilder.reduce_product, "max": TosaBuilder.reduce_max,
+                   "min": TosaBuilder.reduce_min}
+_SCATTER_COMBINE: dict[str, Callable[..., Value]] = {"add": TosaBuilder.add, "max": TosaBuilder.maximum, "min": TosaBuilder.minimum}
 
 
 def scatter_reduction_supported(ctx: LoweringContext) -> str | None:
@@ -102,7 +104,7 @@ def scatter_reduction_supported(ctx: LoweringContext) -> str | None:
         return None
     if reduction not in _SCATTER_REDUCE:
         return f"scatter_nd reduction {reduction!r}"
-    if ctx.type_of(ctx.operands[0]).dtype == "i1":
+    if ctx.type_of(ctx.operand("data")).dtype == "i1":
         return f"scatter_nd reduction {reduction!r} on booleans"
     return None
 
@@ -155,10 +157,10 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     if reduction == "mul" and compute == "i32":  # REDUCE_PRODUCT is float only
         reduced = product_tree(ctx, spread, 1)
     else:
-        reduced = ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1})
+        reduced = _SCATTER_REDUCE[reduction](ctx.tosa, spread, axis=1)
     gathered = ctx.reshape(reduced, (rows, inner))
     if reduction == "mul":
         combined = ctx.mul(base, gathered)
     else:
-        combined = ctx.binary(_SCATTER_COMBINE[reduction], base, gathered)
+        combined = _SCATTER_COMBINE[reduction](ctx.tosa, base, gathered)
     return ctx.reshape(ctx.cast(combined, dt.dtype), dt.shape)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 import math
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
@@ -100,12 +101,13 @@ def fully_connected(ctx: LoweringContext) -> Value:
     rows = ctx.type_of(x).num_elements // k
     if dtype == "i8":  # plain i8: an exact i32 MATMUL product (convolution() accumulates floats only)
         y = batch_matmul(ctx, ctx.reshape(x, (1, rows, k)), rearrange(ctx, w, perm=(1, 0), shape=(1, k, o)), dtype)
-        if len(ctx.operands) > 2:
-            row_bias = rearrange(ctx, cast(ctx, ctx.operands[2], ctx.type_of(y).dtype), shape=(1, 1, o))
+        bias = ctx.optional_operand("bias")
+        if bias is not None:
+            row_bias = rearrange(ctx, cast(ctx, bias, ctx.type_of(y).dtype), shape=(1, 1, o))
             y = ctx.tosa.add(y, row_bias)
         return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
-    bias = ctx.operands[2] if len(ctx.operands) > 2 else None
-    y = convolution(ctx, "tosa.conv2d", ctx.reshape(x, (1, rows, 1, k)), rearrange(ctx, w, shape=(o, 1, 1, k)), bias,
+    bias = ctx.optional_operand("bias")
+    y = convolution(ctx, TosaBuilder.conv2d, ctx.reshape(x, (1, rows, 1, k)), rearrange(ctx, w, shape=(o, 1, 1, k)), bias,
                     dtype, kernel=(1, 1), pad=(0, 0, 0, 0), stride=(1, 1), dilation=(1, 1))
     return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
 
@@ -124,7 +126,7 @@ def quantized_fully_connected(ctx: LoweringContext) -> Value:
     # LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once, in double (not
     # MultiplyByQuantizedMultiplier as its convolutions do): one rounding, SINGLE_ROUND
     rounding = kernel_rounding(ctx, "SINGLE_ROUND")
-    y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
+    y = quantized_convolution(ctx, TosaBuilder.conv2d, ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
                               bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs, rounding=rounding)
     return ctx.reshape(y, ctx.out_types[0].shape)
 
@@ -135,7 +137,7 @@ float_when_an_end_is_not_quantized("nn.matmul", operands=(0, 1))
 @rule("nn.matmul", quantized=True, checks=(matmul_operand_types,))
 def quantized_matmul(ctx: LoweringContext) -> Value:
     """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
-    aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
+    aq, bq, yq = q_in(ctx, "a"), q_in(ctx, "b"), q_out(ctx)
     assert aq is not None and bq is not None and yq is not None, "in_float takes the ends not quantized"
     require_per_tensor(ctx, aq, bq, yq)
     ctx.check(matmul_operand_types, aq, bq)

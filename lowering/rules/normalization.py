@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
@@ -44,7 +45,7 @@ def _result(ctx: LoweringContext, y: Value) -> Value:
 
 def _mean(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int]) -> Value:
     count = int(np.prod([ctx.type_of(x).shape[i] for i in axes], dtype=np.int64))
-    return a.mul(reduce_axes(ctx, x, "tosa.reduce_sum", axes), 1.0 / count)
+    return a.mul(reduce_axes(ctx, x, TosaBuilder.reduce_sum, axes), 1.0 / count)
 
 
 def _normalize(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int], epsilon: float) -> Value:
@@ -54,7 +55,7 @@ def _normalize(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int], ep
     mean = _mean(ctx, a, x, axes)
     centred = a.sub(x, a.add(mean, _mean(ctx, a, a.sub(x, mean), axes)))
     var = _mean(ctx, a, a.mul(centred, centred), axes)
-    return a.mul(centred, a.unary("tosa.rsqrt", a.add(var, float(epsilon))))
+    return a.mul(centred, a.rsqrt(a.add(var, float(epsilon))))
 
 
 def _shifted_logits(ctx: LoweringContext, a: Arith, x: Value) -> tuple[Value, int]:
@@ -69,7 +70,7 @@ def softmax(ctx: LoweringContext) -> Value:
     a, (x,) = _f32_operands(ctx, "softmax")
     shifted, axis = _shifted_logits(ctx, a, x)
     e = a.exp(shifted)
-    return _result(ctx, a.mul(e, a.unary("tosa.reciprocal", ctx.tosa.reduce_sum(e, axis=axis))))
+    return _result(ctx, a.mul(e, a.reciprocal(ctx.tosa.reduce_sum(e, axis=axis))))
 
 
 @rule("nn.log_softmax", checks=(floating_point_operands,))
@@ -126,7 +127,7 @@ def batch_norm(ctx: LoweringContext) -> Value:
     else:
         mean, var, gamma, beta = (ctx.reshape(s, [ctx.type_of(s).shape[0] if d == -1 else 1 for d in along])
                                   for s in (mean, var, gamma, beta))
-        scale = a.mul(gamma, a.unary("tosa.rsqrt", a.add(var, float(ctx.attrs["epsilon"]))))
+        scale = a.mul(gamma, a.rsqrt(a.add(var, float(ctx.attrs["epsilon"]))))
     return _result(ctx, a.add(a.mul(a.sub(x, mean), scale), beta))
 
 
@@ -137,11 +138,11 @@ def l2_normalize(ctx: LoweringContext) -> Value:
     a, (x,) = _f32_operands(ctx, "l2_normalize")
     axes = [int(i) for i in ctx.attrs["axes"]]
     epsilon = float(ctx.attrs["epsilon"])
-    big = a.gt(reduce_axes(ctx, a.abs(x), "tosa.reduce_max", axes), 2.0 ** 60)
+    big = a.gt(reduce_axes(ctx, a.abs(x), TosaBuilder.reduce_max, axes), 2.0 ** 60)
     xs = a.mul(x, a.select(big, 2.0 ** -64, 1.0))
-    squares = reduce_axes(ctx, a.mul(xs, xs), "tosa.reduce_sum", axes)
+    squares = reduce_axes(ctx, a.mul(xs, xs), TosaBuilder.reduce_sum, axes)
     floor = a.select(big, epsilon * 2.0 ** -128, epsilon)
-    return _result(ctx, a.mul(xs, a.unary("tosa.rsqrt", a.maximum(squares, floor))))
+    return _result(ctx, a.mul(xs, a.rsqrt(a.maximum(squares, floor))))
 
 
 @rule("nn.local_response_norm", checks=(floating_point_operands,))

@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
@@ -277,7 +278,7 @@ def average_pool3d(ctx: LoweringContext, x: Value, count_pad: Sequence[int], div
 
 
 def _float_input(ctx: LoweringContext, what: str) -> Value:
-    return ctx.cast(ctx.operands[0], float_type(ctx, what))
+    return ctx.cast(ctx.operand("input"), float_type(ctx, what))
 
 
 def _finish(ctx: LoweringContext, y: Value) -> Value:
@@ -407,7 +408,7 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
     thousands of elements): one op every Ethos-U maps. Elsewhere: exact window sums from a
     DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half
     added, INTDIV (truncating) by the per-position count."""
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     _, h, w, c = ctx.type_of(x).shape
     _, oh, ow, _ = ctx.out_types[0].shape
     counts = np.outer(*(window_counts(size, out, k, s, pad[2 * i], 0, 0)
@@ -457,5 +458,5 @@ def quantized_avg_pool3d(ctx: LoweringContext) -> Value | list[Value]:
     ones = QInfo("i8", (1.0,), (0,), None)
     attrs = {"stride": list(ctx.attrs["stride"]), "pad": pad, "dilation": [1, 1, 1]}
     factor = np.full(channels, xq.scale / (count * yq.scale))
-    return quantized_convolution(ctx, "tosa.conv3d", ctx.operand("input"), xq, weights, ones, np.zeros(channels, np.int64),
+    return quantized_convolution(ctx, TosaBuilder.conv3d, ctx.operand("input"), xq, weights, ones, np.zeros(channels, np.int64),
                                  factor, yq, (1, 2, 3, 4), attrs, kernel)

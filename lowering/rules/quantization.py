@@ -42,8 +42,9 @@ from ..semantics import computes_litert
 
 
 # ------------------------------------------------------------------------------ helpers
-def q_in(ctx: LoweringContext, k: int = 0) -> QInfo | None:
-    t = ctx.nn_in_types[k]
+def q_in(ctx: LoweringContext, k: int | str = 0) -> QInfo | None:
+    """The quantization of operand `k` (its name in the op's definition, or its position), None if it has none."""
+    t = ctx.nn_type(k) if isinstance(k, str) else ctx.nn_in_types[k]
     return qinfo(t) if isinstance(t, TensorType) and t.quant is not None else None
 
 

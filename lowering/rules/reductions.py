@@ -38,10 +38,11 @@ DEPTHWISE_CONV2D of ones, which is what these helpers build.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, float_rule_unquantized
@@ -57,21 +58,26 @@ from .quantization import (float_fallback, float_when_an_end_is_not_quantized, q
 from .shape import product_tree, slice_axis
 
 
-REDUCE = {"nn.reduce_sum": "tosa.reduce_sum", "nn.reduce_mean": "tosa.reduce_sum", "nn.reduce_max": "tosa.reduce_max",
-          "nn.reduce_min": "tosa.reduce_min", "nn.reduce_prod": "tosa.reduce_product",
-          "nn.reduce_any": "tosa.reduce_any", "nn.reduce_all": "tosa.reduce_all"}
+# a TOSA reduction's typed builder method, unbound (TosaBuilder.reduce_sum): `reduction(ctx.tosa, x, axis=k)`
+Reduction = Callable[..., Value]
+REDUCE: dict[str, Reduction] = {
+    "nn.reduce_sum": TosaBuilder.reduce_sum, "nn.reduce_mean": TosaBuilder.reduce_sum,
+    "nn.reduce_max": TosaBuilder.reduce_max, "nn.reduce_min": TosaBuilder.reduce_min,
+    "nn.reduce_prod": TosaBuilder.reduce_product, "nn.reduce_any": TosaBuilder.reduce_any,
+    "nn.reduce_all": TosaBuilder.reduce_all}
 # on booleans: sums, means and maxima are "any", products and minima "all"
-BOOLEAN_REDUCE = {"nn.reduce_sum": "tosa.reduce_any", "nn.reduce_mean": "tosa.reduce_any",
-                  "nn.reduce_max": "tosa.reduce_any", "nn.reduce_min": "tosa.reduce_all",
-                  "nn.reduce_prod": "tosa.reduce_all", "nn.reduce_any": "tosa.reduce_any",
-                  "nn.reduce_all": "tosa.reduce_all"}
+BOOLEAN_REDUCE: dict[str, Reduction] = {
+    "nn.reduce_sum": TosaBuilder.reduce_any, "nn.reduce_mean": TosaBuilder.reduce_any,
+    "nn.reduce_max": TosaBuilder.reduce_any, "nn.reduce_min": TosaBuilder.reduce_all,
+    "nn.reduce_prod": TosaBuilder.reduce_all, "nn.reduce_any": TosaBuilder.reduce_any,
+    "nn.reduce_all": TosaBuilder.reduce_all}
 
 
-def reduce_axes(ctx: LoweringContext, x: Value, tosa_op: str, axes: Sequence[int]) -> Value:
-    """`tosa_op` over each of `axes` in turn (the axes stay, with size 1)."""
+def reduce_axes(ctx: LoweringContext, x: Value, reduction: Reduction, axes: Sequence[int]) -> Value:
+    """`reduction` (a TosaBuilder reduce method) over each of `axes` in turn (the axes stay, with size 1)."""
     for axis in sorted(set(int(a) for a in axes)):
-        if ctx.type_of(x).shape[axis] != 1 or tosa_op in ("tosa.reduce_any", "tosa.reduce_all"):
-            x = ctx.op(tosa_op, [x], {"axis": axis})
+        if ctx.type_of(x).shape[axis] != 1 or reduction in (TosaBuilder.reduce_any, TosaBuilder.reduce_all):
+            x = reduction(ctx.tosa, x, axis=axis)
     return x
 
 
@@ -140,7 +146,7 @@ def arg_extremum(ctx: LoweringContext) -> Value:
     else:
         wide = to_i32(ctx, x, nn_dtype)
         a = Arith(ctx, "i32", t.rank)
-        extremum = ctx.op("tosa.reduce_min" if is_min else "tosa.reduce_max", [wide], {"axis": axis})
+        extremum = ctx.tosa.reduce_min(wide, axis=axis) if is_min else ctx.tosa.reduce_max(wide, axis=axis)
         positions = np.arange(t.shape[axis], dtype=np.int32).reshape([-1 if i == axis else 1 for i in range(t.rank)])
         candidates = a.select(a.eq(wide, extremum), ctx.const(positions, "i32"), t.shape[axis])
         index = ctx.tosa.reduce_min(candidates, axis=axis)
@@ -171,7 +177,7 @@ float_when_an_end_is_not_quantized("nn.reduce_sum", "nn.reduce_mean", "nn.reduce
 def _summed(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo, list[int], int]:
     """The operand, its and the result's quantizations, the axes and the number of values each sum adds."""
     xq, yq = quantized_ends(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     axes = [int(a) for a in ctx.attrs["axes"]]
     count = math.prod(ctx.type_of(x).shape[a] for a in axes)
     ctx.check(sum_fits_i32, xq.span, count)
@@ -180,7 +186,7 @@ def _summed(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo, list[int], int]:
 
 def _sum(ctx: LoweringContext, x: Value, xq: QInfo, axes: Sequence[int]) -> Value:
     """The i32 sum of x - zp: over H and W a DEPTHWISE_CONV2D of ones (what NPU compilers map), else REDUCE_SUMs."""
-    return spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+    return spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), TosaBuilder.reduce_sum, axes)
 
 
 @rule("nn.reduce_mean", quantized=True, checks=(sum_fits_i32,), benefit=10, semantics="litert")
@@ -223,8 +229,7 @@ def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
 @rule("nn.reduce_max", "nn.reduce_min", quantized=True)
 def reduce_extremum(ctx: LoweringContext) -> Value:
     xq, yq = quantized_ends(ctx)
-    op = "tosa.reduce_max" if ctx.op_name == "nn.reduce_max" else "tosa.reduce_min"
-    y = reduce_axes(ctx, ctx.operand("x"), op, ctx.attrs["axes"])
+    y = reduce_axes(ctx, ctx.operand("x"), REDUCE[ctx.op_name], ctx.attrs["axes"])
     return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
 
 

@@ -188,7 +188,7 @@ def _keeps_integer_quantization(ctx: LoweringContext) -> bool:
 
 
 def _tflite_samplings(ctx: LoweringContext) -> tuple[Sampling, Sampling]:
-    _, h, w, _ = ctx.type_of(ctx.operands[0]).shape
+    _, h, w, _ = ctx.type_of(ctx.operand("input")).shape
     out_h, out_w = ctx.attrs["size"]
     return tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
 
@@ -223,7 +223,7 @@ def _upscale_resize_rounds(ctx: LoweringContext) -> bool:
 def _upscale_form(ctx: LoweringContext) -> Value:
     """The aligned integer upscale as a DEPTHWISE_CONV2D (`_upscale`)."""
     sy, sx = _tflite_samplings(ctx)
-    return _upscale(ctx, ctx.operands[0], sy.n, sx.n)
+    return _upscale(ctx, ctx.operand("input"), sy.n, sx.n)
 
 
 # TFLite's integers (semantics "litert"), most specific first: an integer upscale RESIZE cannot take, or one the
@@ -400,7 +400,7 @@ def _tflite_nearest(ctx: LoweringContext) -> Value | list[Value]:
     RESIZE where they are nn's exact ones, GATHER of those rows otherwise. An nn nearest rounding
     other than TFLite's (floor, half up with align_corners or half-pixel centres) did not come from
     TFLite: it keeps nn's meaning."""
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     _, h, w, _ = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
     centred = ctx.attrs["align_corners"] or ctx.attrs["half_pixel_centers"]

@@ -211,7 +211,7 @@ def _strided_slice(ctx: LoweringContext) -> tuple[Value, list[int]]:
     """Python slicing per axis: the indices it visits are range(first, ..., step); a negative
     step reverses the axis first (and mirrors the first index). Strides of H and W of int8 NHWC data
     are left to one window op: x is then cut to their extent, and their strides are returned."""
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     shape = ctx.type_of(x).shape
     plan = []
     for axis, visited in enumerate(_visited(ctx)):
@@ -298,7 +298,7 @@ def pad_mode_known(ctx: LoweringContext) -> str | None:
 
 def constant_pad_unquantized(ctx: LoweringContext) -> str | None:
     """Constant padding's float rule pads unquantized tensors (the quantized rule encodes the fill value)."""
-    if ctx.attrs["mode"] == "constant" and ctx.nn_in_types[0].quant is not None:
+    if ctx.attrs["mode"] == "constant" and ctx.nn_type("x").quant is not None:
         return "constant padding of quantized tensors (the fill value needs quantizing)"
     return None
 
@@ -307,7 +307,7 @@ def reflected_dimensions_wider_than_one(ctx: LoweringContext) -> str | None:
     """Reflect padding pads no dimension of size 1 (there is nothing to reflect)."""
     pads = [int(p) for p in ctx.attrs["pads"]]
     if ctx.attrs["mode"] == "reflect" and any(
-            d == 1 and (pads[2 * axis] or pads[2 * axis + 1]) for axis, d in enumerate(ctx.type_of(ctx.operands[0]).shape)):
+            d == 1 and (pads[2 * axis] or pads[2 * axis + 1]) for axis, d in enumerate(ctx.type_of(ctx.operand("x")).shape)):
         return "reflect padding of a size-1 dimension (nothing to reflect)"
     return None
 
