@@ -101,6 +101,10 @@ def instance_norm(ctx: LoweringContext) -> Value:
     return _result(ctx, a.add(a.mul(y, gamma), beta))
 
 
+# batch_norm's statistics operands, in the order its formulas take them
+STATISTICS = ("mean", "var", "gamma", "beta")
+
+
 def _constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
     """The value of a tosa.const operand in real numbers (None when it is computed at run time)."""
     stored = constant_value(ctx, v)
@@ -118,7 +122,7 @@ def batch_norm(ctx: LoweringContext) -> Value:
     a, (x, mean, var, gamma, beta) = _f32_operands(ctx, "batch_norm")
     axis, rank = int(ctx.attrs["axis"]), ctx.type_of(x).rank
     along = [-1 if i == axis else 1 for i in range(rank)]
-    stats = [_constant_value(ctx, v) for v in ctx.operands[1:]]
+    stats = [_constant_value(ctx, ctx.operand(name)) for name in STATISTICS]
     known = [s for s in stats if s is not None]
     if len(known) == len(stats):
         m, v, g, b = known
@@ -251,11 +255,11 @@ def quantized_batch_norm(ctx: LoweringContext) -> Value | list[Value]:
     rank = ctx.type_of(x).rank
     axis = int(ctx.attrs["axis"])
     stats = []
-    for k in range(1, 5):
-        array = constant_value(ctx, ctx.operands[k])
+    for name in STATISTICS:
+        array = constant_value(ctx, ctx.operand(name))
         if array is None:
             return float_fallback(ctx)
-        q = q_in(ctx, k)
+        q = q_in(ctx, name)
         stats.append(array.astype(np.float64) if q is None else
                      dequantize_constant(array, q))
     require_per_tensor(ctx, xq, yq)

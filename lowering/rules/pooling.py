@@ -67,7 +67,7 @@ def _lowest(dtype: str) -> float | int:
 
 def _max_pool_type(ctx: LoweringContext, what: str) -> str:
     """The element type a max pool runs in: floats, i8/i16, or stored integers of one quantization."""
-    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
+    x, y = ctx.nn_type("input"), ctx.nn_out_types[0]
     dtype = ctx.in_types[0].dtype
     if dtype in MAX_POOL_INTEGERS and x.quant == y.quant and x.dtype == y.dtype:
         return dtype

@@ -84,7 +84,7 @@ def reduce_axes(ctx: LoweringContext, x: Value, reduction: Reduction, axes: Sequ
 def integer_extremum_fits_i32(ctx: LoweringContext) -> str | None:
     """A max, min or mean reduction, argmax or argmin of integers is not of ui32 or ui64 data: TOSA's
     widest integer is i32, signed (sums and products wrap as nn's do, and any/all see booleans)."""
-    nn_dtype = ctx.nn_in_types[0].dtype
+    nn_dtype = ctx.nn_type("x").dtype
     wrapping = ("nn.reduce_sum", "nn.reduce_prod", "nn.reduce_any", "nn.reduce_all")
     if nn_dtype in ("ui32", "ui64") and ctx.op_name not in wrapping:
         return f"{ctx.op_name} of {nn_dtype} (TOSA's widest integer is i32, signed)"
@@ -93,7 +93,7 @@ def integer_extremum_fits_i32(ctx: LoweringContext) -> str | None:
 
 @rule(*REDUCE, constraints=(integer_extremum_fits_i32,))
 def reduce(ctx: LoweringContext) -> Value:
-    ctx.check(float_rule_unquantized, "reductions", ctx.nn_in_types[:1])
+    ctx.check(float_rule_unquantized, "reductions", [ctx.nn_type("x")])
     x = ctx.operand("x")
     axes = [int(a) for a in ctx.attrs["axes"]]
     op = ctx.op_name

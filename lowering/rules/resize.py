@@ -114,7 +114,7 @@ def nearest_rounding_known(ctx: LoweringContext) -> str | None:
 def float_resize_unquantized(ctx: LoweringContext) -> str | None:
     """The float rule resizes unquantized data, or nearest-neighbour data of one quantization (it only
     moves stored values); the quantized rules lower the rest."""
-    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
+    x, y = ctx.nn_type("input"), ctx.nn_out_types[0]
     mode = ctx.attrs["mode"]
     if (x.quant is not None or y.quant is not None) and not (mode == "nearest" and x.quant == y.quant):
         return f"quantized {mode} resize is lowered by the quantized rules, not by the float one"
