@@ -149,16 +149,6 @@ class LoweringContext(Checks):
     def type_of(self, v: Value) -> TensorType:
         return self.graph.tensor_type(v)
 
-    def op(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
-           types: Sequence[Type] | None = None) -> Value:
-        """An op named by a string: unchecked until it runs. Kept (with `op_results` and `binary`) for the
-        rule modules not yet on the typed builder `ctx.tosa` (issue 29), which new code uses."""
-        return self.b.op(name, operands, attrs, types)
-
-    def op_results(self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None,
-                   types: Sequence[Type] | None = None) -> list[Value]:
-        return self.b.op_results(name, operands, attrs, types)
-
     def const(self, value: Any, dtype: str) -> Value:
         """A tosa.const of element type `dtype` (numpy value converted to its storage dtype;
         floating-point values given for a bf16 constant are rounded to bf16 bits)."""
@@ -211,10 +201,6 @@ class LoweringContext(Checks):
     def same_rank(self, *xs: Value) -> list[Value]:
         rank = max(self.type_of(x).rank for x in xs)
         return [self.to_rank(x, rank) for x in xs]
-
-    def binary(self, tosa_op: str, x: Value, y: Value, attrs: dict[str, Any] | None = None) -> Value:
-        x, y = self.same_rank(x, y)
-        return self.op(tosa_op, [x, y], attrs)
 
     def mul(self, x: Value, y: Value) -> Value:
         """x * y (floating point, or integer with shift 0)."""

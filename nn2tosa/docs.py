@@ -71,14 +71,14 @@ class Row:
 @functools.lru_cache(maxsize=1)
 def _nn_lowering() -> tuple[dict[str, Reading], dict[str, Reading], frozenset[str]]:
     """For each nn op: what its float rule and its quantized rule can create."""
-    from nn2tosa.dialects.tosa_builder import EQUAL_RANKS
+    from nn2tosa.dialects.tosa_builder import EQUAL_RANKS, TosaBuilder
     from nn2tosa.ir import Builder
     from nn2tosa.lowering.context import LoweringContext
     from nn2tosa.lowering.rules import CARRY_QUANTIZATION, QUANTIZED_RULES, RULES, OpLowering
 
     # the typed builder brings an elementwise op's operands to one rank (ctx.same_rank) before it builds it
     reader = CodeReader("tosa.", "nn2tosa.lowering", [LoweringContext, Builder],
-                        implied={op: [LoweringContext.same_rank] for op in EQUAL_RANKS})
+                        implied={op: [LoweringContext.same_rank] for op in EQUAL_RANKS}, builder=TosaBuilder)
 
     def read(op: str, rule: OpLowering) -> Reading:  # what any of the op's forms can create
         reading = Reading()

@@ -1,5 +1,5 @@
 """What a rule function can create, read from its code: the op names its string literals spell and
-the typed builder methods it names (`ctx.tosa.add`), the rows of the tables it indexes and what the
+the typed builder methods it names (`ctx.tosa.add`, or unbound: `TosaBuilder.add`, also as table rows), the rows of the tables it indexes and what the
 helpers it calls can create (followed through its package and the builder classes), from the source
 (`ast`), or from the bytecode of a lambda in a table row.
 "Can create" is a reading of the code, not a run. nn2tosa.docs lists it for every rule.
@@ -44,10 +44,12 @@ class CodeReader:
     """Reads rule functions through their source (ast): op-name literals, module tables the code
     indexes; follows calls into functions of `package`, and a call `x.name(...)` into the method
     `name` of `classes` (the builders rules use) and of the package's classes the function's module
-    knows (so that what is read does not depend on import order)."""
+    knows (so that what is read does not depend on import order). `builder`: the typed builder class,
+    whose methods are named for the ops they build (a method handed on, `TosaBuilder.conv2d`, or a
+    table row of them builds that op)."""
 
     def __init__(self, prefix: str, package: str, classes: Iterable[type],
-                 implied: Mapping[str, Iterable[Callable]] | None = None):
+                 implied: Mapping[str, Iterable[Callable]] | None = None, builder: type | None = None):
         from nn2tosa.ir import ops_of
 
         self.prefix = prefix
@@ -56,6 +58,7 @@ class CodeReader:
         # op -> what a typed builder's method of it calls besides (ctx.tosa.add: ctx.same_rank)
         self.implied = {op: list(fns) for op, fns in (implied or {}).items()}
         self.known = frozenset(d.name for d in ops_of(prefix.rstrip(".")))
+        self.builder = builder
         self._readings: dict[Any, Reading] = {}
         self._summaries: dict[Any, _Summary] = {}
 
@@ -76,6 +79,10 @@ class CodeReader:
                 for item in row if isinstance(row, (tuple, list)) else (row,):
                     if isinstance(item, str) and item in self.known:
                         result.own.add(item)
+                    elif self._builder_method(item):
+                        result.own.add(self._builder_method(item))  # a table of the typed builder's methods
+                        for implied in self.implied.get(self._builder_method(item), ()):
+                            result.merge(self.read(implied, key), own=False)
                     elif isinstance(item, types.FunctionType) and item.__module__.startswith(self.package):
                         result.merge(self.read(item, key), own=True)  # a dispatch table of builders
         for target in summary.calls:
@@ -126,7 +133,8 @@ class CodeReader:
                 summary.literals.add(const)
             elif isinstance(const, types.CodeType):
                 self._from_bytecode(const, scope, classes, summary)
-        built = self.prefix.rstrip(".") in code.co_names  # a lambda calling ctx.tosa.<op>
+        built = self.prefix.rstrip(".") in code.co_names or (  # a lambda calling ctx.tosa.<op>, TosaBuilder.<op>
+            self.builder is not None and self.builder.__name__ in code.co_names)
         for name in code.co_names:
             if built and self.prefix + name.rstrip("_") in self.known:
                 summary.literals.add(self.prefix + name.rstrip("_"))
@@ -157,14 +165,22 @@ class CodeReader:
             self._callee(target, classes, summary)
 
     def _built(self, node: ast.Attribute) -> str:
-        """"tosa.add" for `<anything>.tosa.add` (a typed builder's method, named for the op it builds,
-        a Python keyword with "_" appended), "" for any other attribute."""
+        """"tosa.add" for `<anything>.tosa.add` or `TosaBuilder.add` (a typed builder's method, named for
+        the op it builds, a Python keyword with "_" appended), "" for any other attribute."""
         holder = node.value
         dialect = self.prefix.rstrip(".")
         if (isinstance(holder, ast.Attribute) and holder.attr == dialect) or (
-                isinstance(holder, ast.Name) and holder.id == dialect):
+                isinstance(holder, ast.Name) and (holder.id == dialect or (
+                    self.builder is not None and holder.id == self.builder.__name__))):
             return self.prefix + node.attr.rstrip("_")
         return ""
+
+    def _builder_method(self, item: Any) -> str:
+        """"tosa.add" for the builder's method `TosaBuilder.add`, "" for anything else."""
+        if not (self.builder is not None and isinstance(item, types.FunctionType) and _defined_in(item, self.builder)):
+            return ""
+        op = self.prefix + item.__name__.rstrip("_")
+        return op if op in self.known else ""
 
     @staticmethod
     def _table(table: Any, summary: _Summary) -> None:

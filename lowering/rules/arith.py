@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-from nn2tosa.dialects.tosa_builder import UnaryOpName
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, float_rule_unquantized
@@ -65,10 +64,6 @@ class Arith:
     def minimum(self, x: Operand, y: Operand) -> Value:
         return self.ctx.tosa.minimum(self.v(x), self.v(y))
 
-    def unary(self, op: UnaryOpName, x: Operand) -> Value:
-        """TOSA op `op` of x (kept for the rule modules not yet on `ctx.tosa`; issue 29)."""
-        return self.ctx.op(op, [self.v(x)])
-
     def reciprocal(self, x: Operand) -> Value:
         return self.ctx.tosa.reciprocal(self.v(x))
 
@@ -90,6 +85,21 @@ class Arith:
 
     def log(self, x: Operand) -> Value:
         return self.ctx.tosa.log(self.v(x))
+
+    def rsqrt(self, x: Operand) -> Value:
+        return self.ctx.tosa.rsqrt(self.v(x))
+
+    def sin(self, x: Operand) -> Value:
+        return self.ctx.tosa.sin(self.v(x))
+
+    def cos(self, x: Operand) -> Value:
+        return self.ctx.tosa.cos(self.v(x))
+
+    def tanh(self, x: Operand) -> Value:
+        return self.ctx.tosa.tanh(self.v(x))
+
+    def erf(self, x: Operand) -> Value:
+        return self.ctx.tosa.erf(self.v(x))
 
     def sqrt(self, x: Operand) -> Value:
         """1 / rsqrt(x): exact at 0 (1/inf) and inf (1/0), NaN below 0."""

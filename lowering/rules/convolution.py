@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
@@ -102,7 +103,7 @@ def rearrange(ctx: LoweringContext, v: Value, perm: Sequence[int] | None = None,
 def convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, w: Value, bias: Value | None, dtype: str, *,
                 kernel: Sequence[int], pad: Sequence[int], stride: Sequence[int],
                 dilation: Sequence[int] | None = None) -> Value:
-    """TOSA convolution `op` in `dtype` (operands cast to it; f32 accumulation), bias zeros when
+    """TOSA convolution `op` (a TosaBuilder method) in `dtype` (operands cast to it; f32 accumulation), bias zeros when
     None. The result has element type `dtype`."""
     x, w = cast(ctx, x, dtype), cast(ctx, w, dtype)
     attrs = {"stride": list(stride), "acc_type": ACCUMULATOR[dtype]}
@@ -114,7 +115,7 @@ def convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, w: Value, bia
         attrs["out_pad"], extra = list(pad), []
     bias = ctx.const(np.zeros(1), dtype) if bias is None else cast(ctx, bias, dtype)
     zero = ctx.zero_point(dtype)
-    return drop_extra(ctx, ctx.op(op, [x, w, bias, zero, zero], attrs), extra)
+    return drop_extra(ctx, op(ctx.tosa, x, w, bias, zero, zero, **attrs), extra)
 
 
 def _bias(ctx: LoweringContext) -> Value | None:
@@ -135,11 +136,11 @@ def conv2d(ctx: LoweringContext) -> Value:
     window = {"kernel": (kh, kw), "pad": ctx.attrs["pad"], "stride": ctx.attrs["stride"],
               "dilation": ctx.attrs["dilation"]}
     if groups == 1:
-        return _finish(ctx, convolution(ctx, "tosa.conv2d", x, w, bias, dtype, **window))
+        return _finish(ctx, convolution(ctx, TosaBuilder.conv2d, x, w, bias, dtype, **window))
     if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
         w = rearrange(ctx, w, shape=(groups, o // groups, kh, kw))
         w = rearrange(ctx, w, perm=(2, 3, 0, 1))
-        return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", x, w, bias, dtype, **window))
+        return _finish(ctx, convolution(ctx, TosaBuilder.depthwise_conv2d, x, w, bias, dtype, **window))
     n, h, wd, _ = ctx.type_of(x).shape
     per_out = o // groups
     outputs = []
@@ -147,7 +148,7 @@ def conv2d(ctx: LoweringContext) -> Value:
         xg = slice_of(ctx, x, (0, 0, 0, g * per_group), (n, h, wd, per_group))
         wg = slice_of(ctx, w, (g * per_out, 0, 0, 0), (per_out, kh, kw, per_group))
         bg = None if bias is None else slice_of(ctx, bias, (g * per_out,), (per_out,))
-        outputs.append(convolution(ctx, "tosa.conv2d", xg, wg, bg, dtype, **window))
+        outputs.append(convolution(ctx, TosaBuilder.conv2d, xg, wg, bg, dtype, **window))
     return _finish(ctx, concat(ctx, outputs, axis=3))
 
 
@@ -155,7 +156,7 @@ def conv2d(ctx: LoweringContext) -> Value:
 def depthwise_conv2d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "depthwise_conv2d")
     kh, kw, _, _ = ctx.type_of(ctx.operand("weight")).shape
-    return _finish(ctx, convolution(ctx, "tosa.depthwise_conv2d", ctx.operand("input"), ctx.operand("weight"),
+    return _finish(ctx, convolution(ctx, TosaBuilder.depthwise_conv2d, ctx.operand("input"), ctx.operand("weight"),
                                     _bias(ctx), dtype, kernel=(kh, kw), pad=ctx.attrs["pad"],
                                     stride=ctx.attrs["stride"], dilation=ctx.attrs["dilation"]))
 
@@ -164,7 +165,7 @@ def depthwise_conv2d(ctx: LoweringContext) -> Value:
 def conv3d(ctx: LoweringContext) -> Value:
     dtype = float_type(ctx, "conv3d")
     _, kd, kh, kw, _ = ctx.type_of(ctx.operand("weight")).shape
-    return _finish(ctx, convolution(ctx, "tosa.conv3d", ctx.operand("input"), ctx.operand("weight"), _bias(ctx), dtype,
+    return _finish(ctx, convolution(ctx, TosaBuilder.conv3d, ctx.operand("input"), ctx.operand("weight"), _bias(ctx), dtype,
                                     kernel=(kd, kh, kw), pad=ctx.attrs["pad"], stride=ctx.attrs["stride"],
                                     dilation=ctx.attrs["dilation"]))
 
@@ -176,7 +177,7 @@ def transpose_conv2d(ctx: LoweringContext) -> Value:
     out_pad = ctx.attrs["out_pad"]
     # TOSA needs out_pad > -kernel: crop deeper with a slice of the result
     tosa_pad = [max(p, 1 - k) for p, k in zip(out_pad, (kh, kh, kw, kw))]
-    y = convolution(ctx, "tosa.transpose_conv2d", ctx.operand("input"), ctx.operand("weight"), _bias(ctx), dtype,
+    y = convolution(ctx, TosaBuilder.transpose_conv2d, ctx.operand("input"), ctx.operand("weight"), _bias(ctx), dtype,
                     kernel=(kh, kw), pad=tosa_pad, stride=ctx.attrs["stride"])
     crop_top, crop_left = tosa_pad[0] - out_pad[0], tosa_pad[2] - out_pad[2]
     y = slice_of(ctx, y, (0, crop_top, crop_left, 0), ctx.out_types[0].shape)
@@ -214,10 +215,10 @@ def quantized_conv2d(ctx: LoweringContext) -> Value:
     if groups == 1:
         if window == [1, 1]:
             x, attrs = subsample_first(ctx, x, xq, attrs)
-        return quantized_convolution(ctx, "tosa.conv2d", x, xq, w, wq, bias, out_scales, yq, (1, 2, 3), attrs, window)
+        return quantized_convolution(ctx, TosaBuilder.conv2d, x, xq, w, wq, bias, out_scales, yq, (1, 2, 3), attrs, window)
     if per_group == 1:  # one input channel per group: depthwise, output channel c*M + m as in nn
         dw = np.ascontiguousarray(w.reshape(groups, o // groups, kh, kw).transpose(2, 3, 0, 1))
-        return quantized_convolution(ctx, "tosa.depthwise_conv2d", x, xq, dw, wq, bias, out_scales, yq, (0, 1),
+        return quantized_convolution(ctx, TosaBuilder.depthwise_conv2d, x, xq, dw, wq, bias, out_scales, yq, (0, 1),
                                      attrs, window)
     n, h, wd, _ = ctx.type_of(x).shape
     per_out = o // groups
@@ -225,7 +226,7 @@ def quantized_conv2d(ctx: LoweringContext) -> Value:
     for g in range(groups):
         xg = tosa_slice(ctx, x, (0, 0, 0, g * per_group), (n, h, wd, per_group))
         sl = slice(g * per_out, (g + 1) * per_out)
-        parts.append(quantized_convolution(ctx, "tosa.conv2d", xg, xq, np.ascontiguousarray(w[sl]), wq, bias[sl],
+        parts.append(quantized_convolution(ctx, TosaBuilder.conv2d, xg, xq, np.ascontiguousarray(w[sl]), wq, bias[sl],
                                            out_scales[sl], yq, (1, 2, 3), attrs, window))
     return ctx.tosa.concat(parts, axis=3)
 
@@ -245,7 +246,7 @@ def quantized_depthwise_conv2d(ctx: LoweringContext) -> Value:
     bias = bias_in_accumulator(ctx, acc_scales)
     attrs = _window_attrs(ctx)
     # the accumulator bound sums over the window of each (c, m) output channel
-    return quantized_convolution(ctx, "tosa.depthwise_conv2d", ctx.operand("input"), xq, w, wq, bias,
+    return quantized_convolution(ctx, TosaBuilder.depthwise_conv2d, ctx.operand("input"), xq, w, wq, bias,
                                  acc_scales / yq.scale, yq, (0, 1), attrs, _windows((kh, kw), attrs["dilation"]))
 
 
@@ -257,5 +258,5 @@ def quantized_conv3d(ctx: LoweringContext) -> Value:
     acc_scales = xq.scale * out_channel_scales(wq, o)
     bias = bias_in_accumulator(ctx, acc_scales)
     attrs = _window_attrs(ctx)
-    return quantized_convolution(ctx, "tosa.conv3d", ctx.operand("input"), xq, w, wq, bias, acc_scales / yq.scale, yq,
+    return quantized_convolution(ctx, TosaBuilder.conv3d, ctx.operand("input"), xq, w, wq, bias, acc_scales / yq.scale, yq,
                                  (1, 2, 3, 4), attrs, _windows((kd, kh, kw), attrs["dilation"]))

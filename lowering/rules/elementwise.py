@@ -21,10 +21,11 @@ softmax, L2 normalization and batch normalization: normalization.py.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
@@ -36,76 +37,76 @@ from ..registry import rule
 from .quantization import (float_fallback, float_when_an_end_is_not_quantized, q_in, q_out, requantize_value,
                            require_per_tensor, same_quantization)
 
+# a typed builder's method, unbound (TosaBuilder.add): `build(ctx.tosa, *operands)` makes its TOSA op
+Build = Callable[..., Value]
 
-# nn op -> TOSA op, operands in the same order (rank equalized for broadcasting)
-DIRECT_BINARY = {
-    "nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maximum", "nn.minimum": "tosa.minimum",
-    "nn.bitwise_and": "tosa.bitwise_and", "nn.bitwise_or": "tosa.bitwise_or",
-    "nn.bitwise_xor": "tosa.bitwise_xor", "nn.logical_and": "tosa.logical_and", "nn.logical_or": "tosa.logical_or",
-    "nn.logical_xor": "tosa.logical_xor", "nn.equal": "tosa.equal", "nn.greater": "tosa.greater",
-    "nn.greater_equal": "tosa.greater_equal",
+
+# nn op -> the typed builder's method of its TOSA op, operands in the same order (the builder equalizes
+# ranks for broadcasting)
+DIRECT_BINARY: dict[str, Build] = {
+    "nn.add": TosaBuilder.add, "nn.sub": TosaBuilder.sub, "nn.maximum": TosaBuilder.maximum,
+    "nn.minimum": TosaBuilder.minimum, "nn.bitwise_and": TosaBuilder.bitwise_and, "nn.bitwise_or": TosaBuilder.bitwise_or,
+    "nn.bitwise_xor": TosaBuilder.bitwise_xor, "nn.logical_and": TosaBuilder.logical_and,
+    "nn.logical_or": TosaBuilder.logical_or, "nn.logical_xor": TosaBuilder.logical_xor, "nn.equal": TosaBuilder.equal,
+    "nn.greater": TosaBuilder.greater, "nn.greater_equal": TosaBuilder.greater_equal,
 }
 # comparisons TOSA has only one direction of: swap the operands
-SWAPPED_BINARY = {"nn.less": "tosa.greater", "nn.less_equal": "tosa.greater_equal"}
-DIRECT_UNARY = {
-    "nn.abs": "tosa.abs", "nn.exp": "tosa.exp", "nn.log": "tosa.log", "nn.floor": "tosa.floor", "nn.ceil": "tosa.ceil",
-    "nn.sin": "tosa.sin", "nn.cos": "tosa.cos", "nn.rsqrt": "tosa.rsqrt", "nn.reciprocal": "tosa.reciprocal",
-    "nn.sigmoid": "tosa.sigmoid", "nn.tanh": "tosa.tanh", "nn.erf": "tosa.erf", "nn.logical_not": "tosa.logical_not",
-    "nn.bitwise_not": "tosa.bitwise_not", "nn.identity": "tosa.identity",
+SWAPPED_BINARY: dict[str, Build] = {"nn.less": TosaBuilder.greater, "nn.less_equal": TosaBuilder.greater_equal}
+DIRECT_UNARY: dict[str, Build] = {
+    "nn.abs": TosaBuilder.abs, "nn.exp": TosaBuilder.exp, "nn.log": TosaBuilder.log, "nn.floor": TosaBuilder.floor,
+    "nn.ceil": TosaBuilder.ceil, "nn.sin": TosaBuilder.sin, "nn.cos": TosaBuilder.cos, "nn.rsqrt": TosaBuilder.rsqrt,
+    "nn.reciprocal": TosaBuilder.reciprocal, "nn.sigmoid": TosaBuilder.sigmoid, "nn.tanh": TosaBuilder.tanh,
+    "nn.erf": TosaBuilder.erf, "nn.logical_not": TosaBuilder.logical_not, "nn.bitwise_not": TosaBuilder.bitwise_not,
+    "nn.identity": TosaBuilder.identity,
 }
 
 
 # TOSA ops whose integer form is i32 only: narrower integers (and booleans, for comparisons) are
 # widened to i32, and an integer result is cast back (TOSA's narrowing CAST wraps, like nn's integers)
-I32_ONLY = frozenset({"tosa.add", "tosa.sub", "tosa.maximum", "tosa.minimum", "tosa.abs", "tosa.equal", "tosa.greater",
-                      "tosa.greater_equal", "tosa.mul"})
+I32_ONLY: frozenset[Build] = frozenset({TosaBuilder.add, TosaBuilder.sub, TosaBuilder.maximum, TosaBuilder.minimum,
+                                        TosaBuilder.abs, TosaBuilder.equal, TosaBuilder.greater,
+                                        TosaBuilder.greater_equal, TosaBuilder.mul})
 NARROW_INTEGERS = frozenset({"i1", "i8", "i16"})
 
 
-def _apply(ctx: LoweringContext, tosa_op: str, operands: list[Value]) -> Value:
-    """`tosa_op` on `operands` (rank equalized), through i32 where TOSA needs it."""
-    narrow = tosa_op in I32_ONLY and ctx.type_of(operands[0]).dtype in NARROW_INTEGERS
+def _apply(ctx: LoweringContext, build: Build, operands: list[Value]) -> Value:
+    """The TOSA op `build` makes (a TosaBuilder method) on `operands`, through i32 where TOSA needs it."""
+    narrow = build in I32_ONLY and ctx.type_of(operands[0]).dtype in NARROW_INTEGERS
     if narrow:
         operands = [ctx.cast(x, "i32") for x in operands]
-    if tosa_op == "tosa.mul":
-        result = ctx.mul(*operands)
-    elif len(operands) == 2:
-        x, y = operands
-        result = ctx.binary(tosa_op, x, y)
-    else:
-        result = ctx.op(tosa_op, operands)
+    result = ctx.mul(*operands) if build is TosaBuilder.mul else build(ctx.tosa, *operands)
     return ctx.cast(result, ctx.out_types[0].dtype) if narrow else result
 
 
 @rule(*DIRECT_BINARY)
 def direct_binary(ctx: LoweringContext) -> Value:
-    return _apply(ctx, DIRECT_BINARY[ctx.op_name], list(ctx.operands))
+    return _apply(ctx, DIRECT_BINARY[ctx.op_name], [ctx.operand("x"), ctx.operand("y")])
 
 
 @rule(*SWAPPED_BINARY)
 def swapped_binary(ctx: LoweringContext) -> Value:
-    x, y = ctx.operands
+    x, y = ctx.operand("x"), ctx.operand("y")
     return _apply(ctx, SWAPPED_BINARY[ctx.op_name], [y, x])
 
 
 @rule("nn.not_equal")
 def not_equal(ctx: LoweringContext) -> Value:
-    return ctx.op("tosa.logical_not", [_apply(ctx, "tosa.equal", list(ctx.operands))])
+    return ctx.tosa.logical_not(_apply(ctx, TosaBuilder.equal, [ctx.operand("x"), ctx.operand("y")]))
 
 
 @rule(*DIRECT_UNARY)
 def direct_unary(ctx: LoweringContext) -> Value:
-    return _apply(ctx, DIRECT_UNARY[ctx.op_name], list(ctx.operands))
+    return _apply(ctx, DIRECT_UNARY[ctx.op_name], [ctx.operand("x")])
 
 
 @rule("nn.mul")
 def mul(ctx: LoweringContext) -> Value:
-    return _apply(ctx, "tosa.mul", list(ctx.operands))
+    return _apply(ctx, TosaBuilder.mul, [ctx.operand("x"), ctx.operand("y")])
 
 
 @rule("nn.neg")
 def neg(ctx: LoweringContext) -> Value:
-    return ctx.negate(ctx.operands[0])
+    return ctx.negate(ctx.operand("x"))
 
 
 @rule("nn.constant")
@@ -119,12 +120,12 @@ def constant(ctx: LoweringContext) -> Value:
 
 @rule("nn.reshape")
 def reshape(ctx: LoweringContext) -> Value:
-    return ctx.reshape(ctx.operands[0], ctx.attrs["shape"])
+    return ctx.reshape(ctx.operand("x"), ctx.attrs["shape"])
 
 
 @rule("nn.transpose")
 def transpose(ctx: LoweringContext) -> Value:
-    return ctx.transpose(ctx.operands[0], ctx.attrs["perm"])
+    return ctx.transpose(ctx.operand("x"), ctx.attrs["perm"])
 
 
 # ------------------------------------------------------------------------------ common-unit operands
@@ -159,7 +160,8 @@ def product_fits_i32(ctx: LoweringContext, qs: Sequence[QInfo]) -> str | None:
     return None
 
 
-ADDITIVE = {"nn.add": "tosa.add", "nn.sub": "tosa.sub", "nn.maximum": "tosa.maximum", "nn.minimum": "tosa.minimum"}
+ADDITIVE: dict[str, Build] = {"nn.add": TosaBuilder.add, "nn.sub": TosaBuilder.sub, "nn.maximum": TosaBuilder.maximum,
+                              "nn.minimum": TosaBuilder.minimum}
 MUL_CHECKS = (operands_all_quantized, product_fits_i32)
 
 
@@ -199,7 +201,7 @@ def additive(ctx: LoweringContext) -> Value | list[Value]:
         # kernel compares them), in i32 as TOSA has it: RESCALEs by 1, which Vela fuses into the op (the
         # common-unit RESCALEs below it does not: q8_minimum 1,728 cycles on Ethos-U55 against 192)
         a, b = (rescale(ctx, x, 1.0, "i32", rounding="SINGLE_ROUND") for x in xs)
-        return rescale(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 1.0, yq.dtype, rounding="SINGLE_ROUND")
+        return rescale(ctx, ADDITIVE[ctx.op_name](ctx.tosa, a, b), 1.0, yq.dtype, rounding="SINGLE_ROUND")
     p = common_unit_bits(qs, yq.scale, headroom=2)
     unit = yq.scale * 2.0 ** -p
     a, b = on_unit(ctx, xs, qs, unit)
@@ -208,7 +210,7 @@ def additive(ctx: LoweringContext) -> Value | list[Value]:
     steps = [q.scale / unit for q in qs]
     exact = all(abs(r - round(r)) < 1e-9 for r in steps)
     bound = sum(int(q.span * r) + 1 for q, r in zip(qs, steps)) if exact else None
-    return narrow(ctx, ctx.binary(ADDITIVE[ctx.op_name], a, b), 2.0 ** -p, yq, max_abs=bound)
+    return narrow(ctx, ADDITIVE[ctx.op_name](ctx.tosa, a, b), 2.0 ** -p, yq, max_abs=bound)
 
 
 def _tflite_add(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], yq: QInfo) -> Value:
@@ -230,7 +232,7 @@ def _tflite_add(ctx: LoweringContext, xs: Sequence[Value], qs: Sequence[QInfo], 
         terms = [requantize_like_tflite(ctx, _shifted(ctx, x, q, left_shift), m, e, I32)
                  for x, q, (m, e) in zip(xs, qs, multipliers)]
     first, second = terms
-    total = ctx.binary(ADDITIVE[ctx.op_name], first, second)
+    total = ADDITIVE[ctx.op_name](ctx.tosa, first, second)
     return requantize_like_tflite(ctx, total, *out_multiplier, yq)
 
 
@@ -330,7 +332,7 @@ def squared_difference(ctx: LoweringContext) -> Value | list[Value]:
     wa, wb = widen(ctx, a, aq), widen(ctx, b, bq)
     aa, ab, bb = (rescale(ctx, ctx.mul(u, v), r * 2.0 ** p, "i32") for (u, v), (_, r) in
                   zip(((wa, wa), (wa, wb), (wb, wb)), terms))
-    acc = ctx.binary("tosa.sub", ctx.binary("tosa.add", aa, bb), ab)
+    acc = ctx.tosa.sub(ctx.tosa.add(aa, bb), ab)
     # acc >= 0 up to the terms' rounding: RESCALE's half-up rounding is Arm NN's half away from zero
     return narrow(ctx, acc, 2.0 ** -p, yq)
 
@@ -347,7 +349,7 @@ def _squared_difference_tflite(ctx: LoweringContext, xs: Sequence[Value], qs: Se
     scaled = [rescale(ctx, widen(ctx, x, q, float(1 << TFLITE_LEFT_SHIFT)), q.scale / twice_max, "i32")
               for x, q in zip(xs, qs)]
     a, b = scaled
-    d = ctx.binary("tosa.sub", a, b)
+    d = ctx.tosa.sub(a, b)
     factor = twice_max * twice_max / ((1 << 2 * TFLITE_LEFT_SHIFT) * yq.scale)
     return rescale(ctx, ctx.mul(d, d), factor, yq.dtype, out_zp=yq.zero_point)
 
@@ -355,9 +357,11 @@ def _squared_difference_tflite(ctx: LoweringContext, xs: Sequence[Value], qs: Se
 # The quotient's truncation costs up to 1.5 * 2**-p of an output step: below this many bits, float.
 
 
-COMPARISONS = {"nn.equal": ("tosa.equal", False), "nn.not_equal": ("tosa.equal", False),
-               "nn.greater": ("tosa.greater", False), "nn.greater_equal": ("tosa.greater_equal", False),
-               "nn.less": ("tosa.greater", True), "nn.less_equal": ("tosa.greater_equal", True)}
+# nn op -> the TOSA comparison's builder method, and whether it takes the operands swapped
+COMPARISONS: dict[str, tuple[Build, bool]] = {
+    "nn.equal": (TosaBuilder.equal, False), "nn.not_equal": (TosaBuilder.equal, False),
+    "nn.greater": (TosaBuilder.greater, False), "nn.greater_equal": (TosaBuilder.greater_equal, False),
+    "nn.less": (TosaBuilder.greater, True), "nn.less_equal": (TosaBuilder.greater_equal, True)}
 
 
 @rule(*COMPARISONS, quantized=True, checks=(operands_all_quantized,))
@@ -369,9 +373,9 @@ def compare(ctx: LoweringContext) -> Value:
         unit = min(q.scale for q in qs)
         p = common_unit_bits(qs, unit, headroom=1)
         a, b = on_unit(ctx, xs, qs, unit * 2.0 ** -p)
-    op, swapped = COMPARISONS[ctx.op_name]
-    y = ctx.binary(op, b, a) if swapped else ctx.binary(op, a, b)
-    return ctx.op("tosa.logical_not", [y]) if ctx.op_name == "nn.not_equal" else y
+    build, swapped = COMPARISONS[ctx.op_name]
+    y = build(ctx.tosa, b, a) if swapped else build(ctx.tosa, a, b)
+    return ctx.tosa.logical_not(y) if ctx.op_name == "nn.not_equal" else y
 
 
 float_when_an_end_is_not_quantized("nn.select", operands=(1, 2))
@@ -380,10 +384,10 @@ float_when_an_end_is_not_quantized("nn.select", operands=(1, 2))
 @rule("nn.select", quantized=True)
 def select(ctx: LoweringContext) -> Value:
     """Both choices re-encoded in the result's quantization, then SELECT."""
-    cond, x, y = ctx.operands
+    cond, x, y = ctx.operand("cond"), ctx.operand("x"), ctx.operand("y")
     yq = q_out(ctx)
-    xq, zq = q_in(ctx, 1), q_in(ctx, 2)
+    xq, zq = q_in(ctx, "x"), q_in(ctx, "y")
     assert yq is not None and xq is not None and zq is not None, "in_float takes the ends not quantized"
     require_per_tensor(ctx, xq, zq, yq)
     x, y = requantize_value(ctx, x, xq, yq), requantize_value(ctx, y, zq, yq)
-    return ctx.op("tosa.select", ctx.same_rank(cond, x, y))
+    return ctx.tosa.select(cond, x, y)

@@ -7,10 +7,11 @@ integers (the `moves_data` form of shape.py).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, constant_value
@@ -43,14 +44,14 @@ def _gather_rows(ctx: LoweringContext, values: Value, indices: Value) -> Value:
     """TOSA GATHER of [N, K, C] values by [N, W] i32 indices (booleans carried as i8)."""
     vt = ctx.type_of(values)
     carrier = _GATHER_CARRIER.get(vt.dtype, vt.dtype)
-    out = ctx.op("tosa.gather", [ctx.cast(values, carrier), indices])
+    out = ctx.tosa.gather(ctx.cast(values, carrier), indices)
     return ctx.cast(out, vt.dtype) if carrier != vt.dtype else out
 
 
 @rule("nn.gather")
 def gather(ctx: LoweringContext) -> Value:
     """numpy.take along `axis`: data as [outer, axis, inner], the flattened indices tiled over outer."""
-    data, idx = ctx.operands
+    data, idx = ctx.operand("data"), ctx.operand("indices")
     axis = int(ctx.attrs["axis"])
     dt, it = ctx.type_of(data), ctx.type_of(idx)
     outer = int(np.prod(dt.shape[:axis], dtype=np.int64))
@@ -73,13 +74,13 @@ def _linear_prefix_index(ctx: LoweringContext, idx: Value, prefix: Sequence[int]
     t = ctx.type_of(idx)
     strides = _prefix_strides(prefix).astype(np.int32)
     weighted = ctx.mul(idx, ctx.const(strides.reshape((1,) * (t.rank - 1) + (len(prefix),)), "i32"))
-    summed = ctx.op("tosa.reduce_sum", [weighted], {"axis": t.rank - 1})
+    summed = ctx.tosa.reduce_sum(weighted, axis=t.rank - 1)
     return ctx.reshape(summed, (1, int(np.prod(t.shape[:-1], dtype=np.int64))))
 
 
 @rule("nn.gather_nd")
 def gather_nd(ctx: LoweringContext) -> Value:
-    data, idx = ctx.operands
+    data, idx = ctx.operand("data"), ctx.operand("indices")
     dt, it = ctx.type_of(data), ctx.type_of(idx)
     k = it.shape[-1]
     rows = int(np.prod(dt.shape[:k], dtype=np.int64))
@@ -89,10 +90,11 @@ def gather_nd(ctx: LoweringContext) -> Value:
     return ctx.reshape(_gather_rows(ctx, values, flat), ctx.out_types[0].shape)
 
 
-# scatter_nd reduction -> how updates landing on the same row combine with the row
-_SCATTER_REDUCE = {"add": "tosa.reduce_sum", "mul": "tosa.reduce_product", "max": "tosa.reduce_max",
-                   "min": "tosa.reduce_min"}
-_SCATTER_COMBINE = {"add": "tosa.add", "max": "tosa.maximum", "min": "tosa.minimum"}
+# scatter_nd reduction -> how updates landing on the same row combine with the row (the TOSA reduction's
+# and the elementwise op's typed builder methods, unbound: called with ctx.tosa)
+_SCATTER_REDUCE: dict[str, Callable[..., Value]] = {"add": TosaBuilder.reduce_sum, "mul": TosaBuilder.reduce_product, "max": TosaBuilder.reduce_max,
+                   "min": TosaBuilder.reduce_min}
+_SCATTER_COMBINE: dict[str, Callable[..., Value]] = {"add": TosaBuilder.add, "max": TosaBuilder.maximum, "min": TosaBuilder.minimum}
 
 
 def scatter_reduction_supported(ctx: LoweringContext) -> str | None:
@@ -102,7 +104,7 @@ def scatter_reduction_supported(ctx: LoweringContext) -> str | None:
         return None
     if reduction not in _SCATTER_REDUCE:
         return f"scatter_nd reduction {reduction!r}"
-    if ctx.type_of(ctx.operands[0]).dtype == "i1":
+    if ctx.type_of(ctx.operand("data")).dtype == "i1":
         return f"scatter_nd reduction {reduction!r} on booleans"
     return None
 
@@ -117,7 +119,7 @@ def scatter_nd(ctx: LoweringContext) -> Value:
               the row through GATHER; rows no index names keep data;
       others  the updates matching each row, the reduction's identity elsewhere ([P, W, C]), are
               reduced over W and combined with data."""
-    data, idx, updates = ctx.operands
+    data, idx, updates = ctx.operand("data"), ctx.operand("indices"), ctx.operand("updates")
     reduction = ctx.attrs["reduction"]
     dt, it = ctx.type_of(data), ctx.type_of(idx)
     k = it.shape[-1]
@@ -129,15 +131,15 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     row_numbers = np.arange(rows, dtype=np.int32).reshape(rows, 1)
     hits_known = None if flat_known is None else row_numbers == flat_known
     hits = ctx.const(hits_known, "i1") if hits_known is not None else \
-        ctx.binary("tosa.equal", ctx.const(row_numbers, "i32"), flat_idx)  # [P, W]
+        ctx.tosa.equal(ctx.const(row_numbers, "i32"), flat_idx)  # [P, W]
     base = ctx.reshape(data, (rows, inner))
     upd = ctx.reshape(updates, (w, inner))
     i32 = Arith(ctx, "i32", 2)
     if reduction == "none":
         positions = np.arange(w, dtype=np.int32).reshape(1, w)
         last_known = None if hits_known is None else np.where(hits_known, positions, -1).max(axis=1, keepdims=True)
-        last = _index_tensor(ctx, last_known, lambda: ctx.op(
-            "tosa.reduce_max", [i32.select(hits, ctx.const(positions, "i32"), -1)], {"axis": 1}))  # [P, 1]
+        last = _index_tensor(ctx, last_known, lambda: ctx.tosa.reduce_max(
+            i32.select(hits, ctx.const(positions, "i32"), -1), axis=1))  # [P, 1]
         source_rows = _index_tensor(ctx, None if last_known is None else np.maximum(last_known, 0).reshape(1, rows),
                                     lambda: ctx.reshape(i32.maximum(last, 0), (1, rows)))
         picked = _gather_rows(ctx, ctx.reshape(upd, (1, w, inner)), source_rows)
@@ -147,7 +149,7 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     identity = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[reduction]
     compute = dt.dtype
     if dt.dtype not in ("f32", "f16", "bf16"):  # integer reductions and sums are i32 in TOSA
-        base, upd = to_i32(ctx, base, ctx.nn_in_types[0].dtype), to_i32(ctx, upd, ctx.nn_in_types[2].dtype)
+        base, upd = to_i32(ctx, base, ctx.nn_type("data").dtype), to_i32(ctx, upd, ctx.nn_type("updates").dtype)
         compute = "i32"
         identity = {"add": 0, "mul": 1, "max": -(1 << 31), "min": (1 << 31) - 1}[reduction]
     a = Arith(ctx, compute, 3)
@@ -155,10 +157,10 @@ def scatter_nd(ctx: LoweringContext) -> Value:
     if reduction == "mul" and compute == "i32":  # REDUCE_PRODUCT is float only
         reduced = product_tree(ctx, spread, 1)
     else:
-        reduced = ctx.op(_SCATTER_REDUCE[reduction], [spread], {"axis": 1})
+        reduced = _SCATTER_REDUCE[reduction](ctx.tosa, spread, axis=1)
     gathered = ctx.reshape(reduced, (rows, inner))
     if reduction == "mul":
         combined = ctx.mul(base, gathered)
     else:
-        combined = ctx.binary(_SCATTER_COMBINE[reduction], base, gathered)
+        combined = _SCATTER_COMBINE[reduction](ctx.tosa, base, gathered)
     return ctx.reshape(ctx.cast(combined, dt.dtype), dt.shape)

@@ -27,12 +27,12 @@ resize.py's quantized bilinear spreads its input the same way).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import math
-from typing import Literal
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, constant_value
@@ -122,16 +122,17 @@ CONVOLUTION_CHECKS = (convolution_quantized_both_ends, constant_quantized_weight
                       constant_bias, bias_fits_accumulator, *CONVOLUTION_CORE)
 
 
-# The TOSA convolutions the convolution helpers build: they share operands (input, weight, bias and two
-# zero points), and the helpers, shared by several rule modules, take the op by name; typed so that mypy
-# checks the name where it is written.
-ConvolutionOp = Literal["tosa.conv2d", "tosa.depthwise_conv2d", "tosa.conv3d", "tosa.transpose_conv2d"]
+# The TOSA convolution a convolution helper builds, as the typed builder's method, unbound (TosaBuilder.conv2d,
+# depthwise_conv2d, conv3d or transpose_conv2d: mypy checks the name where it is written): they share operands
+# (input, weight, bias and two zero points), so `op(ctx.tosa, x, w, bias, x_zp, w_zp, **attributes)` builds any.
+ConvolutionOp = Callable[..., Value]
 
 
 # ------------------------------------------------------------------------------ operands
-def constant_weights(ctx: LoweringContext, k: int = 1) -> tuple[np.ndarray, QInfo]:
-    w = constant_value(ctx, ctx.operands[k])
-    wq = q_in(ctx, k)
+def constant_weights(ctx: LoweringContext) -> tuple[np.ndarray, QInfo]:
+    """The op's constant quantized "weight" operand and its quantization."""
+    w = constant_value(ctx, ctx.operand("weight"))
+    wq = q_in(ctx, "weight")
     ctx.check(constant_quantized_weights, w, wq)
     assert w is not None and wq is not None  # (the check above)
     ctx.check(one_weight_zero_point, wq)
@@ -156,7 +157,7 @@ def bias_in_accumulator(ctx: LoweringContext, acc_scales: np.ndarray) -> np.ndar
     if bias is None:
         return np.zeros(channels, np.int64)
     b = constant_value(ctx, bias)
-    bq = q_in(ctx, 2)
+    bq = q_in(ctx, "bias")
     ctx.check(constant_bias, b)
     assert b is not None
     if bq is None:  # a float bias: CpuRef adds it to the float sum
@@ -201,7 +202,7 @@ def _split_i16_weights(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def quantized_convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, xq: QInfo, w: np.ndarray, wq: QInfo,
                           bias: np.ndarray, out_scales: np.ndarray, yq: QInfo, channel_axis_sum: tuple[int, ...],
                           attrs: dict, window: Sequence[int] | None = None, rounding: str | None = None) -> Value:
-    """TOSA convolution `op` of carried x with constant weights w (carried, zero point in wq), bias
+    """TOSA convolution `op` (a TosaBuilder method) of carried x with constant weights w (carried, zero point in wq), bias
     in accumulator units, then RESCALE by out_scales (per output channel) to yq (`rounding`: see narrow).
     `channel_axis_sum`: the weight axes summed per output channel (for the accumulator bound)."""
     ctx.check(convolution_activations, xq)
@@ -225,9 +226,9 @@ def quantized_convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, xq:
         return int(np.max(abs_sum() * xq.span + np.abs(bias))) if bias.size else 0
 
     def conv(weights: np.ndarray, weight_zp: int, bias_values: np.ndarray) -> Value:
-        operands = [x, ctx.const(weights, "i8"), ctx.const(bias_values, acc_type), ctx.zero_point(xq.dtype, xq.zero_point),
-                    ctx.zero_point("i8", weight_zp)]
-        return drop_extra(ctx, ctx.op(op, operands, attrs), extra)
+        y = op(ctx.tosa, x, ctx.const(weights, "i8"), ctx.const(bias_values, acc_type),
+               ctx.zero_point(xq.dtype, xq.zero_point), ctx.zero_point("i8", weight_zp), **attrs)
+        return drop_extra(ctx, y, extra)
 
     if wq.dtype == "i8":
         acc = conv(w, wzp, bias)
@@ -248,7 +249,7 @@ def quantized_convolution(ctx: LoweringContext, op: ConvolutionOp, x: Value, xq:
 
 
 # The weight axis of the kernel width, per TOSA convolution whose width may grow
-_KERNEL_WIDTH_AXIS = {"tosa.conv2d": 2, "tosa.depthwise_conv2d": 1}
+_KERNEL_WIDTH_AXIS: dict[ConvolutionOp, int] = {TosaBuilder.conv2d: 2, TosaBuilder.depthwise_conv2d: 1}
 
 
 def widen_rather_than_trim(ctx: LoweringContext, op: ConvolutionOp, x: Value, w: np.ndarray, weight_zp: int,
@@ -288,7 +289,7 @@ def subsample_first(ctx: LoweringContext, x: Value, xq: QInfo, attrs: dict) -> t
     channels = ctx.type_of(x).shape[3]
     one_hot = np.ones((1, 1, channels, 1), np.int8)
     sub_attrs = {"stride": list(stride), "pad": [0, 0, 0, 0], "dilation": [1, 1]}
-    one_hot, window = widen_rather_than_trim(ctx, "tosa.depthwise_conv2d", x, one_hot, 0, [1, 1], sub_attrs)
+    one_hot, window = widen_rather_than_trim(ctx, TosaBuilder.depthwise_conv2d, x, one_hot, 0, [1, 1], sub_attrs)
     if window == [1, 1] or choose(ctx, "strided_pointwise_conv_untiled") != "subsample_first":
         return x, attrs
     x, sub_attrs["pad"], _ = fit_windows(ctx, x, window, stride, sub_attrs["pad"])
@@ -313,7 +314,7 @@ def upsample_then_convolve(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: Q
     _, kh, kw, _ = w.shape
     pads = [k - 1 + p for k, p in zip((kh, kh, kw, kw), out_pad)]
     attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
-    return quantized_convolution(ctx, "tosa.conv2d", x, xq, np.ascontiguousarray(w[:, ::-1, ::-1, :]), wq, bias,
+    return quantized_convolution(ctx, TosaBuilder.conv2d, x, xq, np.ascontiguousarray(w[:, ::-1, ::-1, :]), wq, bias,
                                  out_scales, yq, (1, 2, 3), attrs, [kh, kw])
 
 

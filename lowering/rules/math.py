@@ -36,12 +36,12 @@ FLOAT_UNARY: dict[str, Callable[[Arith, Value], Value]] = {
     "nn.exp2": lambda a, x: _exp2(a, x),
     "nn.log2": lambda a, x: a.mul(a.log(x), 1 / math.log(2)),
     "nn.log10": lambda a, x: a.mul(a.log(x), 1 / math.log(10)),
-    "nn.tan": lambda a, x: a.div(a.unary("tosa.sin", x), a.unary("tosa.cos", x)),
+    "nn.tan": lambda a, x: a.div(a.sin(x), a.cos(x)),
     "nn.atan": lambda a, x: a.atan(x),
     # asin(x) = atan(x / sqrt(1 - x^2)), with (1 - x)(1 + x) exact near |x| = 1; |x| > 1 gives NaN
-    "nn.asin": lambda a, x: a.atan(a.mul(x, a.unary("tosa.rsqrt", a.mul(a.sub(1.0, x), a.add(1.0, x))))),
+    "nn.asin": lambda a, x: a.atan(a.mul(x, a.rsqrt(a.mul(a.sub(1.0, x), a.add(1.0, x))))),
     # acos(x) = 2 atan(sqrt((1 - x) / (1 + x))): no cancellation near x = 1 (pi/2 - asin would have)
-    "nn.acos": lambda a, x: a.mul(a.atan(a.mul(a.sqrt(a.sub(1.0, x)), a.unary("tosa.rsqrt", a.add(1.0, x)))), 2.0),
+    "nn.acos": lambda a, x: a.mul(a.atan(a.mul(a.sqrt(a.sub(1.0, x)), a.rsqrt(a.add(1.0, x)))), 2.0),
     "nn.sinh": lambda a, x: _sinh(a, x),
     "nn.cosh": lambda a, x: _cosh(a, x),
     "nn.asinh": lambda a, x: _asinh(a, x),
@@ -113,7 +113,7 @@ def _exp2(a: Arith, x: Value) -> Value:
 def _half_exp(a: Arith, x: Value) -> tuple[Value, Value]:
     """(h, 1/h) with h = e^(|x|/2): e^|x| / 2 = h * (h / 2) stays finite as long as sinh/cosh do."""
     h = a.exp(a.mul(a.abs(x), 0.5))
-    return h, a.unary("tosa.reciprocal", h)
+    return h, a.reciprocal(h)
 
 
 def _sinh(a: Arith, x: Value) -> Value:
@@ -160,14 +160,14 @@ def _atanh(a: Arith, x: Value) -> Value:
 @rule(*FLOAT_UNARY, checks=(floating_point_operands,))
 def float_unary(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, ctx.op_name)
-    (x,) = in_compute_type(ctx, a, ctx.operands[0])
+    (x,) = in_compute_type(ctx, a, ctx.operand("x"))
     return ctx.cast(FLOAT_UNARY[ctx.op_name](a, x), result_dtype(ctx))
 
 
 @rule("nn.elu", checks=(floating_point_operands,))
 def elu(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, "elu")
-    (x,) = in_compute_type(ctx, a, ctx.operands[0])
+    (x,) = in_compute_type(ctx, a, ctx.operand("x"))
     y = a.select(a.gt(x, 0.0), x, a.mul(a.expm1(a.minimum(x, 0.0)), float(ctx.attrs["alpha"])))
     return ctx.cast(y, result_dtype(ctx))
 
@@ -175,14 +175,14 @@ def elu(ctx: LoweringContext) -> Value:
 @rule("nn.gelu", constraints=(gelu_approximation_known,), checks=(floating_point_operands,))
 def gelu(ctx: LoweringContext) -> Value:
     a = float_arith(ctx, "gelu")
-    (x,) = in_compute_type(ctx, a, ctx.operands[0])
+    (x,) = in_compute_type(ctx, a, ctx.operand("x"))
     approximate = ctx.attrs["approximate"]
     if approximate == "none":  # x * Phi(x) = x/2 (1 + erf(x / sqrt 2))
-        phi = a.add(a.unary("tosa.erf", a.mul(x, 1 / math.sqrt(2))), 1.0)
+        phi = a.add(a.erf(a.mul(x, 1 / math.sqrt(2))), 1.0)
     elif approximate == "tanh":
         cube = a.mul(a.mul(x, x), x)
         inner = a.mul(a.add(x, a.mul(cube, 0.044715)), math.sqrt(2 / math.pi))
-        phi = a.add(a.unary("tosa.tanh", inner), 1.0)
+        phi = a.add(a.tanh(inner), 1.0)
     else:
         raise AssertionError(approximate)  # gelu_approximation_known
     return ctx.cast(a.mul(a.mul(x, 0.5), phi), result_dtype(ctx))

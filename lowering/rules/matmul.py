@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 import math
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
@@ -65,7 +66,7 @@ def batch_matmul(ctx: LoweringContext, a: Value, b: Value, dtype: str) -> Value:
     a, b = cast(ctx, a, dtype), cast(ctx, b, dtype)
     (n, h, _), w = ctx.type_of(a).shape, ctx.type_of(b).shape[2]
     zero = ctx.zero_point(dtype)
-    return ctx.op("tosa.matmul", [a, b, zero, zero], types=[TensorType((n, h, w), PRODUCT_TYPE[dtype])])
+    return ctx.tosa.matmul(a, b, zero, zero, types=[TensorType((n, h, w), PRODUCT_TYPE[dtype])])
 
 
 def _tiled_to(ctx: LoweringContext, x: Value, batch: tuple[int, ...]) -> Value:
@@ -77,7 +78,7 @@ def _tiled_to(ctx: LoweringContext, x: Value, batch: tuple[int, ...]) -> Value:
 @rule("nn.matmul", checks=(matmul_float_or_i8, float_tensors))
 def matmul(ctx: LoweringContext) -> Value:
     dtype = _product_type(ctx, "matmul")
-    a, b = ctx.same_rank(*ctx.operands)
+    a, b = ctx.same_rank(ctx.operand("a"), ctx.operand("b"))
     a_shape, b_shape = ctx.type_of(a).shape, ctx.type_of(b).shape
     (m, k), n = a_shape[-2:], b_shape[-1]
     out = ctx.out_types[0]
@@ -94,18 +95,19 @@ def matmul(ctx: LoweringContext) -> Value:
 @rule("nn.fully_connected", checks=(matmul_float_or_i8, float_tensors))
 def fully_connected(ctx: LoweringContext) -> Value:
     dtype = _product_type(ctx, "fully_connected")
-    x, w = ctx.operands[:2]
+    x, w = ctx.operand("input"), ctx.operand("weight")
     o, k = ctx.type_of(w).shape
     out = ctx.out_types[0]
     rows = ctx.type_of(x).num_elements // k
     if dtype == "i8":  # plain i8: an exact i32 MATMUL product (convolution() accumulates floats only)
         y = batch_matmul(ctx, ctx.reshape(x, (1, rows, k)), rearrange(ctx, w, perm=(1, 0), shape=(1, k, o)), dtype)
-        if len(ctx.operands) > 2:
-            row_bias = rearrange(ctx, cast(ctx, ctx.operands[2], ctx.type_of(y).dtype), shape=(1, 1, o))
-            y = ctx.op("tosa.add", [y, row_bias])
+        bias = ctx.optional_operand("bias")
+        if bias is not None:
+            row_bias = rearrange(ctx, cast(ctx, bias, ctx.type_of(y).dtype), shape=(1, 1, o))
+            y = ctx.tosa.add(y, row_bias)
         return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
-    bias = ctx.operands[2] if len(ctx.operands) > 2 else None
-    y = convolution(ctx, "tosa.conv2d", ctx.reshape(x, (1, rows, 1, k)), rearrange(ctx, w, shape=(o, 1, 1, k)), bias,
+    bias = ctx.optional_operand("bias")
+    y = convolution(ctx, TosaBuilder.conv2d, ctx.reshape(x, (1, rows, 1, k)), rearrange(ctx, w, shape=(o, 1, 1, k)), bias,
                     dtype, kernel=(1, 1), pad=(0, 0, 0, 0), stride=(1, 1), dilation=(1, 1))
     return ctx.reshape(ctx.cast(y, out.dtype), out.shape)
 
@@ -118,13 +120,13 @@ def quantized_fully_connected(ctx: LoweringContext) -> Value:
     o, k = w.shape
     acc_scales = xq.scale * out_channel_scales(wq, o)
     bias = bias_in_accumulator(ctx, acc_scales)
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     rows = ctx.type_of(x).num_elements // k
     attrs = {"stride": [1, 1], "pad": [0, 0, 0, 0], "dilation": [1, 1]}
     # LiteRT's reference FULLY_CONNECTED rounds acc * s_x * s_w / s_y once, in double (not
     # MultiplyByQuantizedMultiplier as its convolutions do): one rounding, SINGLE_ROUND
     rounding = kernel_rounding(ctx, "SINGLE_ROUND")
-    y = quantized_convolution(ctx, "tosa.conv2d", ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
+    y = quantized_convolution(ctx, TosaBuilder.conv2d, ctx.reshape(x, (rows, 1, 1, k)), xq, w.reshape(o, 1, 1, k), wq,
                               bias, acc_scales / yq.scale, yq, (1, 2, 3), attrs, rounding=rounding)
     return ctx.reshape(y, ctx.out_types[0].shape)
 
@@ -135,11 +137,11 @@ float_when_an_end_is_not_quantized("nn.matmul", operands=(0, 1))
 @rule("nn.matmul", quantized=True, checks=(matmul_operand_types,))
 def quantized_matmul(ctx: LoweringContext) -> Value:
     """TOSA MATMUL of the carried integers with both zero points, then one RESCALE."""
-    aq, bq, yq = q_in(ctx, 0), q_in(ctx, 1), q_out(ctx)
+    aq, bq, yq = q_in(ctx, "a"), q_in(ctx, "b"), q_out(ctx)
     assert aq is not None and bq is not None and yq is not None, "in_float takes the ends not quantized"
     require_per_tensor(ctx, aq, bq, yq)
     ctx.check(matmul_operand_types, aq, bq)
-    a, b = ctx.same_rank(*ctx.operands)
+    a, b = ctx.same_rank(ctx.operand("a"), ctx.operand("b"))
     a_shape, b_shape = ctx.type_of(a).shape, ctx.type_of(b).shape
     (m, k), n = a_shape[-2:], b_shape[-1]
     batch = ctx.out_types[0].shape[:-2]
@@ -147,8 +149,8 @@ def quantized_matmul(ctx: LoweringContext) -> Value:
     a3 = ctx.reshape(_tiled(ctx, a, batch), (count, m, k))
     b3 = ctx.reshape(_tiled(ctx, b, batch), (count, k, n))
     acc_type = ACCUMULATOR[aq.dtype]
-    acc = ctx.op("tosa.matmul", [a3, b3, ctx.zero_point(aq.dtype, aq.zero_point), ctx.zero_point(bq.dtype, bq.zero_point)],
-                 types=[TensorType((count, m, n), acc_type)])
+    acc = ctx.tosa.matmul(a3, b3, ctx.zero_point(aq.dtype, aq.zero_point), ctx.zero_point(bq.dtype, bq.zero_point),
+                          types=[TensorType((count, m, n), acc_type)])
     scale = aq.scale * bq.scale / yq.scale
     if acc_type == "i48":
         shift = max(0, math.ceil(math.log2(max(aq.span * bq.span * k, 1))) - 30)
@@ -164,4 +166,4 @@ def _tiled(ctx: LoweringContext, x: Value, batch: Sequence[int]) -> Value:
     if all(mult == 1 for mult in multiples):
         return x
     out = tuple(d * mult for d, mult in zip(shape, multiples))
-    return ctx.op("tosa.tile", [x, ctx.shape(multiples)], types=[ctx.type_of(x).with_shape(out)])
+    return ctx.tosa.tile(x, ctx.shape(multiples), types=[ctx.type_of(x).with_shape(out)])

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext, constant_value, float_rule_unquantized
@@ -44,7 +45,7 @@ def _result(ctx: LoweringContext, y: Value) -> Value:
 
 def _mean(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int]) -> Value:
     count = int(np.prod([ctx.type_of(x).shape[i] for i in axes], dtype=np.int64))
-    return a.mul(reduce_axes(ctx, x, "tosa.reduce_sum", axes), 1.0 / count)
+    return a.mul(reduce_axes(ctx, x, TosaBuilder.reduce_sum, axes), 1.0 / count)
 
 
 def _normalize(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int], epsilon: float) -> Value:
@@ -54,14 +55,14 @@ def _normalize(ctx: LoweringContext, a: Arith, x: Value, axes: Sequence[int], ep
     mean = _mean(ctx, a, x, axes)
     centred = a.sub(x, a.add(mean, _mean(ctx, a, a.sub(x, mean), axes)))
     var = _mean(ctx, a, a.mul(centred, centred), axes)
-    return a.mul(centred, a.unary("tosa.rsqrt", a.add(var, float(epsilon))))
+    return a.mul(centred, a.rsqrt(a.add(var, float(epsilon))))
 
 
 def _shifted_logits(ctx: LoweringContext, a: Arith, x: Value) -> tuple[Value, int]:
     axis = int(ctx.attrs["axis"])
     beta = float(ctx.attrs["beta"])
     z = x if beta == 1.0 else a.mul(x, beta)
-    return a.sub(z, ctx.op("tosa.reduce_max", [z], {"axis": axis})), axis
+    return a.sub(z, ctx.tosa.reduce_max(z, axis=axis)), axis
 
 
 @rule("nn.softmax", checks=(floating_point_operands,))
@@ -69,14 +70,14 @@ def softmax(ctx: LoweringContext) -> Value:
     a, (x,) = _f32_operands(ctx, "softmax")
     shifted, axis = _shifted_logits(ctx, a, x)
     e = a.exp(shifted)
-    return _result(ctx, a.mul(e, a.unary("tosa.reciprocal", ctx.op("tosa.reduce_sum", [e], {"axis": axis}))))
+    return _result(ctx, a.mul(e, a.reciprocal(ctx.tosa.reduce_sum(e, axis=axis))))
 
 
 @rule("nn.log_softmax", checks=(floating_point_operands,))
 def log_softmax(ctx: LoweringContext) -> Value:
     a, (x,) = _f32_operands(ctx, "log_softmax")
     shifted, axis = _shifted_logits(ctx, a, x)
-    total = ctx.op("tosa.reduce_sum", [a.exp(shifted)], {"axis": axis})
+    total = ctx.tosa.reduce_sum(a.exp(shifted), axis=axis)
     return _result(ctx, a.sub(shifted, a.log(total)))
 
 
@@ -100,6 +101,10 @@ def instance_norm(ctx: LoweringContext) -> Value:
     return _result(ctx, a.add(a.mul(y, gamma), beta))
 
 
+# batch_norm's statistics operands, in the order its formulas take them
+STATISTICS = ("mean", "var", "gamma", "beta")
+
+
 def _constant_value(ctx: LoweringContext, v: Value) -> np.ndarray | None:
     """The value of a tosa.const operand in real numbers (None when it is computed at run time)."""
     stored = constant_value(ctx, v)
@@ -117,7 +122,7 @@ def batch_norm(ctx: LoweringContext) -> Value:
     a, (x, mean, var, gamma, beta) = _f32_operands(ctx, "batch_norm")
     axis, rank = int(ctx.attrs["axis"]), ctx.type_of(x).rank
     along = [-1 if i == axis else 1 for i in range(rank)]
-    stats = [_constant_value(ctx, v) for v in ctx.operands[1:]]
+    stats = [_constant_value(ctx, ctx.operand(name)) for name in STATISTICS]
     known = [s for s in stats if s is not None]
     if len(known) == len(stats):
         m, v, g, b = known
@@ -126,7 +131,7 @@ def batch_norm(ctx: LoweringContext) -> Value:
     else:
         mean, var, gamma, beta = (ctx.reshape(s, [ctx.type_of(s).shape[0] if d == -1 else 1 for d in along])
                                   for s in (mean, var, gamma, beta))
-        scale = a.mul(gamma, a.unary("tosa.rsqrt", a.add(var, float(ctx.attrs["epsilon"]))))
+        scale = a.mul(gamma, a.rsqrt(a.add(var, float(ctx.attrs["epsilon"]))))
     return _result(ctx, a.add(a.mul(a.sub(x, mean), scale), beta))
 
 
@@ -137,11 +142,11 @@ def l2_normalize(ctx: LoweringContext) -> Value:
     a, (x,) = _f32_operands(ctx, "l2_normalize")
     axes = [int(i) for i in ctx.attrs["axes"]]
     epsilon = float(ctx.attrs["epsilon"])
-    big = a.gt(reduce_axes(ctx, a.abs(x), "tosa.reduce_max", axes), 2.0 ** 60)
+    big = a.gt(reduce_axes(ctx, a.abs(x), TosaBuilder.reduce_max, axes), 2.0 ** 60)
     xs = a.mul(x, a.select(big, 2.0 ** -64, 1.0))
-    squares = reduce_axes(ctx, a.mul(xs, xs), "tosa.reduce_sum", axes)
+    squares = reduce_axes(ctx, a.mul(xs, xs), TosaBuilder.reduce_sum, axes)
     floor = a.select(big, epsilon * 2.0 ** -128, epsilon)
-    return _result(ctx, a.mul(xs, a.unary("tosa.rsqrt", a.maximum(squares, floor))))
+    return _result(ctx, a.mul(xs, a.rsqrt(a.maximum(squares, floor))))
 
 
 @rule("nn.local_response_norm", checks=(floating_point_operands,))
@@ -183,7 +188,7 @@ float_when_an_end_is_not_quantized("nn.softmax", "nn.batch_norm")
 def litert_softmax(ctx: LoweringContext) -> Value | None:
     """TFLite's integer kernel where TFLite accepts the quantization; else falls through."""
     xq, yq = quantized_ends(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     axis, beta = int(ctx.attrs["axis"]) % ctx.type_of(x).rank, float(ctx.attrs["beta"])
     kernel = litert_ops.softmax_int16 if xq.dtype == "i16" else litert_ops.softmax_int8
     return kernel(ctx, x, xq, yq, axis, beta)
@@ -193,7 +198,7 @@ def litert_softmax(ctx: LoweringContext) -> Value | None:
 def quantized_softmax(ctx: LoweringContext) -> Value | list[Value]:
     """CpuRef's: the exponentials from a table, one rounding division (i8; else in float)."""
     xq, yq = quantized_ends(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     t = ctx.type_of(x)
     axis, beta = int(ctx.attrs["axis"]) % t.rank, float(ctx.attrs["beta"])
     if xq.dtype != "i8" or yq.dtype != "i8":
@@ -204,22 +209,22 @@ def quantized_softmax(ctx: LoweringContext) -> Value | list[Value]:
     if k < 16:
         return float_fallback(ctx)
     v = ctx.cast(x, "i32")
-    distance = ctx.binary("tosa.sub", ctx.op("tosa.reduce_max", [v], {"axis": axis}), v)  # 0..255
+    distance = ctx.tosa.sub(ctx.tosa.reduce_max(v, axis=axis), v)  # 0..255
     # exp(-beta * s * d) as CpuRef computes it in float32, scaled by 2**k
     d = np.arange(256, dtype=np.float32)
     real = np.exp(-(d * np.float32(xq.scale)) * np.float32(beta)).astype(np.float64)
     table = np.floor(real * 2.0 ** k + 0.5).astype(np.int32)
     n = t.num_elements
-    e = ctx.op("tosa.gather", [ctx.const(table.reshape(1, 256, 1), "i32"), ctx.reshape(distance, (1, n))],
-               types=[TensorType((1, n, 1), "i32")])
+    e = ctx.tosa.gather(ctx.const(table.reshape(1, 256, 1), "i32"), ctx.reshape(distance, (1, n)),
+                        types=[TensorType((1, n, 1), "i32")])
     e = ctx.reshape(e, t.shape)
-    total = ctx.op("tosa.reduce_sum", [e], {"axis": axis})
+    total = ctx.tosa.reduce_sum(e, axis=axis)
     # round(e / total / s_out) = floor((2 e / s_out + total) / (2 total)), every term non-negative
     numerator = rescale(ctx, e, 2.0 / yq.scale, "i32")
-    quotient = ctx.binary("tosa.intdiv", ctx.binary("tosa.add", numerator, total),
-                          ctx.binary("tosa.add", total, total))
+    quotient = ctx.tosa.intdiv(ctx.tosa.add(numerator, total),
+                               ctx.tosa.add(total, total))
     if yq.zero_point:
-        quotient = ctx.binary("tosa.add", quotient, ctx.scalar(yq.zero_point, "i32", t.rank))
+        quotient = ctx.tosa.add(quotient, ctx.scalar(yq.zero_point, "i32", t.rank))
     return saturate_to(ctx, quotient, yq.dtype)
 
 
@@ -229,8 +234,8 @@ def litert_l2_normalize(ctx: LoweringContext) -> Value | None:
     xq, yq = q_in(ctx), q_out(ctx)
     if xq is None or yq is None or xq.per_axis or yq.per_axis:
         return None
-    rank = ctx.type_of(ctx.operands[0]).rank
-    return litert_ops.l2_normalize(ctx, ctx.operands[0], xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
+    rank = ctx.type_of(ctx.operand("x")).rank
+    return litert_ops.l2_normalize(ctx, ctx.operand("x"), xq, yq, [int(a) % rank for a in ctx.attrs["axes"]])
 
 
 @rule("nn.l2_normalize", quantized=True)
@@ -245,16 +250,16 @@ def quantized_batch_norm(ctx: LoweringContext) -> Value | list[Value]:
     """y = a_c * x + b_c per channel (a_c = gamma / sqrt(var + eps), b_c = beta - mean * a_c, from
     constant statistics): RESCALE per channel of +-(x - zp) to 2**p output units, plus round(b_c /
     s_out * 2**p), then one RESCALE by 2**-p."""
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     xq, yq = quantized_ends(ctx, per_tensor=False)  # (after the statistics: non-constant ones compute in float)
     rank = ctx.type_of(x).rank
     axis = int(ctx.attrs["axis"])
     stats = []
-    for k in range(1, 5):
-        array = constant_value(ctx, ctx.operands[k])
+    for name in STATISTICS:
+        array = constant_value(ctx, ctx.operand(name))
         if array is None:
             return float_fallback(ctx)
-        q = q_in(ctx, k)
+        q = q_in(ctx, name)
         stats.append(array.astype(np.float64) if q is None else
                      dequantize_constant(array, q))
     require_per_tensor(ctx, xq, yq)
@@ -281,7 +286,7 @@ def quantized_batch_norm(ctx: LoweringContext) -> Value | list[Value]:
     if np.any(signs < 0):  # RESCALE multipliers are non-negative: negative slopes negate first
         v = ctx.mul(v, ctx.const(signs.reshape(along_last), "i32"))
     scaled = rescale(ctx, v, ratio * 2.0 ** p, "i32")
-    acc = ctx.binary("tosa.add", scaled, ctx.const(bias.astype(np.int32).reshape(along_last), "i32"))
+    acc = ctx.tosa.add(scaled, ctx.const(bias.astype(np.int32).reshape(along_last), "i32"))
     y = narrow(ctx, acc, 2.0 ** -p, yq)
     return ctx.transpose(y, [to_last.index(d) for d in range(rank)])
 

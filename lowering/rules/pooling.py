@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
 from ..context import LoweringContext
@@ -66,7 +67,7 @@ def _lowest(dtype: str) -> float | int:
 
 def _max_pool_type(ctx: LoweringContext, what: str) -> str:
     """The element type a max pool runs in: floats, i8/i16, or stored integers of one quantization."""
-    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
+    x, y = ctx.nn_type("input"), ctx.nn_out_types[0]
     dtype = ctx.in_types[0].dtype
     if dtype in MAX_POOL_INTEGERS and x.quant == y.quant and x.dtype == y.dtype:
         return dtype
@@ -140,7 +141,7 @@ def max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: Sequ
     if any(p >= kernel[i // 2] for i, p in enumerate(pad)):
         x, pad = pad_constant(ctx, x, _spatial_pads(pad), lowest), [0, 0, 0, 0]
     x, pad, extra = fit_windows(ctx, x, kernel, stride, pad)
-    y = ctx.op("tosa.max_pool2d", [x], {"kernel": list(kernel), "stride": list(stride), "pad": pad})
+    y = ctx.tosa.max_pool2d(x, kernel=list(kernel), stride=list(stride), pad=pad)
     return drop_extra(ctx, y, extra)
 
 
@@ -159,7 +160,7 @@ def _dilated_max_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], str
     by, bx = blocks
     phases = ctx.reshape(ctx.transpose(ctx.reshape(x, (n, by, dy, bx, dx, c)), (2, 4, 0, 1, 3, 5)),
                          (dy * dx * n, by, bx, c))
-    pooled = ctx.op("tosa.max_pool2d", [phases], {"kernel": [kh, kw], "stride": [1, 1], "pad": [0, 0, 0, 0]})
+    pooled = ctx.tosa.max_pool2d(phases, kernel=[kh, kw], stride=[1, 1], pad=[0, 0, 0, 0])
     ph, pw = by - kh + 1, bx - kw + 1
     y = ctx.reshape(ctx.transpose(ctx.reshape(pooled, (dy, dx, n, ph, pw, c)), (2, 3, 0, 4, 1, 5)),
                     (n, ph * dy, pw * dx, c))
@@ -207,8 +208,8 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
     x = pad_constant(ctx, x, _spatial_pads(explicit), 0)
     x, uncounted, extra = fit_windows(ctx, x, kernel, stride, uncounted)
     zero = ctx.zero_point(t.dtype)
-    y = ctx.op("tosa.avg_pool2d", [x, zero, zero], {"kernel": list(kernel), "stride": list(stride), "pad": uncounted,
-                                                     "acc_type": ACCUMULATOR[t.dtype]})
+    y = ctx.tosa.avg_pool2d(x, zero, zero, kernel=list(kernel), stride=list(stride), pad=uncounted,
+                            acc_type=ACCUMULATOR[t.dtype])
     y = drop_extra(ctx, y, extra)
     if factor is None or np.all(factor == 1):
         return y
@@ -219,7 +220,7 @@ def _sqrt(ctx: LoweringContext, x: Value) -> Value:
     """sqrt(x) as RECIPROCAL(RSQRT(x)), TOSA having no SQRT. POW(x, 0.5) would be one rounding, but
     TOSA leaves POW unpredictable for NaN and infinite operands (which an L2 pool can produce), and
     x * RSQRT(x) gives NaN for 0."""
-    return ctx.op("tosa.reciprocal", [ctx.op("tosa.rsqrt", [x])])
+    return ctx.tosa.reciprocal(ctx.tosa.rsqrt(x))
 
 
 # L2 pools square in f32; magnitudes beyond 2^63 would overflow there, so those windows are redone
@@ -238,8 +239,8 @@ def l2_pool(ctx: LoweringContext, x: Value, mean: Callable[[Value], Value]) -> V
         rank = ctx.type_of(x).rank
         small = ctx.mul(x, ctx.scalar(L2_RESCALE, "f32", rank))
         rescaled = ctx.mul(_sqrt(ctx, mean(ctx.mul(small, small))), ctx.scalar(1 / L2_RESCALE, "f32", rank))
-        overflowed = ctx.binary("tosa.equal", y, ctx.scalar(math.inf, "f32", rank))
-        y = ctx.op("tosa.select", ctx.same_rank(overflowed, rescaled, y))
+        overflowed = ctx.tosa.equal(y, ctx.scalar(math.inf, "f32", rank))
+        y = ctx.tosa.select(*ctx.same_rank(overflowed, rescaled, y))
     return ctx.cast(y, dtype)
 
 
@@ -277,7 +278,7 @@ def average_pool3d(ctx: LoweringContext, x: Value, count_pad: Sequence[int], div
 
 
 def _float_input(ctx: LoweringContext, what: str) -> Value:
-    return ctx.cast(ctx.operands[0], float_type(ctx, what))
+    return ctx.cast(ctx.operand("input"), float_type(ctx, what))
 
 
 def _finish(ctx: LoweringContext, y: Value) -> Value:
@@ -287,7 +288,7 @@ def _finish(ctx: LoweringContext, y: Value) -> Value:
 # ------------------------------------------------------------------------------ rules
 @rule("nn.max_pool2d", checks=(max_pool_element_type, float_tensors, static_windows))
 def max_pool2d(ctx: LoweringContext) -> Value:
-    x = ctx.cast(ctx.operands[0], _max_pool_type(ctx, "max_pool2d"))
+    x = ctx.cast(ctx.operand("input"), _max_pool_type(ctx, "max_pool2d"))
     a = ctx.attrs
     return _finish(ctx, max_pool(ctx, x, a["kernel"], a["stride"], a["pad"], a.get("dilation", (1, 1))))
 
@@ -309,7 +310,7 @@ def l2_pool2d(ctx: LoweringContext) -> Value:
 
 @rule("nn.max_pool3d", checks=(max_pool_element_type, float_tensors, static_windows))
 def max_pool3d(ctx: LoweringContext) -> Value:
-    x = ctx.cast(ctx.operands[0], _max_pool_type(ctx, "max_pool3d"))
+    x = ctx.cast(ctx.operand("input"), _max_pool_type(ctx, "max_pool3d"))
     return _finish(ctx, _pool3d(ctx, x, max_pool))
 
 
@@ -368,13 +369,12 @@ def quantized_avg_pool2d(ctx: LoweringContext) -> Value | list[Value]:
     uncounted = [p - c for p, c in zip(pad, count_pad)]
     if any(u >= kernel[i // 2] for i, u in enumerate(uncounted)):
         return float_fallback(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     if any(count_pad):
         x = pad_constant(ctx, x, [0, 0, *count_pad, 0, 0], xq.zero_point)
     x, uncounted, extra = fit_windows(ctx, x, kernel, stride, uncounted)
     zp_in, zp_out = ctx.zero_point(xq.dtype, xq.zero_point), ctx.zero_point(yq.dtype, yq.zero_point)
-    y = ctx.op("tosa.avg_pool2d", [x, zp_in, zp_out],
-               {"kernel": kernel, "stride": stride, "pad": uncounted, "acc_type": "i32"})
+    y = ctx.tosa.avg_pool2d(x, zp_in, zp_out, kernel=kernel, stride=stride, pad=uncounted, acc_type="i32")
     return drop_extra(ctx, y, extra)
 
 
@@ -408,7 +408,7 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
     thousands of elements): one op every Ethos-U maps. Elsewhere: exact window sums from a
     DEPTHWISE_CONV2D with weights 1 (padding reads 0 and is out of the count), the sign's half
     added, INTDIV (truncating) by the per-position count."""
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     _, h, w, c = ctx.type_of(x).shape
     _, oh, ow, _ = ctx.out_types[0].shape
     counts = np.outer(*(window_counts(size, out, k, s, pad[2 * i], 0, 0)
@@ -419,25 +419,24 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
     x, window_pad, extra = fit_windows(ctx, x, kernel, stride, pad)
     if _reciprocal_scale_exact(xq, counts):
         zp = ctx.zero_point(xq.dtype, -xq.offset)
-        y = ctx.op("tosa.avg_pool2d", [x, zp, zp],
-                   {"kernel": kernel, "stride": stride, "pad": window_pad, "acc_type": "i32"})
+        y = ctx.tosa.avg_pool2d(x, zp, zp, kernel=kernel, stride=stride, pad=window_pad, acc_type="i32")
         return drop_extra(ctx, y, extra)
     acc_type = INTEGER_ACCUMULATOR[xq.dtype]
     ones = ctx.const(np.ones((*kernel, c, 1), np.int8), "i8")
-    attrs = {"pad": window_pad, "stride": stride, "dilation": [1, 1], "acc_type": acc_type}
-    total = ctx.op("tosa.depthwise_conv2d", [x, ones, ctx.const(np.zeros(c, np.int64), acc_type),
-                                              ctx.zero_point(xq.dtype), ctx.zero_point("i8")], attrs)
+    total = ctx.tosa.depthwise_conv2d(x, ones, ctx.const(np.zeros(c, np.int64), acc_type),
+                                      ctx.zero_point(xq.dtype), ctx.zero_point("i8"),
+                                      pad=window_pad, stride=stride, dilation=[1, 1], acc_type=acc_type)
     total = drop_extra(ctx, total, extra)
     if acc_type == "i48":  # |sum| <= 32768 * n fits i32: an exact RESCALE by 1
         total = rescale(ctx, total, 1.0, "i32")
     if xq.offset:  # uint8 data: TFLite sums the unsigned integers, x + 128 each
-        total = ctx.binary("tosa.add", total, ctx.const(xq.offset * counts, "i32"))
-    positive = ctx.binary("tosa.greater", total, ctx.scalar(0, "i32", 4))
+        total = ctx.tosa.add(total, ctx.const(xq.offset * counts, "i32"))
+    positive = ctx.tosa.greater(total, ctx.scalar(0, "i32", 4))
     halves = (ctx.const(counts // 2, "i32"), ctx.const(-(counts // 2), "i32"))
-    half = ctx.op("tosa.select", ctx.same_rank(positive, *halves))
-    mean = ctx.binary("tosa.intdiv", ctx.binary("tosa.add", total, half), ctx.const(counts, "i32"))
+    half = ctx.tosa.select(*ctx.same_rank(positive, *halves))
+    mean = ctx.tosa.intdiv(ctx.tosa.add(total, half), ctx.const(counts, "i32"))
     if xq.offset:
-        mean = ctx.binary("tosa.sub", mean, ctx.scalar(xq.offset, "i32", 4))
+        mean = ctx.tosa.sub(mean, ctx.scalar(xq.offset, "i32", 4))
     return saturate_to(ctx, mean, xq.dtype)
 
 
@@ -453,11 +452,11 @@ def quantized_avg_pool3d(ctx: LoweringContext) -> Value | list[Value]:
             or (count_pad != pad and divisor <= 0)):
         return float_fallback(ctx)
     count = divisor if divisor > 0 else math.prod(kernel)
-    channels = ctx.type_of(ctx.operands[0]).shape[-1]
+    channels = ctx.type_of(ctx.operand("input")).shape[-1]
     weights = np.zeros((channels, *kernel, channels), np.int8)
     weights[np.arange(channels), ..., np.arange(channels)] = 1
     ones = QInfo("i8", (1.0,), (0,), None)
     attrs = {"stride": list(ctx.attrs["stride"]), "pad": pad, "dilation": [1, 1, 1]}
     factor = np.full(channels, xq.scale / (count * yq.scale))
-    return quantized_convolution(ctx, "tosa.conv3d", ctx.operands[0], xq, weights, ones, np.zeros(channels, np.int64),
+    return quantized_convolution(ctx, TosaBuilder.conv3d, ctx.operand("input"), xq, weights, ones, np.zeros(channels, np.int64),
                                  factor, yq, (1, 2, 3, 4), attrs, kernel)

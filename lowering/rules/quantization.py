@@ -42,8 +42,9 @@ from ..semantics import computes_litert
 
 
 # ------------------------------------------------------------------------------ helpers
-def q_in(ctx: LoweringContext, k: int = 0) -> QInfo | None:
-    t = ctx.nn_in_types[k]
+def q_in(ctx: LoweringContext, k: int | str = 0) -> QInfo | None:
+    """The quantization of operand `k` (its name in the op's definition, or its position), None if it has none."""
+    t = ctx.nn_type(k) if isinstance(k, str) else ctx.nn_in_types[k]
     return qinfo(t) if isinstance(t, TensorType) and t.quant is not None else None
 
 
@@ -118,7 +119,7 @@ def dequantize_value(ctx: LoweringContext, x: Value, q: QInfo, dtype: str = "f32
         return ctx.const(real.astype(TensorType((), dtype).numpy_dtype), dtype)
     v = ctx.cast(x, "i32")
     if np.any(zps):
-        v = ctx.binary("tosa.sub", v, ctx.const(zps.astype(np.int32), "i32"))
+        v = ctx.tosa.sub(v, ctx.const(zps.astype(np.int32), "i32"))
     y = ctx.mul(ctx.cast(v, "f32"), ctx.const(scales, "f32"))
     return ctx.cast(y, dtype)
 
@@ -136,19 +137,19 @@ def quantize_value(ctx: LoweringContext, x: Value, q: QInfo) -> Value:
         return ctx.scalar(value, "f32", rank)
 
     scaled = ctx.mul(x, f(float(np.float32(1.0) / np.float32(q.scale))))
-    magnitude = ctx.op("tosa.abs", [scaled])
-    whole = ctx.op("tosa.floor", [magnitude])
-    fraction = ctx.binary("tosa.sub", magnitude, whole)
-    up = ctx.binary("tosa.greater_equal", fraction, f(0.5))
-    rounded = ctx.op("tosa.select", [up, ctx.binary("tosa.add", whole, f(1.0)), whole])
-    negative = ctx.binary("tosa.greater", f(0.0), scaled)
-    signed = ctx.op("tosa.select", [negative, ctx.negate(rounded), rounded])
+    magnitude = ctx.tosa.abs(scaled)
+    whole = ctx.tosa.floor(magnitude)
+    fraction = ctx.tosa.sub(magnitude, whole)
+    up = ctx.tosa.greater_equal(fraction, f(0.5))
+    rounded = ctx.tosa.select(up, ctx.tosa.add(whole, f(1.0)), whole)
+    negative = ctx.tosa.greater(f(0.0), scaled)
+    signed = ctx.tosa.select(negative, ctx.negate(rounded), rounded)
     # saturate in f32 first: CAST of an out-of-range float to an integer is not portable
     lo, hi = q.qmin - q.zero_point, q.qmax - q.zero_point
-    bounded = ctx.op("tosa.clamp", [signed], {"min_val": float(lo), "max_val": float(hi)})
+    bounded = ctx.tosa.clamp(signed, min_val=float(lo), max_val=float(hi))
     v = ctx.cast(bounded, "i32")
     if q.zero_point:
-        v = ctx.binary("tosa.add", v, ctx.scalar(q.zero_point, "i32", rank))
+        v = ctx.tosa.add(v, ctx.scalar(q.zero_point, "i32", rank))
     return saturate_to(ctx, v, q.dtype)
 
 
@@ -162,14 +163,14 @@ def constant(ctx: LoweringContext) -> Value:
 def dequantize(ctx: LoweringContext) -> Value:
     xq = q_in(ctx)
     assert xq is not None, "a dequantize of unquantized data"
-    return dequantize_value(ctx, ctx.operands[0], xq, ctx.out_types[0].dtype)
+    return dequantize_value(ctx, ctx.operand("x"), xq, ctx.out_types[0].dtype)
 
 
 @rule("nn.quantize", quantized=True)
 def quantize(ctx: LoweringContext) -> Value:
     yq = q_out(ctx)
     assert yq is not None, "a quantize to an unquantized type"
-    return quantize_value(ctx, ctx.operands[0], yq)
+    return quantize_value(ctx, ctx.operand("x"), yq)
 
 
 # ------------------------------------------------------------------------------ functions of one tensor
@@ -211,10 +212,10 @@ def gather_lookup(ctx: LoweringContext, x: Value, table: np.ndarray, dtype: str)
     [1, 256 or 65536, 1] constant."""
     t = ctx.type_of(x)
     size = np.asarray(table).size
-    index = ctx.binary("tosa.add", ctx.cast(x, "i32"), ctx.scalar(size // 2, "i32", t.rank))
+    index = ctx.tosa.add(ctx.cast(x, "i32"), ctx.scalar(size // 2, "i32", t.rank))
     n = t.num_elements
     values = ctx.const(np.asarray(table).reshape(1, size, 1), dtype)
-    gathered = ctx.op("tosa.gather", [values, ctx.reshape(index, (1, n))], types=[TensorType((1, n, 1), dtype)])
+    gathered = ctx.tosa.gather(values, ctx.reshape(index, (1, n)), types=[TensorType((1, n, 1), dtype)])
     return ctx.reshape(gathered, t.shape)
 
 
@@ -242,15 +243,15 @@ def lookup(ctx: LoweringContext, x: Value, fn: RealFunction, xq: QInfo, yq: QInf
     want = kernel if kernel is not None else source_results(fn, xq, yq)
     if xq.dtype == "i8":
         if yq.dtype == "i8":
-            return ctx.op("tosa.table", [x, ctx.const(want.astype(np.int8), "i8")])
+            return ctx.tosa.table(x, ctx.const(want.astype(np.int8), "i8"))
         return gather_lookup(ctx, x, want, yq.dtype)
     if xq.dtype == "i16" and yq.dtype in ("i8", "i16"):
         table = table_i16(fn, xq, yq, kernel)
         if table.misses:
             return gather_lookup(ctx, x, want, yq.dtype)
-        raws = [ctx.op("tosa.table", [x, ctx.const(e, "i16")]) for e in table.entries]
-        raw = raws[0] if len(raws) == 1 else ctx.binary(
-            "tosa.add", ctx.mul(raws[0], ctx.scalar(256, "i32", ctx.type_of(x).rank)), raws[1])
+        raws = [ctx.tosa.table(x, ctx.const(e, "i16")) for e in table.entries]
+        raw = raws[0] if len(raws) == 1 else ctx.tosa.add(
+            ctx.mul(raws[0], ctx.scalar(256, "i32", ctx.type_of(x).rank)), raws[1])
         # a shift judged with half-up rounding: DOUBLE_ROUND would round some values below a half up
         return rescale(ctx, raw, 2.0 ** -table.shift, yq.dtype, out_zp=yq.zero_point, rounding="SINGLE_ROUND")
     if xq.dtype == "i16" and yq.dtype == "i32":
@@ -275,7 +276,7 @@ def affine_lookup(ctx: LoweringContext, x: Value, results: np.ndarray, xq: QInfo
     if slope != 1:
         v = ctx.mul(v, ctx.scalar(slope, "i32", rank))
     if intercept:
-        v = ctx.binary("tosa.add", v, ctx.scalar(intercept, "i32", rank))
+        v = ctx.tosa.add(v, ctx.scalar(intercept, "i32", rank))
     return v
 
 

@@ -38,10 +38,11 @@ DEPTHWISE_CONV2D of ones, which is what these helpers build.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext, float_rule_unquantized
@@ -57,28 +58,33 @@ from .quantization import (float_fallback, float_when_an_end_is_not_quantized, q
 from .shape import product_tree, slice_axis
 
 
-REDUCE = {"nn.reduce_sum": "tosa.reduce_sum", "nn.reduce_mean": "tosa.reduce_sum", "nn.reduce_max": "tosa.reduce_max",
-          "nn.reduce_min": "tosa.reduce_min", "nn.reduce_prod": "tosa.reduce_product",
-          "nn.reduce_any": "tosa.reduce_any", "nn.reduce_all": "tosa.reduce_all"}
+# a TOSA reduction's typed builder method, unbound (TosaBuilder.reduce_sum): `reduction(ctx.tosa, x, axis=k)`
+Reduction = Callable[..., Value]
+REDUCE: dict[str, Reduction] = {
+    "nn.reduce_sum": TosaBuilder.reduce_sum, "nn.reduce_mean": TosaBuilder.reduce_sum,
+    "nn.reduce_max": TosaBuilder.reduce_max, "nn.reduce_min": TosaBuilder.reduce_min,
+    "nn.reduce_prod": TosaBuilder.reduce_product, "nn.reduce_any": TosaBuilder.reduce_any,
+    "nn.reduce_all": TosaBuilder.reduce_all}
 # on booleans: sums, means and maxima are "any", products and minima "all"
-BOOLEAN_REDUCE = {"nn.reduce_sum": "tosa.reduce_any", "nn.reduce_mean": "tosa.reduce_any",
-                  "nn.reduce_max": "tosa.reduce_any", "nn.reduce_min": "tosa.reduce_all",
-                  "nn.reduce_prod": "tosa.reduce_all", "nn.reduce_any": "tosa.reduce_any",
-                  "nn.reduce_all": "tosa.reduce_all"}
+BOOLEAN_REDUCE: dict[str, Reduction] = {
+    "nn.reduce_sum": TosaBuilder.reduce_any, "nn.reduce_mean": TosaBuilder.reduce_any,
+    "nn.reduce_max": TosaBuilder.reduce_any, "nn.reduce_min": TosaBuilder.reduce_all,
+    "nn.reduce_prod": TosaBuilder.reduce_all, "nn.reduce_any": TosaBuilder.reduce_any,
+    "nn.reduce_all": TosaBuilder.reduce_all}
 
 
-def reduce_axes(ctx: LoweringContext, x: Value, tosa_op: str, axes: Sequence[int]) -> Value:
-    """`tosa_op` over each of `axes` in turn (the axes stay, with size 1)."""
+def reduce_axes(ctx: LoweringContext, x: Value, reduction: Reduction, axes: Sequence[int]) -> Value:
+    """`reduction` (a TosaBuilder reduce method) over each of `axes` in turn (the axes stay, with size 1)."""
     for axis in sorted(set(int(a) for a in axes)):
-        if ctx.type_of(x).shape[axis] != 1 or tosa_op in ("tosa.reduce_any", "tosa.reduce_all"):
-            x = ctx.op(tosa_op, [x], {"axis": axis})
+        if ctx.type_of(x).shape[axis] != 1 or reduction in (TosaBuilder.reduce_any, TosaBuilder.reduce_all):
+            x = reduction(ctx.tosa, x, axis=axis)
     return x
 
 
 def integer_extremum_fits_i32(ctx: LoweringContext) -> str | None:
     """A max, min or mean reduction, argmax or argmin of integers is not of ui32 or ui64 data: TOSA's
     widest integer is i32, signed (sums and products wrap as nn's do, and any/all see booleans)."""
-    nn_dtype = ctx.nn_in_types[0].dtype
+    nn_dtype = ctx.nn_type("x").dtype
     wrapping = ("nn.reduce_sum", "nn.reduce_prod", "nn.reduce_any", "nn.reduce_all")
     if nn_dtype in ("ui32", "ui64") and ctx.op_name not in wrapping:
         return f"{ctx.op_name} of {nn_dtype} (TOSA's widest integer is i32, signed)"
@@ -87,11 +93,11 @@ def integer_extremum_fits_i32(ctx: LoweringContext) -> str | None:
 
 @rule(*REDUCE, constraints=(integer_extremum_fits_i32,))
 def reduce(ctx: LoweringContext) -> Value:
-    ctx.check(float_rule_unquantized, "reductions", ctx.nn_in_types[:1])
-    x = ctx.operands[0]
+    ctx.check(float_rule_unquantized, "reductions", [ctx.nn_type("x")])
+    x = ctx.operand("x")
     axes = [int(a) for a in ctx.attrs["axes"]]
     op = ctx.op_name
-    dtype, nn_dtype, out_nn = ctx.type_of(x).dtype, ctx.nn_in_types[0].dtype, ctx.nn_out_types[0].dtype
+    dtype, nn_dtype, out_nn = ctx.type_of(x).dtype, ctx.nn_type("x").dtype, ctx.nn_out_types[0].dtype
     count = int(np.prod([ctx.type_of(x).shape[a] for a in axes], dtype=np.int64))
     if op in ("nn.reduce_any", "nn.reduce_all") and dtype != "i1":
         x = convert(ctx, x, nn_dtype, "i1")
@@ -115,7 +121,7 @@ def reduce(ctx: LoweringContext) -> Value:
         else:
             y = reduce_axes(ctx, wide, REDUCE[op], axes)
         if op == "nn.reduce_mean":  # numpy's float mean, truncated toward zero by the integer result
-            y = ctx.binary("tosa.intdiv", y, ctx.scalar(count, "i32", ctx.type_of(y).rank))
+            y = ctx.tosa.intdiv(y, ctx.scalar(count, "i32", ctx.type_of(y).rank))
         y = ctx.cast(y, ctx.out_types[0].dtype)
     return ctx.reshape(y, ctx.out_types[0].shape)
 
@@ -126,24 +132,24 @@ def arg_extremum(ctx: LoweringContext) -> Value:
     """First index of the extremum. TOSA ARGMAX (first maximum, NaN wins) takes f32/f16/bf16 and
     i8; argmin runs it on -x (floats) or ~x (i8: order-reversing without overflow). Other integer
     types use i32 arithmetic instead: the extremum, where x equals it, the smallest such index."""
-    x = ctx.operands[0]  # quantized data orders as its stored integers do (positive scales)
+    x = ctx.operand("x")  # quantized data orders as its stored integers do (positive scales)
     axis = int(ctx.attrs["axis"])
     t = ctx.type_of(x)
-    nn_dtype = ctx.nn_in_types[0].dtype
+    nn_dtype = ctx.nn_type("x").dtype
     is_min = ctx.op_name == "nn.argmin"
     if t.dtype == "i1":
         x, t = ctx.cast(x, "i8"), t.with_dtype("i8")
     if t.dtype in FLOAT_TYPES or (t.dtype == "i8" and nn_dtype not in UNSIGNED_WIDTH):
         if is_min:
-            x = ctx.negate(x) if t.dtype in FLOAT_TYPES else ctx.op("tosa.bitwise_not", [x])
-        index = ctx.op("tosa.argmax", [x], {"axis": axis})
+            x = ctx.negate(x) if t.dtype in FLOAT_TYPES else ctx.tosa.bitwise_not(x)
+        index = ctx.tosa.argmax(x, axis=axis)
     else:
         wide = to_i32(ctx, x, nn_dtype)
         a = Arith(ctx, "i32", t.rank)
-        extremum = ctx.op("tosa.reduce_min" if is_min else "tosa.reduce_max", [wide], {"axis": axis})
+        extremum = ctx.tosa.reduce_min(wide, axis=axis) if is_min else ctx.tosa.reduce_max(wide, axis=axis)
         positions = np.arange(t.shape[axis], dtype=np.int32).reshape([-1 if i == axis else 1 for i in range(t.rank)])
         candidates = a.select(a.eq(wide, extremum), ctx.const(positions, "i32"), t.shape[axis])
-        index = ctx.op("tosa.reduce_min", [candidates], {"axis": axis})
+        index = ctx.tosa.reduce_min(candidates, axis=axis)
     return ctx.reshape(ctx.cast(index, ctx.out_types[0].dtype), ctx.out_types[0].shape)
 
 
@@ -171,7 +177,7 @@ float_when_an_end_is_not_quantized("nn.reduce_sum", "nn.reduce_mean", "nn.reduce
 def _summed(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo, list[int], int]:
     """The operand, its and the result's quantizations, the axes and the number of values each sum adds."""
     xq, yq = quantized_ends(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     axes = [int(a) for a in ctx.attrs["axes"]]
     count = math.prod(ctx.type_of(x).shape[a] for a in axes)
     ctx.check(sum_fits_i32, xq.span, count)
@@ -180,7 +186,7 @@ def _summed(ctx: LoweringContext) -> tuple[Value, QInfo, QInfo, list[int], int]:
 
 def _sum(ctx: LoweringContext, x: Value, xq: QInfo, axes: Sequence[int]) -> Value:
     """The i32 sum of x - zp: over H and W a DEPTHWISE_CONV2D of ones (what NPU compilers map), else REDUCE_SUMs."""
-    return spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), "tosa.reduce_sum", axes)
+    return spatial_sum(ctx, x, xq, axes) or reduce_axes(ctx, widen(ctx, x, xq), TosaBuilder.reduce_sum, axes)
 
 
 @rule("nn.reduce_mean", quantized=True, checks=(sum_fits_i32,), benefit=10, semantics="litert")
@@ -223,8 +229,7 @@ def tflite_mean_multiplier(ratio: float, count: int) -> tuple[int, int]:
 @rule("nn.reduce_max", "nn.reduce_min", quantized=True)
 def reduce_extremum(ctx: LoweringContext) -> Value:
     xq, yq = quantized_ends(ctx)
-    op = "tosa.reduce_max" if ctx.op_name == "nn.reduce_max" else "tosa.reduce_min"
-    y = reduce_axes(ctx, ctx.operands[0], op, ctx.attrs["axes"])
+    y = reduce_axes(ctx, ctx.operand("x"), REDUCE[ctx.op_name], ctx.attrs["axes"])
     return _keep_dims_result(ctx, requantize_value(ctx, y, xq, yq))
 
 
@@ -242,7 +247,7 @@ def litert_reduce_prod(ctx: LoweringContext) -> Value:
     with (r, t) the 16-bit reduced form MultiplyByQuantizedMultiplier takes for an int64 value of the
     multiplier of s_in / s_out**(1 / n). Each step is a TOSA MUL with shift t (its 64-bit product, half up)."""
     xq, yq = quantized_ends(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     shape = ctx.type_of(x).shape
     axes = sorted(set(int(a) % len(shape) for a in ctx.attrs["axes"]))
     kept = [d for d in range(len(shape)) if d not in axes]
@@ -258,12 +263,12 @@ def litert_reduce_prod(ctx: LoweringContext) -> Value:
     r = ctx.scalar(reduced, "i32", rank)
 
     def scaled_mul(a: Value, b: Value) -> Value:
-        return ctx.op("tosa.mul", [*ctx.same_rank(a, b), shift_operand])
+        return ctx.tosa.mul(a, b, shift_operand)
 
     product = widen(ctx, slice_axis(ctx, x, rank - 1, 0, 1), xq)
     for i in range(1, n):
         product = scaled_mul(product, ctx.mul(widen(ctx, slice_axis(ctx, x, rank - 1, i, 1), xq), r))
-    y = ctx.binary("tosa.add", scaled_mul(product, r), ctx.scalar(yq.zero_point, "i32", rank))
+    y = ctx.tosa.add(scaled_mul(product, r), ctx.scalar(yq.zero_point, "i32", rank))
     return _keep_dims_result(ctx, saturate_to(ctx, y, yq.dtype))
 
 
@@ -301,10 +306,10 @@ def spatial_sum(ctx: LoweringContext, x: Value, xq: QInfo, axes: Sequence[int]) 
         return None
     h, w, c = spatial
     acc_type = "i32" if xq.dtype == "i8" else "i48"
-    operands = [x, ctx.const(np.ones((h, w, c, 1), np.int8), "i8"), ctx.const(np.zeros(c, np.int64), acc_type),
-                ctx.zero_point(xq.dtype, xq.zero_point), ctx.zero_point("i8")]
-    attrs = {"pad": [0, 0, 0, 0], "stride": [1, 1], "dilation": [1, 1], "acc_type": acc_type}
-    total = ctx.op("tosa.depthwise_conv2d", operands, attrs)
+    total = ctx.tosa.depthwise_conv2d(x, ctx.const(np.ones((h, w, c, 1), np.int8), "i8"),
+                                      ctx.const(np.zeros(c, np.int64), acc_type),
+                                      ctx.zero_point(xq.dtype, xq.zero_point), ctx.zero_point("i8"),
+                                      pad=[0, 0, 0, 0], stride=[1, 1], dilation=[1, 1], acc_type=acc_type)
     return total if acc_type == "i32" else rescale(ctx, total, 1.0, "i32")
 
 
@@ -330,8 +335,8 @@ def mean_as_avg_pool(ctx: LoweringContext, x: Value, xq: QInfo, yq: QInfo, axes:
     want = np.clip(multiply_by_quantized_multiplier(sums, multiplier, exponent) + yq.zero_point, yq.qmin, yq.qmax)
 
     def pool(output_zp: int) -> Value:
-        return ctx.op("tosa.avg_pool2d", [x, ctx.zero_point("i8", xq.zero_point), ctx.zero_point("i8", output_zp)],
-                      {"kernel": [h, w], "stride": [1, 1], "pad": [0, 0, 0, 0], "acc_type": "i32"})
+        return ctx.tosa.avg_pool2d(x, ctx.zero_point("i8", xq.zero_point), ctx.zero_point("i8", output_zp),
+                                   kernel=[h, w], stride=[1, 1], pad=[0, 0, 0, 0], acc_type="i32")
 
     if np.array_equal(np.clip(avg_pool_values(sums, count, yq.zero_point), yq.qmin, yq.qmax), want):
         return pool(yq.zero_point)

@@ -93,8 +93,8 @@ def weigh_integers(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
     base, fraction = s.floor_and_fraction()
     low = _gather_rows(ctx, x, np.clip(base, 0, s.size - 1))
     high = _gather_rows(ctx, x, np.clip(base + 1, 0, s.size - 1))
-    return ctx.op("tosa.add", [ctx.mul(low, ctx.const((s.n - fraction).reshape(1, -1, 1), "i32")),
-                               ctx.mul(high, ctx.const(fraction.reshape(1, -1, 1), "i32"))])
+    return ctx.tosa.add(ctx.mul(low, ctx.const((s.n - fraction).reshape(1, -1, 1), "i32")),
+                        ctx.mul(high, ctx.const(fraction.reshape(1, -1, 1), "i32")))
 
 
 def resize_mode_known(ctx: LoweringContext) -> str | None:
@@ -114,7 +114,7 @@ def nearest_rounding_known(ctx: LoweringContext) -> str | None:
 def float_resize_unquantized(ctx: LoweringContext) -> str | None:
     """The float rule resizes unquantized data, or nearest-neighbour data of one quantization (it only
     moves stored values); the quantized rules lower the rest."""
-    x, y = ctx.nn_in_types[0], ctx.nn_out_types[0]
+    x, y = ctx.nn_type("input"), ctx.nn_out_types[0]
     mode = ctx.attrs["mode"]
     if (x.quant is not None or y.quant is not None) and not (mode == "nearest" and x.quant == y.quant):
         return f"quantized {mode} resize is lowered by the quantized rules, not by the float one"
@@ -135,14 +135,14 @@ def _tosa_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]
     mode = "BILINEAR" if ctx.attrs["mode"] == "bilinear" else "NEAREST_NEIGHBOR"
     operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
                 ctx.shape([sy.border, sx.border])]
-    return ctx.op("tosa.resize", operands, {"mode": mode}, types=[ctx.out_types[0]])
+    return ctx.tosa.resize(*operands, mode=mode, types=[ctx.out_types[0]])
 
 
 def _gather_rows(ctx: LoweringContext, x: Value, indices: np.ndarray) -> Value:
     """x [N, K, R] -> [N, len(indices), R], row i being x[:, indices[i]]."""
     n, _, r = ctx.type_of(x).shape
     index = ctx.const(np.tile(indices.astype(np.int32), (n, 1)), "i32")
-    return ctx.op("tosa.gather", [x, index])
+    return ctx.tosa.gather(x, index)
 
 
 def _interpolate_axis(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
@@ -154,8 +154,8 @@ def _interpolate_axis(ctx: LoweringContext, x: Value, s: Sampling) -> Value:
     low = _gather_rows(ctx, x, np.clip(base, 0, s.size - 1))
     high = _gather_rows(ctx, x, np.clip(base + 1, 0, s.size - 1))
     weight = (fraction / s.n).reshape(1, -1, 1)
-    return ctx.op("tosa.add", [ctx.mul(low, ctx.const(1 - weight, dtype)),
-                               ctx.mul(high, ctx.const(weight, dtype))])
+    return ctx.tosa.add(ctx.mul(low, ctx.const(1 - weight, dtype)),
+                        ctx.mul(high, ctx.const(weight, dtype)))
 
 
 def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sampling]) -> Value:
@@ -171,7 +171,7 @@ def _decomposed_resize(ctx: LoweringContext, x: Value, axes: tuple[Sampling, Sam
                                  resize_element_type))
 def resize(ctx: LoweringContext) -> Value:
     dtype = ctx.in_types[0].dtype
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     _, h, w, _ = ctx.type_of(x).shape
     oh, ow = ctx.attrs["size"]
     axes = (sampling(h, oh, ctx.attrs), sampling(w, ow, ctx.attrs))
@@ -188,7 +188,7 @@ def _keeps_integer_quantization(ctx: LoweringContext) -> bool:
 
 
 def _tflite_samplings(ctx: LoweringContext) -> tuple[Sampling, Sampling]:
-    _, h, w, _ = ctx.type_of(ctx.operands[0]).shape
+    _, h, w, _ = ctx.type_of(ctx.operand("input")).shape
     out_h, out_w = ctx.attrs["size"]
     return tflite_bilinear_sampling(h, out_h, ctx.attrs), tflite_bilinear_sampling(w, out_w, ctx.attrs)
 
@@ -223,7 +223,7 @@ def _upscale_resize_rounds(ctx: LoweringContext) -> bool:
 def _upscale_form(ctx: LoweringContext) -> Value:
     """The aligned integer upscale as a DEPTHWISE_CONV2D (`_upscale`)."""
     sy, sx = _tflite_samplings(ctx)
-    return _upscale(ctx, ctx.operands[0], sy.n, sx.n)
+    return _upscale(ctx, ctx.operand("input"), sy.n, sx.n)
 
 
 # TFLite's integers (semantics "litert"), most specific first: an integer upscale RESIZE cannot take, or one the
@@ -250,7 +250,7 @@ def litert_upscale_double_round(ctx: LoweringContext) -> Value | None:
     """An integer upscale the preset asks for as one RESIZE and a RESCALE Vela fuses (`_double_round_resize`);
     falls through where the doubled scales leave RESIZE's limits."""
     sy, sx = _tflite_samplings(ctx)
-    return _double_round_resize(ctx, ctx.operands[0], sy, sx, (sy.n * sx.n).bit_length() - 1)
+    return _double_round_resize(ctx, ctx.operand("input"), sy, sx, (sy.n * sx.n).bit_length() - 1)
 
 
 @rule("nn.resize", quantized=True, benefit=10, semantics="litert", when=_keeps_integer_quantization)
@@ -259,7 +259,7 @@ def litert_resize(ctx: LoweringContext) -> Value | list[Value] | None:
     (`_tflite_bilinear`; where nothing computes that exactly, falls through)."""
     if ctx.attrs["mode"] == "nearest":
         return _tflite_nearest(ctx)
-    return _tflite_bilinear(ctx, ctx.operands[0], *_tflite_samplings(ctx))
+    return _tflite_bilinear(ctx, ctx.operand("input"), *_tflite_samplings(ctx))
 
 
 @rule("nn.resize", quantized=True)
@@ -270,7 +270,7 @@ def quantized_resize(ctx: LoweringContext) -> Value | list[Value]:
     xq, yq = q_in(ctx), q_out(ctx)
     if ctx.attrs["mode"] == "nearest":
         return movement(ctx)
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     _, h, w, _ = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
     sy, sx = sampling(h, out_h, ctx.attrs), sampling(w, out_w, ctx.attrs)
@@ -283,7 +283,7 @@ def quantized_resize(ctx: LoweringContext) -> Value | list[Value]:
     if ctx.type_of(acc).dtype == "i48":
         acc = rescale(ctx, acc, 2.0 ** -shift, "i32")
     if xq.zero_point:
-        acc = ctx.binary("tosa.sub", acc, ctx.scalar(xq.zero_point * unit, "i32", 4))
+        acc = ctx.tosa.sub(acc, ctx.scalar(xq.zero_point * unit, "i32", 4))
     # exact halves are common here (weights in quarters for a 2x upscale): round them as Arm NN does
     return narrow(ctx, acc, xq.scale / (unit * yq.scale) * 2.0 ** shift, yq, max_abs=xq.span * unit >> shift)
 
@@ -293,7 +293,7 @@ def _bilinear_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling, ac
     n, _, _, c = ctx.type_of(x).shape
     operands = [x, ctx.shape([sy.n, sy.d, sx.n, sx.d]), ctx.shape([sy.offset, sx.offset]),
                 ctx.shape([sy.border, sx.border])]
-    return ctx.op("tosa.resize", operands, {"mode": "BILINEAR"}, types=[TensorType((n, sy.out, sx.out, c), acc_type)])
+    return ctx.tosa.resize(*operands, mode="BILINEAR", types=[TensorType((n, sy.out, sx.out, c), acc_type)])
 
 
 def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling) -> Value | None:
@@ -319,9 +319,9 @@ def _tflite_bilinear(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling)
     else:
         return None
     if bits:  # TOSA rounds half up: half away from zero is half up of acc - 1 where acc < 0 (acc >> 31 = -1)
-        acc = ctx.binary("tosa.add", acc, ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(31, "i32", 4),
-                                                     {"round": False}))
-        acc = ctx.binary("tosa.arithmetic_right_shift", acc, ctx.scalar(bits, "i32", 4), {"round": True})
+        acc = ctx.tosa.add(acc, ctx.tosa.arithmetic_right_shift(acc, ctx.scalar(31, "i32", 4),
+                                                                round=False))
+        acc = ctx.tosa.arithmetic_right_shift(acc, ctx.scalar(bits, "i32", 4), round=True)
     return ctx.cast(acc, dtype)  # a weighted mean of the inputs: in range
 
 
@@ -363,10 +363,10 @@ def _upscale(ctx: LoweringContext, x: Value, ky: int, kx: int) -> Value:
     channels = ctx.type_of(x).shape[-1]
     triangle = np.outer(*[np.array([k - abs(t) for t in range(1 - k, k)], np.int64) for k in (ky, kx)])
     weights = np.repeat(triangle[:, :, None, None], channels, axis=2).astype(np.int8)
-    attrs = {"stride": [1, 1], "pad": [ky - 1, ky - 1, kx - 1, kx - 1], "dilation": [1, 1], "acc_type": "i32"}
-    operands = [spread_by_stride(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"),
-                ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"), ctx.zero_point("i8")]
-    acc = ctx.op("tosa.depthwise_conv2d", operands, attrs)
+    acc = ctx.tosa.depthwise_conv2d(spread_by_stride(ctx, x, (ky, kx), 0), ctx.const(weights, "i8"),
+                                    ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"),
+                                    ctx.zero_point("i8"), stride=[1, 1], pad=[ky - 1, ky - 1, kx - 1, kx - 1],
+                                    dilation=[1, 1], acc_type="i32")
     return _half_away_divide(ctx, acc, ky * kx, 128 * ky * kx, "i8")
 
 
@@ -389,10 +389,10 @@ def _rounded_i48_sum(ctx: LoweringContext, x: Value, sy: Sampling, sx: Sampling,
     low = ~half_up((-acc - 2**bits) / 2**bits) = half_down(acc / 2**bits) differ only at exact
     halves, where the sign of low (that of acc) picks: up for acc >= 0."""
     up = rescale(ctx, _bilinear_sum(ctx, x, sy, sx, "i48"), 2.0 ** -bits, "i32")
-    mirrored = rescale(ctx, _bilinear_sum(ctx, ctx.op("tosa.bitwise_not", [x]), sy, sx, "i48"), 2.0 ** -bits, "i32")
-    low = ctx.op("tosa.bitwise_not", [mirrored])
-    negative = ctx.binary("tosa.greater", ctx.scalar(0, "i32", 4), low)
-    return ctx.cast(ctx.op("tosa.select", [negative, low, up]), "i16")
+    mirrored = rescale(ctx, _bilinear_sum(ctx, ctx.tosa.bitwise_not(x), sy, sx, "i48"), 2.0 ** -bits, "i32")
+    low = ctx.tosa.bitwise_not(mirrored)
+    negative = ctx.tosa.greater(ctx.scalar(0, "i32", 4), low)
+    return ctx.cast(ctx.tosa.select(negative, low, up), "i16")
 
 
 def _tflite_nearest(ctx: LoweringContext) -> Value | list[Value]:
@@ -400,7 +400,7 @@ def _tflite_nearest(ctx: LoweringContext) -> Value | list[Value]:
     RESIZE where they are nn's exact ones, GATHER of those rows otherwise. An nn nearest rounding
     other than TFLite's (floor, half up with align_corners or half-pixel centres) did not come from
     TFLite: it keeps nn's meaning."""
-    x = ctx.operands[0]
+    x = ctx.operand("input")
     _, h, w, _ = ctx.type_of(x).shape
     out_h, out_w = ctx.attrs["size"]
     centred = ctx.attrs["align_corners"] or ctx.attrs["half_pixel_centers"]

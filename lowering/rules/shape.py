@@ -33,7 +33,7 @@ def tosa_slice(ctx: LoweringContext, x: Value, start: Sequence[int], size: Seque
     t = ctx.type_of(x)
     if list(start) == [0] * t.rank and tuple(size) == tuple(t.shape):
         return x
-    return ctx.op("tosa.slice", [x, ctx.shape(start), ctx.shape(size)], types=[t.with_shape(tuple(size))])
+    return ctx.tosa.slice(x, ctx.shape(start), ctx.shape(size), types=[t.with_shape(tuple(size))])
 
 
 def slice_axis(ctx: LoweringContext, x: Value, axis: int, start: int, size: int) -> Value:
@@ -53,7 +53,7 @@ def product_tree(ctx: LoweringContext, x: Value, axis: int) -> Value:
         half = n // 2
         product = ctx.mul(slice_axis(ctx, x, axis, 0, half), slice_axis(ctx, x, axis, half, half))
         if n % 2:
-            product = ctx.op("tosa.concat", [product, slice_axis(ctx, x, axis, n - 1, 1)], {"axis": axis})
+            product = ctx.tosa.concat([product, slice_axis(ctx, x, axis, n - 1, 1)], axis=axis)
         x = product
     return x
 
@@ -65,7 +65,7 @@ def concat(ctx: LoweringContext, xs: Sequence[Value], axis: int) -> Value:
         return xs[0]
     while len(xs) > MAX_CONCAT_OPERANDS:
         xs = [concat(ctx, xs[i:i + MAX_CONCAT_OPERANDS], axis) for i in range(0, len(xs), MAX_CONCAT_OPERANDS)]
-    return ctx.op("tosa.concat", xs, {"axis": axis})
+    return ctx.tosa.concat(xs, axis=axis)
 
 
 def tile(ctx: LoweringContext, x: Value, multiples: Sequence[int]) -> Value:
@@ -73,13 +73,13 @@ def tile(ctx: LoweringContext, x: Value, multiples: Sequence[int]) -> Value:
     if all(m == 1 for m in multiples):
         return x
     shape = tuple(d * m for d, m in zip(t.shape, multiples))
-    return ctx.op("tosa.tile", [x, ctx.shape(multiples)], types=[t.with_shape(shape)])
+    return ctx.tosa.tile(x, ctx.shape(multiples), types=[t.with_shape(shape)])
 
 
 def reverse(ctx: LoweringContext, x: Value, axis: int) -> Value:
     if ctx.type_of(x).shape[axis] == 1:
         return x
-    return ctx.op("tosa.reverse", [x], {"axis": axis})
+    return ctx.tosa.reverse(x, axis=axis)
 
 
 def pad_constant(ctx: LoweringContext, x: Value, pads: Sequence[int], value: float | int | bool) -> Value:
@@ -90,7 +90,7 @@ def pad_constant(ctx: LoweringContext, x: Value, pads: Sequence[int], value: flo
         return x
     t = ctx.type_of(x)
     out = tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(t.shape))
-    return ctx.op("tosa.pad", [x, ctx.shape(pads), ctx.zero_point(t.dtype, value)], types=[t.with_shape(out)])
+    return ctx.tosa.pad(x, ctx.shape(pads), ctx.zero_point(t.dtype, value), types=[t.with_shape(out)])
 
 
 def tile_axis(ctx: LoweringContext, x: Value, axis: int, count: int) -> Value:
@@ -143,7 +143,7 @@ def operands_quantized_as_result(ctx: LoweringContext) -> str | None:
 @rule("nn.broadcast_to")
 def broadcast_to(ctx: LoweringContext) -> Value:
     shape = [int(d) for d in ctx.attrs["shape"]]
-    x = ctx.to_rank(ctx.operands[0], len(shape))
+    x = ctx.to_rank(ctx.operand("x"), len(shape))
     multiples = [o if i == 1 else 1 for i, o in zip(ctx.type_of(x).shape, shape)]
     return tile(ctx, x, multiples)
 
@@ -157,12 +157,12 @@ def concat_rule(ctx: LoweringContext) -> Value:
 def split(ctx: LoweringContext) -> list[Value]:
     axis = int(ctx.attrs["axis"])
     starts = np.concatenate([[0], np.cumsum(ctx.attrs["sizes"])[:-1]])
-    return [slice_axis(ctx, ctx.operands[0], axis, int(s), int(n)) for s, n in zip(starts, ctx.attrs["sizes"])]
+    return [slice_axis(ctx, ctx.operand("x"), axis, int(s), int(n)) for s, n in zip(starts, ctx.attrs["sizes"])]
 
 
 @rule("nn.slice")
 def slice_rule(ctx: LoweringContext) -> Value:
-    return tosa_slice(ctx, ctx.operands[0], [int(b) for b in ctx.attrs["begin"]], [int(s) for s in ctx.attrs["size"]])
+    return tosa_slice(ctx, ctx.operand("x"), [int(b) for b in ctx.attrs["begin"]], [int(s) for s in ctx.attrs["size"]])
 
 
 def _stride_axis(ctx: LoweringContext, x: Value, axis: int, count: int, stride: int) -> Value:
@@ -211,7 +211,7 @@ def _strided_slice(ctx: LoweringContext) -> tuple[Value, list[int]]:
     """Python slicing per axis: the indices it visits are range(first, ..., step); a negative
     step reverses the axis first (and mirrors the first index). Strides of H and W of int8 NHWC data
     are left to one window op: x is then cut to their extent, and their strides are returned."""
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     shape = ctx.type_of(x).shape
     plan = []
     for axis, visited in enumerate(_visited(ctx)):
@@ -245,7 +245,7 @@ def _strided_slice(ctx: LoweringContext) -> tuple[Value, list[int]]:
 def strided_slice_max_pool(ctx: LoweringContext) -> Value:
     """H and W strided by a MAX_POOL2D of 1x1 windows (the maximum of one: the stored integers, no RESCALE)."""
     x, spatial = _strided_slice(ctx)
-    return ctx.op("tosa.max_pool2d", [x], {"kernel": [1, 1], "stride": spatial, "pad": [0, 0, 0, 0]})
+    return ctx.tosa.max_pool2d(x, kernel=[1, 1], stride=spatial, pad=[0, 0, 0, 0])
 
 
 @rule("nn.strided_slice", checks=(selects_something,), benefit=10, when=_strides_spatial_int8,
@@ -276,8 +276,8 @@ def _subsample_spatial(ctx: LoweringContext, x: Value, stride: Sequence[int]) ->
     channels = ctx.type_of(x).shape[3]
     operands = [x, ctx.const(np.ones((1, 1, channels, 1), np.int8), "i8"),
                 ctx.const(np.zeros(channels, np.int64), "i32"), ctx.zero_point("i8"), ctx.zero_point("i8")]
-    picked = ctx.op("tosa.depthwise_conv2d", operands, {"stride": list(stride), "pad": [0, 0, 0, 0],
-                                                        "dilation": [1, 1], "acc_type": "i32"})
+    picked = ctx.tosa.depthwise_conv2d(*operands, stride=list(stride), pad=[0, 0, 0, 0],
+                                       dilation=[1, 1], acc_type="i32")
     return rescale(ctx, picked, 1.0, "i8")
 
 
@@ -298,7 +298,7 @@ def pad_mode_known(ctx: LoweringContext) -> str | None:
 
 def constant_pad_unquantized(ctx: LoweringContext) -> str | None:
     """Constant padding's float rule pads unquantized tensors (the quantized rule encodes the fill value)."""
-    if ctx.attrs["mode"] == "constant" and ctx.nn_in_types[0].quant is not None:
+    if ctx.attrs["mode"] == "constant" and ctx.nn_type("x").quant is not None:
         return "constant padding of quantized tensors (the fill value needs quantizing)"
     return None
 
@@ -307,21 +307,21 @@ def reflected_dimensions_wider_than_one(ctx: LoweringContext) -> str | None:
     """Reflect padding pads no dimension of size 1 (there is nothing to reflect)."""
     pads = [int(p) for p in ctx.attrs["pads"]]
     if ctx.attrs["mode"] == "reflect" and any(
-            d == 1 and (pads[2 * axis] or pads[2 * axis + 1]) for axis, d in enumerate(ctx.type_of(ctx.operands[0]).shape)):
+            d == 1 and (pads[2 * axis] or pads[2 * axis + 1]) for axis, d in enumerate(ctx.type_of(ctx.operand("x")).shape)):
         return "reflect padding of a size-1 dimension (nothing to reflect)"
     return None
 
 
 @rule("nn.pad", constraints=(constant_pad_unquantized, pad_mode_known, reflected_dimensions_wider_than_one))
 def pad(ctx: LoweringContext) -> Value:
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     t = ctx.type_of(x)
     pads = [int(p) for p in ctx.attrs["pads"]]
     mode = ctx.attrs["mode"]
     if mode == "constant":
         value = _fill_value(ctx, t.dtype, ctx.attrs["value"])
         if t.dtype not in ("f32", "f16", "bf16", "i1"):
-            info = np.iinfo(ctx.nn_in_types[0].numpy_dtype)
+            info = np.iinfo(ctx.nn_type("x").numpy_dtype)
             value = int(np.clip(value, info.min, info.max))
         return pad_constant(ctx, x, pads, value) if any(pads) else x
     for axis, d in enumerate(t.shape):
@@ -352,12 +352,12 @@ def _pad_axis(ctx: LoweringContext, x: Value, axis: int, d: int, before: int, af
 
 @rule("nn.tile")
 def tile_rule(ctx: LoweringContext) -> Value:
-    return tile(ctx, ctx.operands[0], [int(m) for m in ctx.attrs["multiples"]])
+    return tile(ctx, ctx.operand("x"), [int(m) for m in ctx.attrs["multiples"]])
 
 
 @rule("nn.reverse")
 def reverse_rule(ctx: LoweringContext) -> Value:
-    x = ctx.operands[0]
+    x = ctx.operand("x")
     for axis in sorted(set(int(a) for a in ctx.attrs["axes"])):
         x = reverse(ctx, x, axis)
     return x
@@ -411,7 +411,7 @@ def quantized_pad(ctx: LoweringContext) -> Value | list[Value]:
         return movement(ctx)
     assert xq is not None and yq is not None, "a constant pad between quantized and unquantized data"
     require_per_tensor(ctx, xq, yq)
-    x = requantize_value(ctx, ctx.operands[0], xq, yq)
+    x = requantize_value(ctx, ctx.operand("x"), xq, yq)
     fill = int(encode(np.array([ctx.attrs["value"]], np.float32), yq)[0])
     return pad_constant(ctx, x, ctx.attrs["pads"], fill)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import Value
 
 from ..context import LoweringContext
@@ -125,7 +126,7 @@ def phase_convolutions(ctx: LoweringContext, xq: QInfo, w: np.ndarray, wq: QInfo
     for weights, pads in phase_kernels(ctx.type_of(x).shape, w, wq.zero_points[0], stride, out_pad):
         attrs = {"stride": [1, 1], "pad": pads, "dilation": [1, 1]}
         copies = weights.shape[0] // w.shape[0]
-        rows.append(quantized_convolution(ctx, "tosa.conv2d", x, xq, weights, wq, np.tile(bias, copies),
+        rows.append(quantized_convolution(ctx, TosaBuilder.conv2d, x, xq, weights, wq, np.tile(bias, copies),
                                           np.tile(out_scales, copies), yq, (1, 2, 3), attrs, list(weights.shape[1:3])))
     n, q_y, q_x, _ = ctx.type_of(rows[0]).shape
     return ctx.reshape(concat(ctx, rows, 2), (n, q_y * stride[0], q_x * stride[1], w.shape[0]))
@@ -196,5 +197,5 @@ def quantized_transpose_conv2d(ctx: LoweringContext) -> Value:
     """One TRANSPOSE_CONV2D and its RESCALE."""
     t = _Transposed.of(ctx)
     attrs = {"stride": t.stride, "out_pad": t.tosa_pad}
-    return t.cropped(ctx, quantized_convolution(ctx, "tosa.transpose_conv2d", ctx.operand("input"), t.xq, t.w, t.wq,
+    return t.cropped(ctx, quantized_convolution(ctx, TosaBuilder.transpose_conv2d, ctx.operand("input"), t.xq, t.w, t.wq,
                                                 t.bias, t.out_scales, t.yq, (1, 2, 3), attrs))

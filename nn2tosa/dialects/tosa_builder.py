@@ -14,7 +14,7 @@ A method returns the op's result, or the list of its results for an op with othe
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,10 +26,6 @@ EQUAL_RANKS = frozenset({"tosa.add", "tosa.arithmetic_right_shift", "tosa.bitwis
                         "tosa.logical_and", "tosa.logical_left_shift", "tosa.logical_or", "tosa.logical_right_shift",
                         "tosa.logical_xor", "tosa.maximum", "tosa.minimum", "tosa.mul", "tosa.pow", "tosa.select",
                         "tosa.sub"})
-# the ops of one tensor and no required attribute, for helpers that take such an op by name
-UnaryOpName = Literal["tosa.abs", "tosa.bitwise_not", "tosa.cast", "tosa.ceil", "tosa.clz", "tosa.cos", "tosa.erf",
-                      "tosa.exp", "tosa.floor", "tosa.identity", "tosa.log", "tosa.logical_not", "tosa.reciprocal",
-                      "tosa.rsqrt", "tosa.sigmoid", "tosa.sin", "tosa.tanh"]
 
 
 class OpSink(Protocol):

@@ -4,7 +4,7 @@ The package's folders are laid out as installed (nn2tosa/frontend, nn2tosa/passe
 repository's top-level folders: setup.py), so mypy reads a tree of links that puts them there. One
 planted module with type errors shows the check can fail: its errors must be the only ones reported,
 and among them the misuses of the typed TOSA builder (issue 29) mypy must catch where they are
-written: a misspelled op, a missing operand, a misspelled attribute, an op name a helper does not take."""
+written: a misspelled op, a missing operand, a misspelled attribute, a misspelled op handed to a helper (`TosaBuilder.conv2dd`)."""
 from __future__ import annotations
 
 import subprocess
@@ -20,12 +20,13 @@ def misuses(ctx: LoweringContext) -> None:
     ctx.tosa.conv2dd(ctx.operands[0])
     ctx.tosa.add(ctx.operands[0])
     ctx.tosa.clamp(ctx.operands[0], min_val=0.0, max_val=6.0, nan_mod="IGNORE")
-    from nn2tosa.lowering.rules.arith import Arith
-    Arith(ctx, "f32", 1).unary("tosa.sinn", ctx.operands[0])
+    from nn2tosa.dialects.tosa_builder import TosaBuilder
+    from nn2tosa.lowering.rules.convolution import convolution
+    convolution(ctx, TosaBuilder.conv2dd, ctx.operands[0], ctx.operands[1], None, "f32", kernel=(1, 1), pad=(0,) * 4, stride=(1, 1))
 """
 PROBE_ERRORS = {1: "Incompatible types in assignment", 4: 'has no attribute "conv2dd"',
                 5: 'Missing positional argument "input2"', 6: 'Unexpected keyword argument "nan_mod"',
-                8: 'Argument 1 to "unary" of "Arith" has incompatible type "Literal[\'tosa.sinn\']"'}
+                9: 'type[TosaBuilder]" has no attribute "conv2dd"'}
 
 
 def _installed_layout(root: Path) -> Path:

@@ -45,7 +45,7 @@ A method returns the op's result, or the list of its results for an op with othe
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -145,14 +145,9 @@ def generate() -> str:
     import nn2tosa.dialects.tosa  # noqa: F401  (registers every op record)
 
     ranked = sorted(name for name, op in TOSA_OPS.items() if _broadcast_count(op) > 1)
-    unary = sorted(name for name, op in TOSA_OPS.items() if not op.is_variadic and op.results == 1
-                   and [o.kind for o in op.named_operands] == ["tensor"]
-                   and not any(not spec.optional for spec in op.attrs.values()))
     lines = [_HEADER.rstrip("\n"), "",
              "# the ops whose operands the builder brings to one rank (docs: what a rule can create)",
              _wrap("EQUAL_RANKS = frozenset({" + ", ".join(f'"{n}"' for n in ranked) + "})", indent=24),
-             "# the ops of one tensor and no required attribute, for helpers that take such an op by name",
-             _wrap("UnaryOpName = Literal[" + ", ".join(f'"{n}"' for n in unary) + "]", indent=22),
              _CLASS.rstrip("\n")]
     for full_name in sorted(TOSA_OPS):
         lines += [""] + _method(TOSA_OPS[full_name])
