@@ -21,9 +21,12 @@ its workers died running it, a broken process pool) makes the model `crashed`.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,11 +164,29 @@ def run_on_executor(executor: Executor, paths: Sequence[str], names: Sequence[st
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 index, start = running.pop(future)
-                finish(index, collect(future, index, start))
+                with _interrupt_after():  # a model written here is a model reported
+                    finish(index, collect(future, index, start))
     finally:
         for future in running:  # interrupted: what is queued is cancelled; its outputs are never written here
             future.cancel()
     return [r for r in results if r is not None]
+
+
+@contextmanager
+def _interrupt_after() -> Iterator[None]:
+    """Hold a Ctrl-C that arrives inside the block until the block ends: writing a model's outputs here and
+    printing its line are one step, so an interrupted run lists every model whose outputs it wrote."""
+    if threading.current_thread() is not threading.main_thread():  # (only the main thread gets SIGINT)
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _read(path: str) -> bytes:
