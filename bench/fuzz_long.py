@@ -17,7 +17,8 @@ One to three of them per case.
 Besides the three formats, the kinds (--formats) cover what each command added since: `program` (the
 corpus's whole ExecuTorch programs, mutated in their execution plan, operator arguments, EValues and
 buffers; also through `inspect --json`, `convert --state io`, `check --steps 2` and `convert --partial`),
-`npu` (quantized Arm NN models through `convert --target ethos-u55 --partial` and `--target ethos-u85`),
+`npu` (quantized Arm NN models, and a sample of float Arm NN, Boolean and MPS models, through `convert
+--target ethos-u55 --partial` and `--target ethos-u85`),
 `tosa-external` (.tosa files with their large constants after the flatbuffer: offsets and sizes damaged),
 `compare` (damaged models against their Arm NN debug dump and the float reference) and `compare-dump` (a
 damaged Arm NN debug dump, mutated as JSON: keys dropped, values of the wrong kind, ragged or short data,
@@ -70,7 +71,8 @@ from fuzz_seed_cache import DEFAULT_PATH as SEED_CACHE, SeedCache, code_key  # n
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 # The kinds of input a campaign fuzzes: the three formats; whole ExecuTorch programs (the corpus's
 # mps/programs .pte, whose execution plan, operator arguments, EValues and buffers are mutated: their MPS
-# payloads are the "mps" kind's business); quantized Arm NN models under an Ethos-U target (NPU regions);
+# payloads are the "mps" kind's business); models under an Ethos-U target (NPU regions: the quantized
+# Arm NN ones, and samples of the float, Boolean and MPS ones);
 # .tosa files with their large constants after the flatbuffer (external data: offsets and sizes); and
 # `compare`, with a damaged model ("compare") or a damaged Arm NN debug dump ("compare-dump").
 FORMATS = ("armnn", "mps", "tosa", "program", "npu", "tosa-external", "compare", "compare-dump")
@@ -85,13 +87,13 @@ CHILD_LIMITS = ("--max-tensor-bytes", "64M", "--max-total-bytes", "256M")
 # ====================================================================================== seeds
 def corpus_seeds(corpus: Path, fmt: str) -> list[Path]:
     """The corpus files of kind `fmt` ("armnn", "mps" with the .pte, "program": the whole programs of
-    mps/programs, "npu": the quantized Arm NN models, "compare" / "compare-dump": the debug_20.08
+    mps/programs, "npu": see _npu_seeds, "compare" / "compare-dump": the debug_20.08
     models / their Arm NN dumps), sorted."""
     if fmt == "program":
         return sorted((corpus / "mps" / "programs").glob("*.pte"))
     manifest = json.loads((corpus / "manifest.json").read_text())["entries"]
-    if fmt == "npu":  # quantized Arm NN models: what an Ethos-U runs
-        return sorted({corpus / e["file"] for e in manifest if e["format"] == "armnn" and e["tolerance"] == "quantized"})
+    if fmt == "npu":
+        return _npu_seeds(corpus, manifest)
     if fmt in ("compare", "compare-dump"):  # the models with Arm NN's own per-layer dumps, or the dumps
         dumps = sorted((corpus / "armnn" / "debug_20.08").glob("*.armnn_debug.json"))
         return dumps if fmt == "compare-dump" else [_dumped_model(d) for d in dumps]
@@ -99,6 +101,25 @@ def corpus_seeds(corpus: Path, fmt: str) -> list[Path]:
     if fmt == "mps":
         files += sorted(corpus.glob("mps/**/*.pte"))
     return sorted(set(files))
+
+
+# float Arm NN models and MPS models the npu kind takes besides the quantized Arm NN ones (a sample of
+# each, by size: every one would cost a seed check of five runs)
+NPU_OTHER_SEEDS = 60
+
+
+def _npu_seeds(corpus: Path, manifest: list[dict]) -> list[Path]:
+    """What an Ethos-U runs, the quantized Arm NN models; and what it refuses, whole or in part, which
+    takes the NPU-region bisection down other paths: float and mixed Arm NN models and MPS models (a
+    sample of each), and every Boolean model (graphs that lower to no TOSA operator at all)."""
+    def files(keep: Callable[[dict], bool]) -> list[Path]:
+        return sorted({corpus / e["file"] for e in manifest if keep(e)})
+
+    quantized = files(lambda e: e["format"] == "armnn" and e["tolerance"] == "quantized")
+    float_armnn = files(lambda e: e["format"] == "armnn" and e["tolerance"] != "quantized")
+    mps = files(lambda e: e["format"] == "mps")
+    boolean = files(lambda e: "bool" in Path(e["file"]).stem)
+    return sorted({*quantized, *pick(float_armnn, NPU_OTHER_SEEDS), *pick(mps, NPU_OTHER_SEEDS), *boolean})
 
 
 def pick(files: list[Path], count: int) -> list[Path]:
@@ -461,6 +482,14 @@ def healthy(seeds: list[Path], runner: ForkRunner, workdir: Path, fmt: str = "ar
     return good, left_out
 
 
+def seed_layout(fmt: str, path: Path) -> str:
+    """How a seed of kind `fmt` is mutated (fuzz_mutate.file_sites): the kind's LAYOUT; the npu kind
+    mixes Arm NN and MPS seeds and goes by the file."""
+    if fmt == "npu":
+        return "armnn" if path.suffix == ".armnn" else "mps"
+    return LAYOUT.get(fmt, fmt)
+
+
 def seeds_for(fmt: str, corpus: Path, workdir: Path, tosa_seeds: int) -> list[Path]:
     if fmt in ("tosa", "tosa-external"):
         return make_tosa_seeds(corpus, workdir / f"{fmt}-seeds", tosa_seeds, external=fmt == "tosa-external")
@@ -479,7 +508,7 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
     def load(path: Path) -> tuple[bytes, list[Site]]:
         if path not in data_cache:
             data_cache[path] = path.read_bytes()
-            layout = LAYOUT.get(fmt, fmt)
+            layout = seed_layout(fmt, path)
             site_cache[path] = [] if layout == "json" else file_sites(data_cache[path], layout)
         return data_cache[path], site_cache[path]
 
@@ -495,7 +524,7 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
             casedir = workdir / "cases" / f"{fmt}-{done + k}"
             shutil.rmtree(casedir, ignore_errors=True)
             (casedir / "out").mkdir(parents=True)
-            ext = EXTENSIONS["pte" if path.suffix == ".pte" else fmt]
+            ext = path.suffix if fmt == "npu" else EXTENSIONS["pte" if path.suffix == ".pte" else fmt]
             input_path = casedir / f"input{ext}"
             input_path.write_bytes(mutant.data)
             mutants.append((path, mutant, input_path, casedir))

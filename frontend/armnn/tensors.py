@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nn2tosa import limits
 from nn2tosa.diagnostics import InvalidInputError, Unsupported, UnsupportedError
 from nn2tosa.ir import Quant, TensorType, numpy_dtype
 from nn2tosa.schemas.flatread import Buffer, Table
@@ -111,6 +112,9 @@ def const_array(buf: Buffer, tensor: Table, what: str) -> tuple[np.ndarray, Tens
     t = tensor_type(tensor.get("info"), what)
     if any(d < 0 for d in t.shape):
         raise InvalidInputError(f"{what}: a constant of shape {list(t.shape)} has unknown dimensions")
+    # before any size arithmetic: a damaged dimensions vector can declare thousands of dimensions, whose
+    # byte count is an integer too long even to print
+    limits.check_tensor(t.shape, t.dtype, what)
     dtype = t.numpy_dtype
     count = t.num_elements
     needed = count * dtype.itemsize

@@ -45,7 +45,7 @@ import numpy as np
 from nn2tosa.dialects.tosa_builder import TosaBuilder
 from nn2tosa.ir import TensorType, Value
 
-from ..context import LoweringContext
+from ..context import LoweringContext, LoweringUnsupported
 from ..fixed_point.carrier import QInfo
 from ..fixed_point.rescale import rescale, saturate_to
 from ..registry import rule
@@ -206,6 +206,8 @@ def average_pool(ctx: LoweringContext, x: Value, kernel: Sequence[int], stride: 
         if np.all(factor == factor.flat[0]):
             factor = factor[:1, :1]
     x = pad_constant(ctx, x, _spatial_pads(explicit), 0)
+    if factor is None:  # the counted padding is now input, and the rest is ignored: clip to it
+        kernel, uncounted = clip_windows(ctx.type_of(x).shape[1:3], kernel, stride, uncounted)
     x, uncounted, extra = fit_windows(ctx, x, kernel, stride, uncounted)
     zero = ctx.zero_point(t.dtype)
     y = ctx.tosa.avg_pool2d(x, zero, zero, kernel=list(kernel), stride=list(stride), pad=uncounted,
@@ -389,8 +391,6 @@ def _reciprocal_scale_exact(xq: QInfo, counts: np.ndarray) -> bool:
     largest = max(abs(xq.qmin + xq.offset), abs(xq.qmax + xq.offset))
     for n in np.unique(counts):
         n = int(n)
-        if n <= 0:  # a window of padding only (TFLite refuses it): left to the INTDIV form
-            return False
         k = (n - 1).bit_length()
         excess = (((1 << 30) + 1 << k) // n) / 2.0 ** (30 + k) - 1.0 / n
         if excess * largest * n >= 1.0 / (2 * n):
@@ -416,6 +416,9 @@ def _tflite_average_pool(ctx: LoweringContext, xq: QInfo, kernel: list[int], str
     if np.all(counts == counts.flat[0]):
         counts = counts[:1, :1]
     counts = counts.reshape((1, *counts.shape, 1)).astype(np.int64)
+    if not counts.all():  # an INTDIV by 0 has no result (the reference model stops)
+        raise LoweringUnsupported("a window lies wholly in the padding: TFLite's AveragePool refuses to "
+                                  "average no elements")
     x, window_pad, extra = fit_windows(ctx, x, kernel, stride, pad)
     if _reciprocal_scale_exact(xq, counts):
         zp = ctx.zero_point(xq.dtype, -xq.offset)

@@ -31,6 +31,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from nn2tosa import limits
 from nn2tosa.ir import INPUT_OP, Graph, TensorType, Value
 
 Evaluator = Callable[[dict[str, Any], list[np.ndarray], list[TensorType]], "np.ndarray | list[np.ndarray]"]
@@ -445,26 +446,67 @@ def _lrn(attrs, xs, types):
 
 # ------------------------------------------------------------------------------ windows: convolution and pooling
 def _window_views(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
-                  pad: Sequence[int], fill: float = 0.0) -> tuple[list[tuple[tuple[int, ...], np.ndarray]], np.ndarray]:
-    """For x [N, S1..Sd, C]: [(kernel offset, x padded and sampled at that offset for every output position)],
-    and the padded input. Pads are [before1, after1, before2, after2, ...]."""
+                  pad: Sequence[int], fill: float = 0.0
+                  ) -> tuple[list[tuple[tuple[int, ...], np.ndarray]], tuple[int, ...]]:
+    """For x [N, S1..Sd, C]: [(kernel offset, x sampled at that offset for every output position, `fill`
+    where the offset lands in the padding)], and the output shape [N, O1..Od, C]. Pads are [before1,
+    after1, before2, after2, ...]. Offsets that land in the padding at every output position are left
+    out: they read nothing but `fill`, and a window of 2**31 taps has almost all of them there."""
     d = len(kernel)
-    widths = [(0, 0)] + [(pad[2 * i], pad[2 * i + 1]) for i in range(d)] + [(0, 0)]
-    padded = np.pad(x, widths, mode="constant", constant_values=fill)
-    out = [(padded.shape[1 + i] - ((kernel[i] - 1) * dilation[i] + 1)) // stride[i] + 1 for i in range(d)]
+    sizes = x.shape[1:-1]
+    out = [max((sizes[i] + pad[2 * i] + pad[2 * i + 1] - ((kernel[i] - 1) * dilation[i] + 1)) // stride[i] + 1, 0)
+           for i in range(d)]
+    per_axis = [_taps_reading_input(sizes[i], out[i], kernel[i], stride[i], dilation[i], pad[2 * i])
+                for i in range(d)]
     views = []
-    for offset in product(*[range(k) for k in kernel]):
-        index = (slice(None),) + tuple(
-            slice(offset[i] * dilation[i], offset[i] * dilation[i] + stride[i] * (out[i] - 1) + 1, stride[i])
-            for i in range(d)) + (slice(None),)
-        views.append((offset, padded[index]))
-    return views, padded
+    for taps in product(*per_axis):
+        view = x
+        for axis, (_, index) in enumerate(taps):
+            view = _take_or_fill(view, index, 1 + axis, fill)
+        views.append((tuple(j for j, _ in taps), view))
+    return views, (x.shape[0], *out, x.shape[-1])
+
+
+def _taps_reading_input(size: int, out: int, kernel: int, stride: int, dilation: int,
+                        before: int) -> list[tuple[int, np.ndarray]]:
+    """Along one axis: (tap j, the input index tap j reads at each output position) for the taps
+    that read the input at one position at least. Output o's tap j reads o*stride - before + j*dilation."""
+    starts = [o * stride - before for o in range(out)]
+    taps: set[int] = set()
+    for start in starts:
+        first = max(0, -(start // dilation))  # smallest j with start + j*dilation >= 0
+        last = min(kernel - 1, (size - 1 - start) // dilation)
+        taps.update(range(first, last + 1))
+    return [(j, np.array([start + j * dilation for start in starts], dtype=np.int64)) for j in sorted(taps)]
+
+
+def _take_or_fill(x: np.ndarray, index: np.ndarray, axis: int, fill: float) -> np.ndarray:
+    """x at `index` along `axis`, `fill` where the index is outside x (a strided view when it is inside
+    and evenly spaced)."""
+    size = x.shape[axis]
+    inside = (index >= 0) & (index < size)
+    if inside.all():
+        step = int(index[1] - index[0]) if len(index) > 1 else 1
+        if step > 0 and np.all(np.diff(index) == step):
+            at = slice(int(index[0]), int(index[-1]) + 1, step)
+            return x[(slice(None),) * axis + (at,)]
+        return np.take(x, index, axis=axis)
+    taken = np.take(x, np.clip(index, 0, size - 1), axis=axis)
+    taken[(slice(None),) * axis + (~inside,)] = fill
+    return taken
+
+
+def _sum_views(views: list[tuple[tuple[int, ...], np.ndarray]], shape: tuple[int, ...],
+               dtype: Any) -> np.ndarray:
+    """The sum of the views; zeros of `shape` when no tap reads the input."""
+    arrays = [v for _, v in views]
+    return sum(arrays[1:], arrays[0]) if arrays else np.zeros(shape, dtype=dtype)
 
 
 def _conv(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, stride, dilation, pad, groups: int) -> np.ndarray:
     """x [N, S.., C], w [O, K.., C/groups] -> [N, O.., O]."""
     kernel = w.shape[1:-1]
-    views, _ = _window_views(x, kernel, stride, dilation, pad)
+    views, out_shape = _window_views(x, kernel, stride, dilation, pad)
     o, per_group = w.shape[0], w.shape[-1]
     out_per_group = o // groups
     result = None
@@ -474,7 +516,8 @@ def _conv(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, stride, dilatio
                  for g in range(groups)]
         term = np.concatenate(parts, axis=-1)
         result = term if result is None else result + term
-    assert result is not None  # (a kernel has at least one tap)
+    if result is None:  # every window lies in the padding
+        result = np.zeros(out_shape[:-1] + (o,), dtype=np.result_type(x, w))
     return result if bias is None else result + bias
 
 
@@ -493,8 +536,9 @@ def _conv3d(attrs, xs, types):
 def _depthwise(attrs, xs, types):
     x, w = xs[0], xs[1]
     kh, kw, c, m = w.shape
-    views, _ = _window_views(x, (kh, kw), attrs["stride"], attrs["dilation"], attrs["pad"])
-    result = sum(view[..., :, None] * w[ky, kx] for (ky, kx), view in views)  # [N, OH, OW, C, M]
+    views, out_shape = _window_views(x, (kh, kw), attrs["stride"], attrs["dilation"], attrs["pad"])
+    products = [((ky, kx), view[..., :, None] * w[ky, kx]) for (ky, kx), view in views]
+    result = _sum_views(products, out_shape[:-1] + (c, m), np.result_type(x, w))  # [N, OH, OW, C, M]
     result = result.reshape(result.shape[:3] + (c * m,))
     return result + xs[2] if len(xs) > 2 else result
 
@@ -505,7 +549,9 @@ def _transpose_conv2d(attrs, xs, types):
     n, h, wd, _ = x.shape
     o, kh, kw, _ = w.shape
     sy, sx = attrs["stride"]
-    full = np.zeros((n, (h - 1) * sy + kh, (wd - 1) * sx + kw, o))
+    full_shape = (n, (h - 1) * sy + kh, (wd - 1) * sx + kw, o)  # out_pad can crop most of a huge one away
+    limits.reserve(full_shape, np.float64, "the float reference's transposed convolution")
+    full = np.zeros(full_shape)
     for ky in range(kh):
         for kx in range(kw):
             full[:, ky: ky + sy * (h - 1) + 1: sy, kx: kx + sx * (wd - 1) + 1: sx, :] += x @ w[:, ky, kx, :].T
@@ -533,9 +579,9 @@ def _matmul(attrs, xs, types):
 
 def _max_pool(attrs, x, d, t):
     x = x.astype(np.float64)  # integers too: the -inf padding needs a float (values up to 2**53 stay exact)
-    views, _ = _window_views(x, attrs["kernel"], attrs["stride"], attrs.get("dilation", [1] * d), attrs["pad"],
-                             fill=-np.inf)
-    result = np.max(np.stack([v for _, v in views]), axis=0)
+    views, out_shape = _window_views(x, attrs["kernel"], attrs["stride"], attrs.get("dilation", [1] * d),
+                                     attrs["pad"], fill=-np.inf)
+    result = np.max(np.stack([v for _, v in views]), axis=0) if views else np.full(out_shape, -np.inf)
     if t.quant is None and not t.is_float and t.dtype != "i1":  # a window over padding only: the type's minimum
         result = np.maximum(result, np.iinfo(t.numpy_dtype).min)
     return result
@@ -543,26 +589,29 @@ def _max_pool(attrs, x, d, t):
 
 def _avg_pool(attrs, x, d):
     kernel, stride, pad = attrs["kernel"], attrs["stride"], attrs["pad"]
-    views, _ = _window_views(x, kernel, stride, [1] * d, pad)
-    total = sum(v for _, v in views)
+    views, out_shape = _window_views(x, kernel, stride, [1] * d, pad)
+    total = _sum_views(views, out_shape, np.float64)
     if attrs["divisor"] > 0:
         return total / attrs["divisor"]
-    # count the window elements inside the input or inside the counted part of the padding
+    # per axis, the window elements inside the input or inside the counted part of the padding; the
+    # windows are boxes, so the count is the product over the axes
     counted_pad = attrs["count_pad"]
-    widths = [(counted_pad[2 * i], counted_pad[2 * i + 1]) for i in range(d)]
-    region = np.pad(np.ones(x.shape[1:-1]), widths, constant_values=1.0)  # input and counted padding
-    inner = [(pad[2 * i] - counted_pad[2 * i], pad[2 * i + 1] - counted_pad[2 * i + 1]) for i in range(d)]
-    mask = np.pad(region, inner)[None, ..., None]
-    count_views, _ = _window_views(mask, kernel, stride, [1] * d, [0] * (2 * d))
-    return total / sum(v for _, v in count_views)
+    counts = np.ones((1,) * (d + 2))
+    for i in range(d):
+        size, k = x.shape[1 + i], kernel[i]
+        first, last = -counted_pad[2 * i], size + counted_pad[2 * i + 1]  # the counted region, [first, last)
+        starts = np.arange(out_shape[1 + i], dtype=np.int64) * stride[i] - pad[2 * i]
+        along = np.clip(np.minimum(starts + k, last) - np.maximum(starts, first), 0, None)
+        counts = counts * along.reshape((1,) * (1 + i) + (-1,) + (1,) * (d - i))
+    return total / counts
 
 
 def _l2_pool(attrs, x, d):
     kernel, stride, pad = attrs["kernel"], attrs["stride"], attrs["pad"]
-    views, _ = _window_views(x * x, kernel, stride, [1] * d, pad)
+    views, out_shape = _window_views(x * x, kernel, stride, [1] * d, pad)
     mask = np.ones((1,) + tuple(x.shape[1:-1]) + (1,))
-    counts, _ = _window_views(mask, kernel, stride, [1] * d, pad)
-    return np.sqrt(sum(v for _, v in views) / sum(v for _, v in counts))
+    counts, count_shape = _window_views(mask, kernel, stride, [1] * d, pad)
+    return np.sqrt(_sum_views(views, out_shape, np.float64) / _sum_views(counts, count_shape, np.float64))
 
 
 def _pools(d: int) -> tuple[Evaluator, Evaluator, Evaluator]:

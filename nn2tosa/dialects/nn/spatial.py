@@ -14,6 +14,15 @@ def _window_out(size: int, kernel: int, stride: int, dilation: int, pad_before: 
     return (size + pad_before + pad_after - ((kernel - 1) * dilation + 1)) // stride + 1
 
 
+def _check_windows(attrs: Attrs, *names: str) -> None:
+    """Strides, dilations and kernels count elements: each is at least 1 (a stride of 0 has no output
+    size; TOSA refuses it)."""
+    for name in names:
+        values = attrs.get(name, ())
+        if any(v < 1 for v in values):
+            raise ValueError(f"{name} {list(values)} has a value below 1")
+
+
 def _check_bias(types: list[TensorType], channels: int) -> None:
     """A convolution's optional bias (operand 2) has one value per output channel, or one for all."""
     if len(types) > 2 and tuple(types[2].shape) not in ((channels,), (1,)):
@@ -31,6 +40,7 @@ def _infer_conv2d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     o, kh, kw, ci = w.shape
+    _check_windows(attrs, "stride", "dilation")
     _check_bias(types, o)
     if ci * attrs["groups"] != c or o % attrs["groups"]:
         raise ValueError(f"weights {list(w.shape)} do not fit {c} input channels in {attrs['groups']} groups")
@@ -51,6 +61,7 @@ def _infer_depthwise(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     kh, kw, wc, m = w.shape
+    _check_windows(attrs, "stride", "dilation")
     _check_in_channels(w, wc, c)
     _check_bias(types, c * m)
     (sy, sx), (dy, dx), (pt, pb, pl, pr) = attrs["stride"], attrs["dilation"], attrs["pad"]
@@ -66,6 +77,7 @@ def _infer_conv3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
     n, d, h, wd, c = x.shape
     o, kd, kh, kw, wc = w.shape
+    _check_windows(attrs, "stride", "dilation")
     _check_in_channels(w, wc, c)
     _check_bias(types, o)
     (sz, sy, sx), (dz, dy, dx) = attrs["stride"], attrs["dilation"]
@@ -85,6 +97,7 @@ def _infer_transpose_conv(attrs: Attrs, types: list[TensorType]) -> list[TensorT
     x, w = types[0], types[1]
     n, h, wd, c = x.shape
     o, kh, kw, wc = w.shape
+    _check_windows(attrs, "stride")
     _check_in_channels(w, wc, c)
     _check_bias(types, o)
     (sy, sx), (pt, pb, pl, pr) = attrs["stride"], attrs["out_pad"]
@@ -101,6 +114,9 @@ define_nn("nn.transpose_conv2d", operands=("input", "weight", "bias?"),
 
 def _infer_fc(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x, w = types[0], types[1]
+    if x.rank < 1 or w.rank != 2:
+        raise ValueError(f"input {list(x.shape)} and weights {list(w.shape)}: expected [..., K] and [O, K]")
+    _check_bias(types, w.shape[0])
     if x.shape[-1] != w.shape[1]:
         raise ValueError(f"input depth {x.shape[-1]} differs from weights {list(w.shape)}")
     return [TensorType(tuple(x.shape[:-1]) + (w.shape[0],), x.dtype)]
@@ -125,6 +141,7 @@ define_nn("nn.matmul", operands=("a", "b"), doc="Batched a @ b, rank >= 2, batch
 def _infer_pool(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x = types[0]
     n, h, w, c = x.shape
+    _check_windows(attrs, "kernel", "stride", "dilation")
     (kh, kw), (sy, sx), (pt, pb, pl, pr) = attrs["kernel"], attrs["stride"], attrs["pad"]
     dy, dx = attrs.get("dilation", [1, 1])
     return [TensorType((n, _window_out(h, kh, sy, dy, pt, pb), _window_out(w, kw, sx, dx, pl, pr), c), x.dtype)]
@@ -151,6 +168,7 @@ define_nn("nn.l2_pool2d", operands=("input",), attrs=dict(_POOL_ATTRS),
 def _infer_pool3d(attrs: Attrs, types: list[TensorType]) -> list[TensorType]:
     x = types[0]
     n, d, h, w, c = x.shape
+    _check_windows(attrs, "kernel", "stride")
     (kd, kh, kw), (sz, sy, sx) = attrs["kernel"], attrs["stride"]
     pf, pk, pt, pb, pl, pr = attrs["pad"]
     return [TensorType((n, _window_out(d, kd, sz, 1, pf, pk), _window_out(h, kh, sy, 1, pt, pb),
