@@ -1,16 +1,26 @@
 """nn quantization ops and the integer recurrent cells."""
 from __future__ import annotations
 
-from nn2tosa.ir import TensorType, attr
+from nn2tosa.ir import Graph, TensorType, attr
 
 from .common import Attrs, define_nn, same_shape
 
 # ------------------------------------------------------------------------------ quantization
+def _numbers(graph: Graph, node: int) -> list[str]:
+    """A quantization converts real values: a Boolean has none (a file whose layer turns Booleans into
+    a quantized type is refused here, not left to a TOSA CAST from i1 to f32, which no profile has)."""
+    types = [graph.tensor_type(graph.operands(node)[0]), graph.tensor_type(graph.results(node)[0])]
+    problems = same_shape(graph, node)
+    if any(t.dtype == "i1" for t in types):
+        problems.append(f"from {types[0]} to {types[1]}: a Boolean is not a number to quantize")
+    return problems
+
+
 define_nn("nn.quantize", operands=("x",), doc="Float to the quantized result type: clamp(round_half_away_from_zero(x / scale) + zp), as Arm NN quantizes.",
-          infer=None, verify=same_shape)
-define_nn("nn.dequantize", operands=("x",), doc="Quantized to float: (q - zp) * scale.", infer=None, verify=same_shape)
+          infer=None, verify=_numbers)
+define_nn("nn.dequantize", operands=("x",), doc="Quantized to float: (q - zp) * scale.", infer=None, verify=_numbers)
 define_nn("nn.requantize", operands=("x",), doc="Quantized to another quantization: quantize(dequantize(q)).", infer=None,
-          verify=same_shape, traits={"tabulated", "rescale_clamp", "litert_int16_rescale"})
+          verify=_numbers, traits={"tabulated", "rescale_clamp", "litert_int16_rescale"})
 
 
 # ------------------------------------------------------------------------------ integer recurrent cells
