@@ -14,6 +14,8 @@ The patterns, each a small function registered for the ops it matches:
   elementwise op when that removes it (its operands' transposes exist already or are free).
 - neutral operands: x*1, x/1, x-(+0.0), x+(-0.0) (and integer 0) are x; x+(+0.0) is not (it turns
   -0.0 into +0.0), so it stays.
+- cropped transposed convolutions: a transpose_conv2d whose out_pad crops away all that some input rows
+  or columns scatter into slices them off its input first (`crop_transpose_conv_input`).
 - pads into windows: a constant pad of H, W that writes what the following conv2d /
   depthwise_conv2d / max_pool2d's own padding reads (the zero point; a value that never wins a max)
   becomes that op's `pad` attribute (`fold_pad_into_window`).
@@ -299,6 +301,48 @@ def fold_pad_into_window(graph: Graph, node: int) -> bool:
             return False
     window["pad"] = merged
     return replace(graph, node, new_op(graph, node, [x, *graph.operands(node)[1:]], window))
+
+
+# ------------------------------------------------------------------------------ cropped transposed convolutions
+def _rows_reaching(size: int, kernel: int, stride: int, before: int, out: int) -> tuple[int, int]:
+    """Along one axis of a transpose_conv2d: the first and last input row whose scatter (full-output
+    rows [i*stride, i*stride + kernel)) reaches the rows the result keeps (full rows [-before, out - before))."""
+    keep_from, keep_to = -before, out - before
+    first = max(0, -((kernel - 1 - keep_from) // stride))  # ceil((keep_from - kernel + 1) / stride)
+    last = min(size - 1, (keep_to - 1) // stride)
+    return first, last
+
+
+@CANONICAL.pattern("nn.transpose_conv2d")
+def crop_transpose_conv_input(graph: Graph, node: int) -> bool:
+    """A transpose_conv2d whose out_pad crops away every row (or column) some input rows scatter
+    into reads only the rows that reach its result: a slice of the input first, out_pad shifted by
+    the rows dropped. The result is the same; the TOSA op (and the NPU compiler, and the reference
+    model) no longer builds a full output of which it keeps a sliver (a 46,341-row input cropped to
+    5 rows took Vela minutes)."""
+    x = graph.operand(node, 0)
+    x_type, w_type, y_type = graph.tensor_type(x), operand_type(graph, node, 1), result_type(graph, node)
+    if any(d < 0 for d in (*x_type.shape, *y_type.shape)):
+        return False
+    attrs = dict(graph.attrs(node))
+    out_pad, stride = list(attrs["out_pad"]), attrs["stride"]
+    begin, size = [0] * 4, list(x_type.shape)
+    for axis in (1, 2):  # H, W
+        i = axis - 1
+        first, last = _rows_reaching(x_type.shape[axis], w_type.shape[axis], stride[i], out_pad[2 * i],
+                                     y_type.shape[axis])
+        if first > last:  # no input row reaches the result: it is all bias, left to the lowering
+            return False
+        kept = last - first + 1
+        out_pad[2 * i] += first * stride[i]
+        out_pad[2 * i + 1] = y_type.shape[axis] - ((kept - 1) * stride[i] + w_type.shape[axis]) - out_pad[2 * i]
+        begin[axis], size[axis] = first, kept
+    if size == list(x_type.shape):
+        return False
+    trimmed = new_op(graph, node, [x], {"begin": begin, "size": size}, op="nn.slice",
+                     types=[x_type.with_shape(tuple(size))])
+    attrs["out_pad"] = out_pad
+    return replace(graph, node, new_op(graph, node, [trimmed, *graph.operands(node)[1:]], attrs))
 
 
 # ------------------------------------------------------------------------------ activations as clamp

@@ -132,7 +132,9 @@ def rsqrt(x: QInfo, y: QInfo) -> Kernel:
     Newton-Raphson, GetInvSqrtQuantizedMultiplierExp), applied to 1 with 20 extra bits, then
     MultiplyByQuantizedMultiplier by 1 / (sqrt(input scale) * output scale) and 20 bits back; x == zp
     gives the largest output. TFLite rejects inputs below the zero point; they give it here too."""
-    m, e = quantize_multiplier(1.0 / float(F32(np.sqrt(F32(x.scale))) * F32(y.scale)))
+    with np.errstate(divide="ignore"):  # tiny scales: the f32 product underflows to 0, 1/0 is inf, which
+        # quantize_multiplier refuses (RescaleRangeError: the op unsupported)
+        m, e = quantize_multiplier(float(np.float64(1.0) / np.float64(F32(np.sqrt(F32(x.scale))) * F32(y.scale))))
     shift = 20
 
     def one(d: int) -> int:

@@ -130,15 +130,20 @@ def _regressions() -> list[tuple[Path, dict]]:
     return [(p, expected[p.name]) for p in files]
 
 
+# runs of other fuzz kinds a regression file can ask for by naming them in expected.json (those that need
+# nothing but the file: not compare-dump, which needs the seed's Arm NN dump)
+EXTRA_RUNS = {name: argv for kind in ("compare", "npu") for name, argv in engine.KIND_COMMANDS[kind].items()
+              if name not in engine.COMMANDS and name != "compare-dump"}
+
+
 def _regression_runs(path: Path, expected: dict, outdir: Path) -> list[tuple[str, list[str], Path]]:
-    """inspect, convert and check, and `compare --reference float` where the file lists its code (a
-    finding of the compare kind: its damage was only reached through the float reference)."""
+    """inspect, convert and check, and each run of EXTRA_RUNS the file lists a code for (a finding of
+    the compare or npu kind, whose damage only `compare --reference float` or `--target` reached)."""
     runs = engine.commands(path, outdir)
-    if "compare-float" in expected:
-        own = outdir / "compare-float"
+    for name in expected.keys() & EXTRA_RUNS.keys():
+        own = outdir / name
         own.mkdir()
-        argv = engine.KIND_COMMANDS["compare"]["compare-float"](path, own, path)
-        runs.append(("compare-float", [*argv, *engine.CHILD_LIMITS], own))
+        runs.append((name, [*EXTRA_RUNS[name](path, own, path), *engine.CHILD_LIMITS], own))
     return runs
 
 

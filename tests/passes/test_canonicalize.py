@@ -279,3 +279,33 @@ def test_batch_norm_folds_into_every_conv_kind_with_the_same_numbers(op):
     conv = next(n for n in g.nodes() if g.op(n) == op)
     assert len(g.operands(conv)) == 3  # a bias was created
     assert relative_error(evaluate(g, data)[0], before[0]) <= 1e-5
+
+
+@pytest.mark.parametrize("in_hw, kernel, stride, out_pad", [
+    ((9, 5), (3, 3), (2, 2), [-1, -9, -1, -1]),     # the bottom rows' scatter is cropped away
+    ((9, 5), (3, 2), (2, 3), [-7, -1, 0, -6]),      # the top rows', and the left columns'
+    ((40, 4), (3, 3), (2, 2), [-1, -70, -1, -2]),   # a sliver of a tall input (the fuzz finding's shape)
+    ((3, 3), (4, 4), (1, 1), [-2, -2, 2, 1]),       # every row reaches a kept row
+])
+def test_a_cropped_transpose_conv_reads_only_the_rows_that_reach_its_result(in_hw, kernel, stride, out_pad):
+    rng = np.random.default_rng(5)
+    g = Graph()
+    b = Builder(g)
+    x = g.add_input(TensorType((1, *in_hw, 3), "f32"), "x")
+    w = b.constant(rng.standard_normal((2, *kernel, 3)).astype(np.float32))
+    y = b.op("nn.transpose_conv2d", [x, w, b.constant(rng.standard_normal(2).astype(np.float32))],
+             {"stride": list(stride), "out_pad": out_pad})
+    g.add_output(y, "y")
+    data = [rng.standard_normal((1, *in_hw, 3)).astype(np.float32)]
+    before = evaluate(g, data)[0]
+    canonicalize_graph(g)
+    verify(g)
+    assert evaluate(g, data)[0].shape == before.shape
+    np.testing.assert_allclose(evaluate(g, data)[0], before, rtol=1e-6, atol=1e-6)
+    conv = next(n for n in g.nodes() if g.op(n) == "nn.transpose_conv2d")
+    kept = g.type_of(g.operand(conv, 0)).shape
+    trims = kept != (1, *in_hw, 3)
+    assert trims == (in_hw != (3, 3)), kept
+    if trims:
+        assert "nn.slice" in g.histogram()
+        assert min(g.attrs(conv)["out_pad"]) > -max(kernel)  # a crop no deeper than the kernel is left
