@@ -76,8 +76,6 @@ DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 # .tosa files with their large constants after the flatbuffer (external data: offsets and sizes); and
 # `compare`, with a damaged model ("compare") or a damaged Arm NN debug dump ("compare-dump").
 FORMATS = ("armnn", "mps", "tosa", "program", "npu", "tosa-external", "compare", "compare-dump")
-EXTENSIONS = {"armnn": ".armnn", "mps": ".mpsgraph", "pte": ".pte", "tosa": ".tosa", "program": ".pte", "npu": ".armnn",
-              "tosa-external": ".tosa", "compare": ".armnn", "compare-dump": ".json"}
 # how a kind's files are mutated, where that is another kind's format (fuzz_mutate.file_sites; "json":
 # fuzz_mutate.mutate_json)
 LAYOUT = {"program": "program", "npu": "armnn", "tosa-external": "tosa", "compare": "armnn", "compare-dump": "json"}
@@ -524,8 +522,7 @@ def campaign(fmt: str, seeds: list[Path], cases: int, seed: int, runner: ForkRun
             casedir = workdir / "cases" / f"{fmt}-{done + k}"
             shutil.rmtree(casedir, ignore_errors=True)
             (casedir / "out").mkdir(parents=True)
-            ext = path.suffix if fmt == "npu" else EXTENSIONS["pte" if path.suffix == ".pte" else fmt]
-            input_path = casedir / f"input{ext}"
+            input_path = casedir / f"input{path.suffix}"  # the seed's own kind of file
             input_path.write_bytes(mutant.data)
             mutants.append((path, mutant, input_path, casedir))
         jobs = [job for seed_path, _, input_path, casedir in mutants
