@@ -35,6 +35,15 @@ def _zero_size_tensors(graph: Graph) -> list[Unsupported]:
     return items
 
 
+def _check_result(graph: Graph, node: int, value: Value, declared: TensorType) -> None:
+    """A rule's result has the TOSA form of the type its op declares: a rule that returned another
+    (say f32 for an i32 result) would change what the converted function returns, silently."""
+    got, want = graph.tensor_type(value), tosa_type(declared)
+    if (got.shape, got.dtype) != (want.shape, want.dtype):
+        raise RuntimeError(f"{_where(graph, node)}: the lowering of {graph.op(node)} returned {got.dtype} "
+                           f"{list(got.shape)} for a {want.dtype} {list(want.shape)} result (a bug)")
+
+
 @register_pass("lower-to-tosa")
 def lower_to_tosa(graph: Graph) -> None:
     """Lower nn ops to TOSA 1.0 ops; every op that cannot be lowered is reported, all at once."""
@@ -104,6 +113,7 @@ def lower_to_tosa(graph: Graph) -> None:
         choices.extend(f"{_where(graph, node)}: {choice}" for choice in ctx.npu_choices)
         results = [results] if isinstance(results, Value) else list(results)
         for value, result_type in zip(results, graph.types(node)):
+            _check_result(graph, node, value, as_tensor(result_type, value))
             nn_types.setdefault(value, as_tensor(result_type, value))  # a value a rule passes through keeps its own type
         graph.replace_op(node, results)
         if node in islands:

@@ -80,6 +80,10 @@ class Arith:
     def ceiling(self, x: Operand) -> Value:
         return self.ctx.tosa.ceil(self.v(x))
 
+    def truncate(self, x: Value) -> Value:
+        """x rounded toward zero (a C float -> int conversion): x < 0 ? ceil(x) : floor(x)."""
+        return self.select(self.lt(x, 0.0), self.ceiling(x), self.floor(x))
+
     def exp(self, x: Operand) -> Value:
         return self.ctx.tosa.exp(self.v(x))
 

@@ -31,7 +31,7 @@ def _float_divmod(a: Arith, x: Value, y: Value, floor: bool, sign_of: Value | No
     if floor:
         q = a.floor(q0)
     else:
-        q = a.select(a.lt(q0, 0.0), a.ceiling(q0), a.floor(q0))
+        q = a.truncate(q0)
     p, e = two_product(a, q, y)
     t = a.sub(x, p)
     r = a.sub(t, e)
@@ -114,7 +114,7 @@ def _large_quotient_remainder(a: Arith, x: Value, y: Value, r: Value, floor: boo
         overflow_far = a.gt(a.abs(a.div(rem, y_far)), 2.0 ** 120)
         d = a.select(overflow_far, y_farther, a.select(overflow, y_far, y))
         q = a.div(rem, d)
-        q = a.select(a.lt(q, 0.0), a.ceiling(q), a.floor(q))  # trunc
+        q = a.truncate(q)
         c = a.mul(q, 4097.0 * 2.0 ** -64)  # 12 leading bits of q, scaled so that q*4097 cannot overflow
         q_hi = a.mul(a.sub(c, a.sub(c, a.mul(q, 2.0 ** -64))), 2.0 ** 64)
         q_hi = a.select(a.lt(a.abs(q), 2.0 ** 12), q, q_hi)

@@ -39,6 +39,7 @@ from ..fixed_point.rescale import narrow, rescale, saturate_to, ties_possible, w
 from ..fixed_point.tables import source_results, table_i16
 from ..registry import RULES, ops_with, rule
 from ..semantics import computes_litert
+from .arith import Arith
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -319,7 +320,7 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
             t = TensorType(t.shape, "f32")
         operands.append(v)
         in_types.append(t)
-    out_types = [TensorType(t.shape, "f32") if t.quant is not None else t for t in ctx.nn_out_types]
+    out_types = [TensorType(t.shape, "f32") if _stored_from_float(t) else t for t in ctx.nn_out_types]
     graph = ctx.graph
     node = graph.add_op(ctx.op_name, operands, out_types, dict(ctx.attrs), ctx.loc)
     inner = LoweringContext(graph, node, in_types)
@@ -331,9 +332,24 @@ def float_fallback(ctx: LoweringContext) -> Value | list[Value]:
     graph.erase(node)
     single = isinstance(results, Value)
     results = [results] if single else list(results)
-    out = [quantize_value(ctx, v, qinfo(t)) if t.quant is not None else v
-           for v, t in zip(results, ctx.nn_out_types)]
+    out = [_stored(ctx, v, t) for v, t in zip(results, ctx.nn_out_types)]
     return out[0] if single else out
+
+
+def _stored_from_float(t: TensorType) -> bool:
+    """A result the float computation produces as f32: quantized, or an unquantized integer."""
+    return t.quant is not None or t.dtype in _PLAIN_INTEGERS
+
+
+def _stored(ctx: LoweringContext, v: Value, t: TensorType) -> Value:
+    """The float computation's result `v` stored as the op's result type `t`: quantized; or, for an
+    unquantized integer, its value truncated toward zero (Arm NN's Int32 encoder is a C++
+    static_cast) and saturated by CAST; other types (booleans, floats) as computed."""
+    if t.quant is not None:
+        return quantize_value(ctx, v, qinfo(t))
+    if t.dtype in _PLAIN_INTEGERS:
+        return ctx.cast(Arith(ctx, "f32", t.rank).truncate(v), t.dtype)
+    return v
 
 
 @rule(*ops_with("float_when_quantized"), quantized=True)

@@ -382,6 +382,28 @@ def test_squared_difference_of_int8_under_litert_is_tflites_kernel(qa, qb, qy):
     assert "DOUBLE_ROUND" in {low.attrs(n)["rounding_mode"] for n in low.nodes() if low.op(n) == "tosa.rescale"}
 
 
+@pytest.mark.parametrize("op,x_t", [
+    ("nn.reduce_mean", qtype((3, 4, 5), "i8", 0.5, 3)),
+    ("nn.reduce_sum", qtype((3, 4, 5), "i8", 0.25, -7)),
+    ("nn.reduce_mean", qtype((3, 4, 5), "i32", 1e30)),  # beyond i32: saturated
+])
+def test_quantized_operand_into_an_unquantized_integer_result_truncates(op, x_t):
+    """A reduction of quantized data into a plain integer (found by the fuzzer: the result came out
+    f32, changing the function's signature): CpuRef computes in float and its Int32 encoder stores
+    static_cast<int32_t>(value), truncated toward zero. The scales make every sum and mean exact in
+    float32, so truncation (2.75 -> 2, -2.75 -> -2) is what the integers show, not rounding."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, x_t.shape).astype(x_t.numpy_dtype)
+    x[0, 0] = 0  # an exact zero keeps its sign through the 1e30 scale
+    (got,), low = run(one_op(op, {"x": x_t}, TensorType((3, 1, 5), "i32"), {"axes": [1], "keep_dims": True}), [x])
+    real = armnn_decode(x, x_t.quant.scales[0], x_t.quant.zero_points[0]).astype(np.float64)
+    value = real.sum(axis=1, keepdims=True) / (4 if op == "nn.reduce_mean" else 1)
+    want = np.clip(np.trunc(value), -2 ** 31, 2 ** 31 - 1).astype(np.int64)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got.astype(np.int64).reshape(want.shape), want)
+    assert (np.abs(value - np.trunc(value)) >= 0.5).any() or x_t.dtype == "i32"  # a case rounding would get wrong
+
+
 def test_float_island_whose_dequantize_other_ops_read_too():
     """The island's root is also read outside it (CSE merges the dequantizes QLstm's legalization
     writes per use): the island reads a private copy, the other reader the lowered root."""
