@@ -37,8 +37,9 @@ def _zero_size_tensors(graph: Graph) -> list[Unsupported]:
 
 def _check_result(graph: Graph, node: int, value: Value, declared: TensorType) -> None:
     """A rule's result has the TOSA form of the type its op declares: a rule that returned another
-    (say f32 for an i32 result) would change what the converted function returns, silently."""
-    got, want = graph.tensor_type(value), tosa_type(declared)
+    (say f32 for an i32 result) would change what the converted function returns, silently. Both
+    sides are taken to their TOSA form: a u8 carrier where the op declares its i8 form is not this bug."""
+    got, want = tosa_type(graph.tensor_type(value)), tosa_type(declared)
     if (got.shape, got.dtype) != (want.shape, want.dtype):
         raise RuntimeError(f"{_where(graph, node)}: the lowering of {graph.op(node)} returned {got.dtype} "
                            f"{list(got.shape)} for a {want.dtype} {list(want.shape)} result (a bug)")
