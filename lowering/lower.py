@@ -114,9 +114,10 @@ def lower_to_tosa(graph: Graph) -> None:
         choices.extend(f"{_where(graph, node)}: {choice}" for choice in ctx.npu_choices)
         results = [results] if isinstance(results, Value) else list(results)
         for value, result_type in zip(results, graph.types(node)):
+            declared = as_tensor(result_type, value)
             if not upstream_failed:  # (fed by an op left unlowered, a rule sees that op's nn types)
-                _check_result(graph, node, value, as_tensor(result_type, value))
-            nn_types.setdefault(value, as_tensor(result_type, value))  # a value a rule passes through keeps its own type
+                _check_result(graph, node, value, declared)
+            nn_types.setdefault(value, declared)  # a value a rule passes through keeps its own type
         graph.replace_op(node, results)
         if node in islands:
             erase_dead(graph, islands[node])
